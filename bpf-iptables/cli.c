@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The three commands: bpf-iptables, bpf-iptables-save, bpf-iptables-restore.
+ * Parse first (nothing touched on a bad parameter), then lock, load, apply to a
+ * copy, check, and store atomically: a failed command leaves the ruleset and
+ * the saved state exactly as they were.
+ */
+#include "cli.h"
+#include "cmd.h"
+#include "list.h"
+#include "ops.h"
+#include "restore.h"
+#include "save.h"
+#include "state.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IPT_PROG	"bpf-iptables"
+#define SAVE_PROG	"bpf-iptables-save"
+#define RESTORE_PROG	"bpf-iptables-restore"
+
+static void print_caret(int argc, char **argv, int argi)
+{
+	size_t col = 0, len = 0;
+	struct strbuf line = STRBUF_INIT;
+
+	if (argi < 0 || argi >= argc)
+		return;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			sb_addc(&line, ' ');
+		if (i == argi) {
+			col = line.len;
+			len = strlen(argv[i]);
+		}
+		sb_adds(&line, argv[i]);
+	}
+	fprintf(stderr, "  %s\n  %*s", sb_str(&line), (int)col, "");
+	for (size_t i = 0; i < (len ? len : 1); i++)
+		fputc('^', stderr);
+	fputc('\n', stderr);
+	sb_free(&line);
+}
+
+/* iptables' three ways of reporting, see errors.h. line > 0: restore's
+ * "Error occurred at line: N". */
+static int report(const char *prog, const struct ipt_err *err, int argc, char **argv,
+		  unsigned int line)
+{
+	switch (err->style) {
+	case IPT_ES_IPTC: {
+		/* one "prog: text" line per line of the message */
+		const char *p = err->msg;
+
+		while (*p) {
+			size_t n = strcspn(p, "\n");
+
+			fprintf(stderr, "%s: %.*s\n", prog, (int)n, p);
+			p += n + (p[n] == '\n');
+		}
+		return err->code;
+	}
+	case IPT_ES_XT:
+		fprintf(stderr, "%s v%s (bpf): %s\n", prog, BPFIPT_VERSION, err->msg);
+		break;
+	case IPT_ES_BARE:
+	default:
+		if (err->msg[0])
+			fprintf(stderr, "%s\n", err->msg);
+		break;
+	}
+	if (argv)
+		print_caret(argc, argv, err->argi);
+	if (line)
+		fprintf(stderr, "Error occurred at line: %u\n", line);
+	fprintf(stderr, "Try `%s -h' or '%s --help' for more information.\n", prog, prog);
+	return err->code;
+}
+
+static void print_help(void)
+{
+	printf("%s v%s\n\n"
+"Usage: %s -[ACD] chain rule-specification [options]\n"
+"       %s -I chain [rulenum] rule-specification [options]\n"
+"       %s -R chain rulenum rule-specification [options]\n"
+"       %s -D chain rulenum [options]\n"
+"       %s -[LS] [chain [rulenum]] [options]\n"
+"       %s -[FZ] [chain] [options]\n"
+"       %s -[NX] chain\n"
+"       %s -E old-chain-name new-chain-name\n"
+"       %s -P chain target [options]\n"
+"       %s -h (print this help information)\n\n",
+	       IPT_PROG, BPFIPT_VERSION, IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG,
+	       IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG);
+	printf(
+"The iptables command line for the filter table, enforced by eBPF.\n"
+"Commands, options, matches (tcp udp icmp multiport conntrack state iprange\n"
+"comment limit mark length mac) and targets (ACCEPT DROP RETURN REJECT LOG NFLOG\n"
+"TCPMSS, user chains with -j/-g) are those of iptables(8).\n"
+"State: $BPF_IPTABLES_STATE_DIR, else /run/bpf-iptables/netns-<cookie>.\n");
+}
+
+static unsigned int list_format(const struct ipt_cmd *cmd)
+{
+	unsigned int f = 0;
+
+	if (cmd->options & OPT_NUMERIC)
+		f |= IPT_FMT_NUMERIC;
+	if (cmd->verbose)
+		f |= IPT_FMT_VERBOSE;
+	if (cmd->options & OPT_EXPANDED)
+		f |= IPT_FMT_EXACT;
+	if (cmd->options & OPT_LINENUMBERS)
+		f |= IPT_FMT_LINENUMBERS;
+	return f;
+}
+
+static int do_list(const struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int r;
+
+	if (cmd->command & CMD_LIST)
+		r = ipt_list(&sb, t, cmd->chain, cmd->rulenum, list_format(cmd));
+	else
+		r = ipt_save_list_rules(&sb, t, cmd->chain, cmd->rulenum, cmd->verbose) == -1 ? -1 : 0;
+	if (r)
+		ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "No chain/target/match by that name.");
+	else
+		sb_write(&sb, stdout);
+	sb_free(&sb);
+	return r;
+}
+
+int ipt_cli_iptables(int argc, char **argv)
+{
+	struct ipt_cmd cmd;
+	struct ipt_err err;
+	struct ipt_state st = { .lock_fd = -1 };
+	struct ipt_table *t = NULL, *work = NULL;
+	int rc = 0;
+
+	if (ipt_cmd_parse(argc - 1, argv + 1, false, &cmd, &err)) {
+		rc = report(IPT_PROG, &err, argc - 1, argv + 1, 0);
+		goto out;
+	}
+	if (cmd.help) {
+		print_help();
+		goto out;
+	}
+	if (cmd.version) {
+		if (cmd.version_inverted)
+			printf("Not %s ;-)\n", BPFIPT_VERSION);
+		else
+			printf("%s v%s (bpf)\n", IPT_PROG, BPFIPT_VERSION);
+		goto out;
+	}
+	if (ipt_state_open(&st, &err))
+		goto fail;
+	bool modifies = ipt_cmd_modifies(&cmd);
+
+	if (modifies && ipt_state_lock(&st, cmd.wait_set, cmd.wait_secs, &err))
+		goto fail;
+	if (ipt_state_load(&st, &t, &err))
+		goto fail;
+	/* -L/-S come before -Z when both are given, as in iptables */
+	if ((cmd.command & (CMD_LIST | CMD_LIST_RULES)) && do_list(t, &cmd, &err))
+		goto fail;
+	if (!modifies && !(cmd.command & CMD_CHECK))
+		goto out;
+	ipt_table_copy(t, &work);
+	if (ipt_table_apply(work, &cmd, &err) || ipt_table_validate(work, &err))
+		goto fail;
+	if (modifies && ipt_state_store(&st, work, &err))
+		goto fail;
+	goto out;
+fail:
+	rc = report(IPT_PROG, &err, 0, NULL, 0);
+out:
+	ipt_table_free(&work);
+	ipt_table_free(&t);
+	ipt_state_close(&st);
+	ipt_cmd_free(&cmd);
+	return rc;
+}
+
+static void stamp(char *buf, size_t n)
+{
+	time_t now = time(NULL);
+
+	snprintf(buf, n, "%s", ctime(&now));
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+int ipt_cli_save(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "counters", no_argument, NULL, 'c' },
+		{ "table", required_argument, NULL, 't' },
+		{ "dump", no_argument, NULL, 'd' },
+		{ "modprobe", required_argument, NULL, 'M' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool counters = false;
+	const char *table = NULL;
+	struct ipt_err err;
+	struct ipt_state st = { .lock_fd = -1 };
+	struct ipt_table *t = NULL;
+	int c, rc = 0;
+
+	ipt_err_clear(&err);
+	while ((c = getopt_long(argc, argv, "bcdt:M:f:Vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+		case 'd':
+		case 'M':
+			break;
+		case 'c':
+			counters = true;
+			break;
+		case 't':
+			table = optarg;
+			break;
+		case 'V':
+			printf("%s v%s (bpf)\n", SAVE_PROG, BPFIPT_VERSION);
+			return 0;
+		case 'h':
+			printf("Usage: %s [-c] [-t table]\n", SAVE_PROG);
+			return 0;
+		default:
+			fprintf(stderr, "Look at manual page `iptables-save.8' for more "
+				"information.\n");
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "Unknown arguments found on commandline\n");
+		return 1;
+	}
+	if (table && strcmp(table, "filter")) {
+		fprintf(stderr, "%s: table `%s' is not supported: bpf-iptables filters the "
+			"`filter' table only\n", SAVE_PROG, table);
+		return 1;
+	}
+	if (ipt_state_open(&st, &err) || ipt_state_load(&st, &t, &err)) {
+		rc = report(SAVE_PROG, &err, 0, NULL, 0);
+		goto out;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	char when[64];
+
+	stamp(when, sizeof(when));
+	sb_addf(&sb, "# Generated by %s v%s on %s\n", SAVE_PROG, BPFIPT_VERSION, when);
+	ipt_save_table(&sb, t, counters);
+	sb_addf(&sb, "# Completed on %s\n", when);
+	sb_write(&sb, stdout);
+	sb_free(&sb);
+out:
+	ipt_table_free(&t);
+	ipt_state_close(&st);
+	return rc;
+}
+
+static int read_all(FILE *f, struct strbuf *sb)
+{
+	char chunk[65536];
+	size_t n;
+
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		sb_addn(sb, chunk, n);
+	return ferror(f) ? -1 : 0;
+}
+
+int ipt_cli_restore(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "counters", no_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "test", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "noflush", no_argument, NULL, 'n' },
+		{ "modprobe", required_argument, NULL, 'M' },
+		{ "table", required_argument, NULL, 'T' },
+		{ "wait", optional_argument, NULL, 'w' },
+		{ "wait-interval", required_argument, NULL, 'W' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ipt_restore_opts o = { .prog = RESTORE_PROG };
+	struct ipt_err err;
+	struct ipt_state st = { .lock_fd = -1 };
+	struct ipt_table *t = NULL;
+	struct strbuf in = STRBUF_INIT;
+	bool wait = false;
+	int wait_secs = -1, c, rc = 0;
+	unsigned int line = 0;
+	FILE *f = stdin;
+
+	ipt_err_clear(&err);
+	while ((c = getopt_long(argc, argv, "bcvthnM:T:w::W:V", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+		case 'v':
+		case 'M':
+		case 'W':
+			break;
+		case 'c':
+			o.counters = true;
+			break;
+		case 't':
+			o.test = true;
+			break;
+		case 'n':
+			o.noflush = true;
+			break;
+		case 'T':
+			o.only_table = optarg;
+			break;
+		case 'w':
+			wait = true;
+			if (optarg)
+				wait_secs = atoi(optarg);
+			else if (optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+				wait_secs = atoi(argv[optind++]);
+			break;
+		case 'V':
+			printf("%s v%s (bpf)\n", RESTORE_PROG, BPFIPT_VERSION);
+			return 0;
+		case 'h':
+			printf("Usage: %s [-c] [-v] [-V] [-t] [-h] [-n] [-w secs] [-T table] "
+			       "[file]\n", RESTORE_PROG);
+			return 0;
+		default:
+			fprintf(stderr, "Try `%s -h' or '%s --help' for more information.\n",
+				RESTORE_PROG, RESTORE_PROG);
+			return 2;
+		}
+	}
+	if (optind == argc - 1) {
+		f = fopen(argv[optind], "re");
+		if (!f) {
+			fprintf(stderr, "Can't open %s: %s\n", argv[optind], strerror(errno));
+			return 1;
+		}
+	} else if (optind < argc) {
+		fprintf(stderr, "Unknown arguments found on commandline\n");
+		return 1;
+	}
+	if (read_all(f, &in)) {
+		fprintf(stderr, "%s: error reading input\n", RESTORE_PROG);
+		rc = 1;
+		goto out;
+	}
+	if (ipt_state_open(&st, &err) ||
+	    (!o.test && ipt_state_lock(&st, wait, wait_secs, &err)) ||
+	    ipt_state_load(&st, &t, &err)) {
+		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
+		goto out;
+	}
+	if (ipt_restore(sb_str(&in), in.len, &t, &o, &err, &line)) {
+		rc = report(RESTORE_PROG, &err, 0, NULL, err.style == IPT_ES_IPTC ? 0 : line);
+		goto out;
+	}
+	if (!o.test && ipt_state_store(&st, t, &err))
+		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
+out:
+	if (f && f != stdin)
+		fclose(f);
+	sb_free(&in);
+	ipt_table_free(&t);
+	ipt_state_close(&st);
+	return rc;
+}

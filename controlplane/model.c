@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The rule model: allocation, copying, comparison. */
+#include "model.h"
+#include "ext.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const verdict_names[] = {
+	[IPT_V_ACCEPT] = "ACCEPT",
+	[IPT_V_DROP] = "DROP",
+	[IPT_V_RETURN] = "RETURN",
+};
+_Static_assert(sizeof(verdict_names) / sizeof(verdict_names[0]) == IPT_V_MAX,
+	       "one name per verdict");
+
+static const char *const builtin_names[] = { "INPUT", "FORWARD", "OUTPUT" };
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+
+	if (!p)
+		abort();	/* a firewall rule model half-built is worse than no answer */
+	return p;
+}
+
+static void *xrealloc(void *p, size_t sz)
+{
+	p = realloc(p, sz);
+	if (!p)
+		abort();
+	return p;
+}
+
+const char *ipt_verdict_name(enum ipt_verdict v)
+{
+	return v < IPT_V_MAX ? verdict_names[v] : "?";
+}
+
+int ipt_verdict_parse(const char *s, enum ipt_verdict *v)
+{
+	for (int i = 0; i < IPT_V_MAX; i++)
+		if (!strcmp(s, verdict_names[i])) {
+			*v = (enum ipt_verdict)i;
+			return 0;
+		}
+	return -1;
+}
+
+bool ipt_is_builtin_name(const char *name)
+{
+	for (size_t i = 0; i < 3; i++)
+		if (!strcmp(name, builtin_names[i]))
+			return true;
+	return false;
+}
+
+struct ipt_rule *ipt_rule_new(void)
+{
+	return xcalloc(1, sizeof(struct ipt_rule));
+}
+
+static void match_free(struct ipt_match *m)
+{
+	free(m->data);
+	m->data = NULL;
+	m->ext = NULL;
+}
+
+void ipt_rule_free(struct ipt_rule **pr)
+{
+	struct ipt_rule *r = *pr;
+
+	if (!r)
+		return;
+	for (unsigned int i = 0; i < r->nmatches; i++)
+		match_free(&r->matches[i]);
+	free(r->matches);
+	match_free(&r->target);
+	free(r);
+	*pr = NULL;
+}
+
+struct ipt_match *ipt_rule_add_match(struct ipt_rule *r, const struct ipt_ext *ext)
+{
+	if (r->nmatches >= IPT_MAX_MATCHES)
+		return NULL;
+	r->matches = xrealloc(r->matches, (r->nmatches + 1) * sizeof(*r->matches));
+	struct ipt_match *m = &r->matches[r->nmatches++];
+	m->ext = ext;
+	m->data = xcalloc(1, ext->size);
+	if (ext->init)
+		ext->init(m->data);
+	return m;
+}
+
+static void match_copy(struct ipt_match *dst, const struct ipt_match *src)
+{
+	dst->ext = src->ext;
+	dst->data = NULL;
+	if (src->ext) {
+		dst->data = xcalloc(1, src->ext->size);
+		memcpy(dst->data, src->data, src->ext->size);
+	}
+}
+
+struct ipt_rule *ipt_rule_dup(const struct ipt_rule *r)
+{
+	struct ipt_rule *n = ipt_rule_new();
+
+	*n = *r;
+	n->matches = r->nmatches ? xcalloc(r->nmatches, sizeof(*n->matches)) : NULL;
+	for (unsigned int i = 0; i < r->nmatches; i++)
+		match_copy(&n->matches[i], &r->matches[i]);
+	match_copy(&n->target, &r->target);
+	return n;
+}
+
+static bool match_equal(const struct ipt_match *a, const struct ipt_match *b)
+{
+	if (a->ext != b->ext)
+		return false;
+	return !a->ext || !memcmp(a->data, b->data, a->ext->size);
+}
+
+/* What libiptc's -D/-C compare: everything but the counters. */
+bool ipt_rule_equal(const struct ipt_rule *a, const struct ipt_rule *b)
+{
+	if (memcmp(&a->ip, &b->ip, sizeof(a->ip)) || a->nmatches != b->nmatches ||
+	    a->tkind != b->tkind)
+		return false;
+	for (unsigned int i = 0; i < a->nmatches; i++)
+		if (!match_equal(&a->matches[i], &b->matches[i]))
+			return false;
+	switch (a->tkind) {
+	case IPT_T_VERDICT:
+		return a->verdict == b->verdict;
+	case IPT_T_JUMP:
+	case IPT_T_GOTO:
+		return !strcmp(a->chain, b->chain);
+	case IPT_T_EXT:
+		return match_equal(&a->target, &b->target);
+	default:
+		return true;
+	}
+}
+
+static struct ipt_chain *chain_new(const char *name, bool builtin)
+{
+	struct ipt_chain *c = xcalloc(1, sizeof(*c));
+
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->builtin = builtin;
+	c->policy = IPT_V_ACCEPT;
+	return c;
+}
+
+static void chain_free(struct ipt_chain **pc)
+{
+	struct ipt_chain *c = *pc;
+
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < c->nrules; i++)
+		ipt_rule_free(&c->rules[i]);
+	free(c->rules);
+	free(c);
+	*pc = NULL;
+}
+
+int ipt_table_new(struct ipt_table **pt)
+{
+	struct ipt_table *t = xcalloc(1, sizeof(*t));
+
+	for (size_t i = 0; i < 3; i++)
+		ipt_chain_insert(t, chain_new(builtin_names[i], true));
+	*pt = t;
+	return 0;
+}
+
+void ipt_table_free(struct ipt_table **pt)
+{
+	struct ipt_table *t = *pt;
+
+	if (!t)
+		return;
+	for (unsigned int i = 0; i < t->nchains; i++)
+		chain_free(&t->chains[i]);
+	free(t->chains);
+	free(t);
+	*pt = NULL;
+}
+
+int ipt_table_copy(const struct ipt_table *src, struct ipt_table **pdst)
+{
+	struct ipt_table *t = xcalloc(1, sizeof(*t));
+
+	t->cap = src->nchains;
+	t->chains = xcalloc(t->cap, sizeof(*t->chains));
+	for (unsigned int i = 0; i < src->nchains; i++) {
+		const struct ipt_chain *s = src->chains[i];
+		struct ipt_chain *c = chain_new(s->name, s->builtin);
+
+		c->policy = s->policy;
+		c->pcnt = s->pcnt;
+		c->bcnt = s->bcnt;
+		c->cap = c->nrules = s->nrules;
+		c->rules = xcalloc(c->cap, sizeof(*c->rules));
+		for (unsigned int j = 0; j < s->nrules; j++)
+			c->rules[j] = ipt_rule_dup(s->rules[j]);
+		t->chains[t->nchains++] = c;
+	}
+	*pdst = t;
+	return 0;
+}
+
+/* Builtins keep their fixed order; user chains follow, sorted with strcmp as libiptc
+ * lists them. */
+static int chain_order(const struct ipt_chain *a, const struct ipt_chain *b)
+{
+	if (a->builtin != b->builtin)
+		return a->builtin ? -1 : 1;
+	if (a->builtin)
+		return 0;
+	return strcmp(a->name, b->name);
+}
+
+void ipt_chain_insert(struct ipt_table *t, struct ipt_chain *c)
+{
+	unsigned int pos = t->nchains;
+
+	if (t->nchains == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 8;
+		t->chains = xrealloc(t->chains, t->cap * sizeof(*t->chains));
+	}
+	while (pos > 0 && chain_order(t->chains[pos - 1], c) > 0)
+		pos--;
+	memmove(&t->chains[pos + 1], &t->chains[pos], (t->nchains - pos) * sizeof(*t->chains));
+	t->chains[pos] = c;
+	t->nchains++;
+}
+
+struct ipt_chain *ipt_chain_new_user(struct ipt_table *t, const char *name)
+{
+	struct ipt_chain *c = chain_new(name, false);
+
+	ipt_chain_insert(t, c);
+	return c;
+}
+
+void ipt_chain_remove(struct ipt_table *t, struct ipt_chain *c)
+{
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (t->chains[i] == c) {
+			memmove(&t->chains[i], &t->chains[i + 1],
+				(t->nchains - i - 1) * sizeof(*t->chains));
+			t->nchains--;
+			chain_free(&c);
+			return;
+		}
+}
+
+/* Rename keeps the sort order: take it out and put it back. */
+void ipt_chain_rename(struct ipt_table *t, struct ipt_chain *c, const char *name)
+{
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (t->chains[i] == c) {
+			memmove(&t->chains[i], &t->chains[i + 1],
+				(t->nchains - i - 1) * sizeof(*t->chains));
+			t->nchains--;
+			break;
+		}
+	for (unsigned int i = 0; i < t->nchains; i++)
+		for (unsigned int j = 0; j < t->chains[i]->nrules; j++) {
+			struct ipt_rule *r = t->chains[i]->rules[j];
+
+			if ((r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) &&
+			    !strcmp(r->chain, c->name))
+				snprintf(r->chain, sizeof(r->chain), "%s", name);
+		}
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	ipt_chain_insert(t, c);
+}
+
+void ipt_chain_flush(struct ipt_chain *c)
+{
+	for (unsigned int i = 0; i < c->nrules; i++)
+		ipt_rule_free(&c->rules[i]);
+	c->nrules = 0;
+}
+
+void ipt_table_flush_all(struct ipt_table *t)
+{
+	/* iptables-restore without --noflush: all rules and all user chains go, policies
+	 * and their counters are set by the file's ":CHAIN POLICY [p:b]" lines. */
+	for (unsigned int i = t->nchains; i-- > 0;) {
+		struct ipt_chain *c = t->chains[i];
+
+		if (c->builtin)
+			ipt_chain_flush(c);
+		else
+			ipt_chain_remove(t, c);
+	}
+}
+
+/* Insert before position idx (0-based; idx == nrules appends). */
+void ipt_chain_insert_rule(struct ipt_chain *c, unsigned int idx, struct ipt_rule *r)
+{
+	if (c->nrules == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 8;
+		c->rules = xrealloc(c->rules, c->cap * sizeof(*c->rules));
+	}
+	memmove(&c->rules[idx + 1], &c->rules[idx], (c->nrules - idx) * sizeof(*c->rules));
+	c->rules[idx] = r;
+	c->nrules++;
+}
+
+void ipt_chain_delete_rule(struct ipt_chain *c, unsigned int idx)
+{
+	ipt_rule_free(&c->rules[idx]);
+	memmove(&c->rules[idx], &c->rules[idx + 1], (c->nrules - idx - 1) * sizeof(*c->rules));
+	c->nrules--;
+}
+
+struct ipt_chain *ipt_chain_find(const struct ipt_table *t, const char *name)
+{
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (!strcmp(t->chains[i]->name, name))
+			return t->chains[i];
+	return NULL;
+}
+
+unsigned int ipt_chain_refs(const struct ipt_table *t, const struct ipt_chain *c)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < t->nchains; i++)
+		for (unsigned int j = 0; j < t->chains[i]->nrules; j++) {
+			const struct ipt_rule *r = t->chains[i]->rules[j];
+
+			if ((r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) &&
+			    !strcmp(r->chain, c->name))
+				n++;
+		}
+	return n;
+}

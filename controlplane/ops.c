@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Commands applied to the rule model, with libiptc's checks and errors and the
+ * kernel's table checks (loops, hooks) that iptables-legacy reports at commit.
+ */
+#include "ops.h"
+#include "ext.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int iptc_err(struct ipt_err *err, const char *msg)
+{
+	return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "%s", msg);
+}
+
+#define E_NOENT	"No chain/target/match by that name."
+#define E_EXIST	"Chain already exists."
+#define E_BADRULE "Bad rule (does a matching rule exist in that chain?)."
+
+static bool is_target_word(const char *name)
+{
+	return !strcmp(name, "ACCEPT") || !strcmp(name, "DROP") || !strcmp(name, "QUEUE") ||
+	       !strcmp(name, "RETURN");
+}
+
+/* iptables targets this project does not implement: say so rather than ENOENT */
+static bool known_unsupported_target(const char *name)
+{
+	static const char *const targets[] = {
+		"AUDIT", "CHECKSUM", "CLASSIFY", "CLUSTERIP", "CONNMARK", "CONNSECMARK", "CT",
+		"DNAT", "DSCP", "ECN", "HMARK", "IDLETIMER", "LED", "MARK", "MASQUERADE",
+		"NETMAP", "NFQUEUE", "NOTRACK", "RATEEST", "REDIRECT", "SECMARK", "SET",
+		"SNAT", "SYNPROXY", "TEE", "TOS", "TPROXY", "TRACE", "TTL", "ULOG", "QUEUE",
+		NULL,
+	};
+	for (const char *const *p = targets; *p; p++)
+		if (!strcmp(*p, name))
+			return true;
+	return false;
+}
+
+/* Resolve -j NAME / -g NAME against the table, as do_command4 does before it
+ * touches the chain: a chain, else a target we know, else an error. */
+static int resolve_target(const struct ipt_table *t, const struct ipt_rule *r,
+			  struct ipt_err *err)
+{
+	if (r->tkind != IPT_T_JUMP && r->tkind != IPT_T_GOTO)
+		return 0;
+	if (ipt_chain_find(t, r->chain))
+		return 0;
+	if (r->tkind == IPT_T_GOTO)
+		return ipt_err_param(err, "goto '%s' is not a chain", r->chain);
+	if (ipt_ext_find(r->chain, true) == NULL)
+		return ipt_err_param(err, "Couldn't load target `%s':%s\n", r->chain,
+				     known_unsupported_target(r->chain) ?
+				     " not supported by bpf-iptables" : "No such file or directory");
+	return 0;
+}
+
+/* Which builtin chains reach each chain (IPT_HOOK_* bits), and whether a loop is
+ * reachable from a builtin: the kernel's mark_source_chains. */
+static int reach(const struct ipt_table *t, const struct ipt_chain *c, unsigned int hook,
+		 unsigned int *hooks, unsigned char *onstack, struct ipt_err *err)
+{
+	unsigned int idx = 0;
+
+	while (t->chains[idx] != c)
+		idx++;
+	if (onstack[idx])
+		return iptc_err(err, "Too many levels of symbolic links.");
+	if (hooks[idx] & hook)
+		return 0;
+	hooks[idx] |= hook;
+	onstack[idx] = 1;
+	for (unsigned int i = 0; i < c->nrules; i++) {
+		const struct ipt_rule *r = c->rules[i];
+
+		if (r->tkind != IPT_T_JUMP && r->tkind != IPT_T_GOTO)
+			continue;
+		const struct ipt_chain *to = ipt_chain_find(t, r->chain);
+
+		if (!to)
+			continue;
+		if (to->builtin)
+			return iptc_err(err, "Invalid argument: a rule may not jump to a "
+				"built-in chain.");
+		if (reach(t, to, hook, hooks, onstack, err))
+			return -1;
+	}
+	onstack[idx] = 0;
+	return 0;
+}
+
+static unsigned int ext_hooks(const struct ipt_match *m)
+{
+	if (!m->ext)
+		return 0;
+	if (m->ext->hooks_of)
+		return m->ext->hooks_of(m->data);
+	return m->ext->hooks;
+}
+
+int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err)
+{
+	unsigned int *hooks = calloc(t->nchains, sizeof(*hooks));
+	unsigned char *onstack = calloc(t->nchains, 1);
+	int r = 0;
+
+	if (!hooks || !onstack)
+		abort();
+	for (unsigned int i = 0; i < t->nchains && !r; i++) {
+		const struct ipt_chain *c = t->chains[i];
+
+		if (!c->builtin)
+			continue;
+		unsigned int hook = !strcmp(c->name, "INPUT") ? IPT_HOOK_INPUT :
+				    !strcmp(c->name, "FORWARD") ? IPT_HOOK_FORWARD :
+				    IPT_HOOK_OUTPUT;
+		r = reach(t, c, hook, hooks, onstack, err);
+	}
+	/* extensions limited to some hooks (-m mac: not in OUTPUT) */
+	for (unsigned int i = 0; i < t->nchains && !r; i++) {
+		const struct ipt_chain *c = t->chains[i];
+
+		for (unsigned int j = 0; j < c->nrules && !r; j++) {
+			const struct ipt_rule *ru = c->rules[j];
+
+			for (unsigned int k = 0; k <= ru->nmatches && !r; k++) {
+				const struct ipt_match *m = k < ru->nmatches ? &ru->matches[k] :
+							    &ru->target;
+				unsigned int allowed = ext_hooks(m);
+
+				if (allowed && (hooks[i] & ~allowed))
+					r = iptc_err(err, "Invalid argument: this match or target "
+						     "cannot be used from this chain.");
+			}
+		}
+	}
+	free(hooks);
+	free(onstack);
+	return r;
+}
+
+static int rule_cmd(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	for (unsigned int i = 0; i < cmd->nrules; i++)
+		if (resolve_target(t, cmd->rules[i], err))
+			return -1;
+
+	struct ipt_chain *c = ipt_chain_find(t, cmd->chain);
+
+	if (!c)
+		return iptc_err(err, E_NOENT);
+	switch (cmd->command) {
+	case CMD_APPEND:
+		for (unsigned int i = 0; i < cmd->nrules; i++)
+			ipt_chain_insert_rule(c, c->nrules, ipt_rule_dup(cmd->rules[i]));
+		return 0;
+	case CMD_INSERT:
+		/* every rule goes in at the same position, so a list comes out reversed,
+		 * as with iptables */
+		for (unsigned int i = 0; i < cmd->nrules; i++) {
+			if (cmd->rulenum > c->nrules + 1)
+				return iptc_err(err, "Index of insertion too big.");
+			ipt_chain_insert_rule(c, cmd->rulenum - 1, ipt_rule_dup(cmd->rules[i]));
+		}
+		return 0;
+	case CMD_REPLACE:
+		if (cmd->rulenum > c->nrules)
+			return iptc_err(err, "Index of replacement too big.");
+		ipt_rule_free(&c->rules[cmd->rulenum - 1]);
+		c->rules[cmd->rulenum - 1] = ipt_rule_dup(cmd->rules[0]);
+		return 0;
+	case CMD_DELETE:
+	case CMD_CHECK:
+		for (unsigned int i = 0; i < cmd->nrules; i++) {
+			unsigned int j;
+
+			for (j = 0; j < c->nrules; j++)
+				if (ipt_rule_equal(c->rules[j], cmd->rules[i]))
+					break;
+			if (j == c->nrules)
+				return iptc_err(err, E_BADRULE);
+			if (cmd->command == CMD_DELETE)
+				ipt_chain_delete_rule(c, j);
+		}
+		return 0;
+	default:
+		return iptc_err(err, "Invalid argument.");
+	}
+}
+
+static int flush_or_zero(struct ipt_table *t, const struct ipt_cmd *cmd, bool zero,
+			 struct ipt_err *err)
+{
+	struct ipt_chain *only = NULL;
+
+	if (cmd->chain && !(only = ipt_chain_find(t, cmd->chain)))
+		return iptc_err(err, E_NOENT);
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		struct ipt_chain *c = t->chains[i];
+
+		if (only && c != only)
+			continue;
+		if (!zero) {
+			ipt_chain_flush(c);
+			continue;
+		}
+		c->pcnt = c->bcnt = 0;
+		for (unsigned int j = 0; j < c->nrules; j++)
+			c->rules[j]->pcnt = c->rules[j]->bcnt = 0;
+	}
+	return 0;
+}
+
+static int zero_num(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	struct ipt_chain *c = cmd->chain ? ipt_chain_find(t, cmd->chain) : NULL;
+
+	if (!c)
+		return iptc_err(err, E_NOENT);
+	if (cmd->rulenum > c->nrules)
+		return iptc_err(err, "Index of counter too big.");
+	c->rules[cmd->rulenum - 1]->pcnt = c->rules[cmd->rulenum - 1]->bcnt = 0;
+	return 0;
+}
+
+static int delete_chain(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	if (cmd->chain) {
+		struct ipt_chain *c = ipt_chain_find(t, cmd->chain);
+
+		if (!c)
+			return iptc_err(err, E_NOENT);
+		if (c->builtin)
+			return iptc_err(err, "Invalid argument: built-in chains cannot be "
+					"deleted.");
+		if (ipt_chain_refs(t, c))
+			return iptc_err(err, "Too many links.");
+		if (c->nrules)
+			return iptc_err(err, "Directory not empty.");
+		ipt_chain_remove(t, c);
+		return 0;
+	}
+	/* -X alone: every empty, unreferenced user chain; like iptables, it fails on
+	 * the first chain that is still referenced */
+	for (unsigned int i = 0; i < t->nchains;) {
+		struct ipt_chain *c = t->chains[i];
+
+		if (c->builtin) {
+			i++;
+			continue;
+		}
+		if (ipt_chain_refs(t, c))
+			return iptc_err(err, "Too many links.");
+		if (c->nrules)
+			return iptc_err(err, "Directory not empty.");
+		ipt_chain_remove(t, c);
+	}
+	return 0;
+}
+
+static int rename_chain(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	struct ipt_chain *c = ipt_chain_find(t, cmd->chain);
+
+	if (!c || c->builtin)
+		return iptc_err(err, E_NOENT);
+	if (ipt_chain_find(t, cmd->newname) || is_target_word(cmd->newname))
+		return iptc_err(err, "File exists.");
+	if (strlen(cmd->newname) > IPT_CHAIN_MAXLEN)
+		return iptc_err(err, "Invalid argument: chain name too long.");
+	ipt_chain_rename(t, c, cmd->newname);
+	return 0;
+}
+
+static int set_policy(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	struct ipt_chain *c = ipt_chain_find(t, cmd->chain);
+	enum ipt_verdict v;
+
+	if (!c || !c->builtin)
+		return iptc_err(err, "Bad built-in chain name.");
+	if (ipt_verdict_parse(cmd->policy, &v) || v == IPT_V_RETURN)
+		return iptc_err(err, "Bad policy name.");
+	c->policy = v;
+	if (cmd->options & OPT_COUNTERS) {
+		c->pcnt = cmd->policy_pcnt;
+		c->bcnt = cmd->policy_bcnt;
+	}
+	return 0;
+}
+
+int ipt_table_apply(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	int r;
+
+	switch (cmd->command) {
+	case CMD_APPEND:
+	case CMD_INSERT:
+	case CMD_REPLACE:
+	case CMD_DELETE:
+	case CMD_CHECK:
+		r = rule_cmd(t, cmd, err);
+		break;
+	case CMD_DELETE_NUM: {
+		struct ipt_chain *c = ipt_chain_find(t, cmd->chain);
+
+		if (!c)
+			return iptc_err(err, E_NOENT);
+		if (cmd->rulenum > c->nrules)
+			return iptc_err(err, "Index of deletion too big.");
+		ipt_chain_delete_rule(c, cmd->rulenum - 1);
+		r = 0;
+		break;
+	}
+	case CMD_FLUSH:
+		r = flush_or_zero(t, cmd, false, err);
+		break;
+	case CMD_ZERO:
+	case CMD_ZERO | CMD_LIST:
+	case CMD_ZERO | CMD_LIST_RULES:
+		r = flush_or_zero(t, cmd, true, err);
+		break;
+	case CMD_ZERO_NUM:
+	case CMD_ZERO_NUM | CMD_LIST:
+	case CMD_ZERO_NUM | CMD_LIST_RULES:
+		r = zero_num(t, cmd, err);
+		break;
+	case CMD_NEW_CHAIN:
+		if (ipt_chain_find(t, cmd->chain) || is_target_word(cmd->chain))
+			return iptc_err(err, E_EXIST);
+		ipt_chain_new_user(t, cmd->chain);
+		r = 0;
+		break;
+	case CMD_DELETE_CHAIN:
+		r = delete_chain(t, cmd, err);
+		break;
+	case CMD_RENAME_CHAIN:
+		r = rename_chain(t, cmd, err);
+		break;
+	case CMD_SET_POLICY:
+		r = set_policy(t, cmd, err);
+		break;
+	default:
+		return 0;	/* listing commands change nothing */
+	}
+	return r;
+}
+
+bool ipt_cmd_modifies(const struct ipt_cmd *cmd)
+{
+	return !(cmd->command & (CMD_LIST | CMD_LIST_RULES | CMD_CHECK)) ||
+	       (cmd->command & (CMD_ZERO | CMD_ZERO_NUM));
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Commands applied to the rule model (what libiptc + the kernel's checks do). */
+#ifndef BPFIPT_OPS_H
+#define BPFIPT_OPS_H
+
+#include "cmd.h"
+#include "model.h"
+
+/* Apply a modifying command (or -C) to t. On error t may be half-changed:
+ * callers apply to a copy and keep the original on failure. The whole-table
+ * checks are ipt_table_validate()'s, run once before the result is kept. */
+int ipt_table_apply(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err);
+/* The checks the kernel makes when a table is loaded: loops reachable from a
+ * built-in chain, jumps to built-in chains, extensions outside their hooks. */
+int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err);
+/* Does the command change the table (and so need the lock and a write)? */
+bool ipt_cmd_modifies(const struct ipt_cmd *cmd);
+
+#endif

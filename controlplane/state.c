@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The per-namespace saved ruleset and writer lock (see state.h). */
+#include "state.h"
+#include "restore.h"
+#include "save.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, mode) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int netns_id(char *out, size_t n)
+{
+	__u64 cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+	if (fd >= 0 && !getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len)) {
+		close(fd);
+		snprintf(out, n, "netns-%llu", (unsigned long long)cookie);
+		return 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* older kernels: the namespace inode (may be reused after the namespace dies) */
+	struct stat sb;
+
+	if (stat("/proc/self/ns/net", &sb))
+		return -errno;
+	snprintf(out, n, "netns-ino-%llu", (unsigned long long)sb.st_ino);
+	return 0;
+}
+
+int ipt_state_open(struct ipt_state *st, struct ipt_err *err)
+{
+	const char *env = getenv("BPF_IPTABLES_STATE_DIR");
+	char id[64];
+	int r;
+
+	st->lock_fd = -1;
+	if (env && *env) {
+		snprintf(st->dir, sizeof(st->dir), "%s", env);
+	} else {
+		if ((r = netns_id(id, sizeof(id))))
+			return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+					   "cannot identify the network namespace: %s", strerror(-r));
+		snprintf(st->dir, sizeof(st->dir), "/run/bpf-iptables/%s", id);
+	}
+	if ((r = mkdir_p(st->dir, 0700)))
+		return ipt_err_set(err, r == -EACCES || r == -EPERM ? IPT_EXIT_OTHER : IPT_EXIT_OTHER,
+				   IPT_ES_IPTC, "cannot create state directory %s: %s%s", st->dir,
+				   strerror(-r), r == -EACCES || r == -EPERM ?
+				   " (you must be root)" : "");
+	return 0;
+}
+
+int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_err *err)
+{
+	char path[600];
+	struct timespec start, now;
+
+	snprintf(path, sizeof(path), "%s/lock", st->dir);
+	st->lock_fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	if (st->lock_fd < 0)
+		return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_IPTC,
+				   "Fatal: can't open lock file %s: %s", path, strerror(errno));
+	if (!flock(st->lock_fd, LOCK_EX | LOCK_NB))
+		return 0;
+	if (!wait)
+		return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_BARE,
+				   "Another app is currently holding the xtables lock. Perhaps "
+				   "you want to use the -w option?");
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (!flock(st->lock_fd, LOCK_EX | LOCK_NB))
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (wait_secs >= 0 && now.tv_sec - start.tv_sec >= wait_secs)
+			return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_BARE,
+					   "Another app is currently holding the xtables lock. "
+					   "Stopped waiting after %ds.", wait_secs);
+		usleep(10000);
+	}
+}
+
+void ipt_state_close(struct ipt_state *st)
+{
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);	/* releases the flock */
+	st->lock_fd = -1;
+}
+
+int ipt_state_load(const struct ipt_state *st, struct ipt_table **t, struct ipt_err *err)
+{
+	char path[600];
+	struct strbuf sb = STRBUF_INIT;
+	char chunk[65536];
+	size_t n;
+	FILE *f;
+	int r = 0;
+
+	ipt_table_new(t);
+	snprintf(path, sizeof(path), "%s/rules", st->dir);
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot read %s: %s", path,
+				   strerror(errno));
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		sb_addn(&sb, chunk, n);
+	}
+	fclose(f);
+	if (sb.len && ipt_restore_state(sb.buf, sb.len, t, err)) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		ipt_err_clear(err);
+		r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "saved ruleset %s is corrupt: %s",
+				path, why);
+	}
+	sb_free(&sb);
+	return r;
+}
+
+int ipt_state_store(const struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err)
+{
+	char path[600], tmp[640];
+	struct strbuf sb = STRBUF_INIT;
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/rules", st->dir);
+	snprintf(tmp, sizeof(tmp), "%s/.rules.%d", st->dir, (int)getpid());
+	ipt_save_table(&sb, t, true);
+	fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (size_t off = 0; off < sb.len;) {
+		ssize_t w = write(fd, sb.buf + off, sb.len - off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (!r && fsync(fd))
+		r = -errno;
+	close(fd);
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+out:
+	sb_free(&sb);
+	if (r)
+		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot write %s: %s", path,
+				   strerror(-r));
+	return 0;
+}

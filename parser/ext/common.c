@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the extensions: numbers, strings, protocol names. */
+#include "ext.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ipt_parse_uint(const char *s, unsigned long long max, unsigned long long *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (errno || *end || x > max)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* iptables-save's quoting (xtables_save_string): a word of [A-Za-z0-9_-] is printed
+ * as is; anything else (including "") goes in double quotes with " \ and ' escaped. */
+void ipt_save_string(struct strbuf *sb, const char *s)
+{
+	static const char plain[] = "_-0123456789abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	size_t n = strspn(s, plain);
+
+	if (n > 0 && s[n] == '\0') {
+		sb_adds(sb, s);
+		return;
+	}
+	sb_addc(sb, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\' || *s == '\'')
+			sb_addc(sb, '\\');
+		sb_addc(sb, *s);
+	}
+	sb_addc(sb, '"');
+}
+
+const char *ipt_proto_name(__u16 proto)
+{
+	/* The names iptables prints itself (xtables_chain_protos), not /etc/protocols. */
+	switch (proto) {
+	case 1: return "icmp";
+	case 2: return "igmp";
+	case 6: return "tcp";
+	case 17: return "udp";
+	case 33: return "dccp";
+	case 47: return "gre";
+	case 50: return "esp";
+	case 51: return "ah";
+	case 58: return "icmpv6";
+	case 94: return "ipip";
+	case 132: return "sctp";
+	case 136: return "udplite";
+	case 135: return "mh";
+	default: return NULL;
+	}
+}
+
+int ipt_xt_opt_begin(const struct ipt_ext_call *c, const char *ext, bool invertible)
+{
+	if (c->flags & (1u << c->opt->id))
+		return ipt_err_param(c->err, "%s: option \"--%s\" can only be used once.\n",
+				     ext, c->opt->name);
+	if (c->invert && !invertible)
+		return ipt_err_param(c->err, "%s: option \"--%s\" cannot be inverted.\n",
+				     ext, c->opt->name);
+	return 0;
+}
+
+int ipt_xt_opt_mandatory(struct ipt_err *err, const char *ext, const char *opt)
+{
+	return ipt_err_param(err, "%s: option \"--%s\" must be specified\n", ext, opt);
+}
+
+int ipt_xt_parse_string(const char *arg, size_t min, char *dst, size_t size, struct ipt_err *err)
+{
+	size_t n = strlen(arg);
+
+	if (n < min)
+		return ipt_err_param(err, "Argument must have a minimum length of %zu characters\n",
+				     min);
+	if (n >= size)
+		n = size - 1;
+	memset(dst, 0, size);
+	memcpy(dst, arg, n);
+	return 0;
+}

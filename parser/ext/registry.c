@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The table of every extension the rule language knows. */
+#include "ext.h"
+
+#include <string.h>
+
+extern const struct ipt_ext ipt_ext_tcp, ipt_ext_udp, ipt_ext_icmp, ipt_ext_multiport,
+	ipt_ext_conntrack, ipt_ext_state, ipt_ext_iprange, ipt_ext_comment, ipt_ext_limit,
+	ipt_ext_mark, ipt_ext_length, ipt_ext_mac;
+extern const struct ipt_ext ipt_ext_REJECT, ipt_ext_LOG, ipt_ext_NFLOG, ipt_ext_TCPMSS;
+
+static const struct ipt_ext *const all_exts[] = {
+	&ipt_ext_tcp, &ipt_ext_udp, &ipt_ext_icmp, &ipt_ext_multiport,
+	&ipt_ext_conntrack, &ipt_ext_state, &ipt_ext_iprange, &ipt_ext_comment,
+	&ipt_ext_limit, &ipt_ext_mark, &ipt_ext_length, &ipt_ext_mac,
+	&ipt_ext_REJECT, &ipt_ext_LOG, &ipt_ext_NFLOG, &ipt_ext_TCPMSS,
+};
+
+const struct ipt_ext *ipt_ext_find(const char *name, bool target)
+{
+	for (size_t i = 0; i < sizeof(all_exts) / sizeof(all_exts[0]); i++)
+		if (all_exts[i]->is_target == target && !strcmp(all_exts[i]->name, name))
+			return all_exts[i];
+	return NULL;
+}
+
+const struct ipt_ext_opt *ipt_ext_any_opt(const char *name)
+{
+	for (size_t i = 0; i < sizeof(all_exts) / sizeof(all_exts[0]); i++)
+		for (const struct ipt_ext_opt *o = all_exts[i]->opts; o && o->name; o++)
+			if (!strcmp(o->name, name))
+				return o;
+	return NULL;
+}

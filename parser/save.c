@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/* iptables-save / iptables -S text, in iptables-legacy's order and spelling. */
+#include "save.h"
+#include "ext.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A mask as iptables-save prints it: prefix length when contiguous, else dotted. */
+static void save_mask(struct strbuf *sb, __be32 mask)
+{
+	__u32 h = ntohl(mask);
+
+	if (h == 0xffffffffu) {
+		sb_adds(sb, "32");
+		return;
+	}
+	for (int i = 31; i >= 0; i--)
+		if (h == (__u32)(0xfffffffeu << (31 - i))) {
+			sb_addf(sb, "%d", i);
+			return;
+		}
+	char buf[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &mask, buf, sizeof(buf));
+	sb_adds(sb, buf);
+}
+
+static void save_addr(struct strbuf *sb, char letter, __be32 addr, __be32 mask, bool invert)
+{
+	char buf[INET_ADDRSTRLEN];
+
+	if (!mask && !invert && !addr)
+		return;
+	inet_ntop(AF_INET, &addr, buf, sizeof(buf));
+	sb_addf(sb, "%s -%c %s/", invert ? " !" : "", letter, buf);
+	save_mask(sb, mask);
+}
+
+static void save_iface(struct strbuf *sb, char letter, const char *iface, bool invert)
+{
+	/* "+" alone matches every interface: iptables keeps no mask and prints nothing */
+	if (!iface[0] || !strcmp(iface, "+"))
+		return;
+	sb_addf(sb, "%s -%c %s", invert ? " !" : "", letter, iface);
+}
+
+void ipt_save_rule(struct strbuf *sb, const char *chain, const struct ipt_rule *r,
+		   bool counters)
+{
+	const struct ipt_ip *ip = &r->ip;
+
+	sb_addf(sb, "-A %s", chain);
+	save_addr(sb, 's', ip->src, ip->smsk, ip->invflags & IPT_INV_SRCIP);
+	save_addr(sb, 'd', ip->dst, ip->dmsk, ip->invflags & IPT_INV_DSTIP);
+	save_iface(sb, 'i', ip->iniface, ip->invflags & IPT_INV_VIA_IN);
+	save_iface(sb, 'o', ip->outiface, ip->invflags & IPT_INV_VIA_OUT);
+	if (ip->proto) {
+		const char *name = ipt_proto_to_name(ip->proto, false);
+
+		if (ip->invflags & IPT_INV_PROTO)
+			sb_adds(sb, " !");
+		if (name)
+			sb_addf(sb, " -p %s", name);
+		else
+			sb_addf(sb, " -p %u", ip->proto);
+	}
+	if (ip->flags & IPT_F_FRAG)
+		sb_addf(sb, "%s -f", ip->invflags & IPT_INV_FRAG ? " !" : "");
+	for (unsigned int i = 0; i < r->nmatches; i++) {
+		const struct ipt_match *m = &r->matches[i];
+
+		sb_addf(sb, " -m %s", m->ext->name);
+		m->ext->save(sb, m->data, ip);
+	}
+	if (counters)
+		sb_addf(sb, " -c %llu %llu", (unsigned long long)r->pcnt,
+			(unsigned long long)r->bcnt);
+	switch (r->tkind) {
+	case IPT_T_VERDICT:
+		sb_addf(sb, " -j %s", ipt_verdict_name(r->verdict));
+		break;
+	case IPT_T_JUMP:
+		sb_addf(sb, " -j %s", r->chain);
+		break;
+	case IPT_T_GOTO:
+		sb_addf(sb, " -g %s", r->chain);
+		break;
+	case IPT_T_EXT:
+		sb_addf(sb, " -j %s", r->target.ext->name);
+		r->target.ext->save(sb, r->target.data, ip);
+		break;
+	default:
+		break;
+	}
+}
+
+static void list_chain(struct strbuf *sb, const struct ipt_chain *c, bool counters)
+{
+	if (c->builtin) {
+		sb_addf(sb, "-P %s %s", c->name, ipt_verdict_name(c->policy));
+		if (counters)
+			sb_addf(sb, " -c %llu %llu", (unsigned long long)c->pcnt,
+				(unsigned long long)c->bcnt);
+		sb_addc(sb, '\n');
+	} else {
+		sb_addf(sb, "-N %s\n", c->name);
+	}
+}
+
+int ipt_save_list_rules(struct strbuf *sb, const struct ipt_table *t, const char *chain,
+			unsigned int rulenum, bool counters)
+{
+	const struct ipt_chain *only = NULL;
+
+	if (chain && !(only = ipt_chain_find(t, chain)))
+		return -1;
+	if (only && rulenum) {
+		if (rulenum > only->nrules)
+			return -2;
+		ipt_save_rule(sb, only->name, only->rules[rulenum - 1], counters);
+		sb_addc(sb, '\n');
+		return 0;
+	}
+	/* policies and chain names first, then the rules chain by chain */
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (!only || t->chains[i] == only)
+			list_chain(sb, t->chains[i], counters);
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		const struct ipt_chain *c = t->chains[i];
+
+		if (only && c != only)
+			continue;
+		for (unsigned int j = 0; j < c->nrules; j++) {
+			ipt_save_rule(sb, c->name, c->rules[j], counters);
+			sb_addc(sb, '\n');
+		}
+	}
+	return 0;
+}
+
+void ipt_save_table(struct strbuf *sb, const struct ipt_table *t, bool counters)
+{
+	sb_adds(sb, "*filter\n");
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		const struct ipt_chain *c = t->chains[i];
+
+		sb_addf(sb, ":%s %s [%llu:%llu]\n", c->name,
+			c->builtin ? ipt_verdict_name(c->policy) : "-",
+			c->builtin ? (unsigned long long)c->pcnt : 0ULL,
+			c->builtin ? (unsigned long long)c->bcnt : 0ULL);
+	}
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		const struct ipt_chain *c = t->chains[i];
+
+		for (unsigned int j = 0; j < c->nrules; j++) {
+			const struct ipt_rule *r = c->rules[j];
+
+			if (counters)
+				sb_addf(sb, "[%llu:%llu] ", (unsigned long long)r->pcnt,
+					(unsigned long long)r->bcnt);
+			ipt_save_rule(sb, c->name, r, false);
+			sb_addc(sb, '\n');
+		}
+	}
+	sb_adds(sb, "COMMIT\n");
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The rule language printed back: iptables-save and -S text. */
+#ifndef BPFIPT_SAVE_H
+#define BPFIPT_SAVE_H
+
+#include <stdbool.h>
+#include "model.h"
+#include "strbuf.h"
+
+/* "-A CHAIN ..." (no newline). counters: append " -c P B" before the target (-S -v). */
+void ipt_save_rule(struct strbuf *sb, const char *chain, const struct ipt_rule *r,
+		   bool counters);
+/* iptables -S [chain [rulenum]]; returns -1 when the chain or rule does not exist. */
+int ipt_save_list_rules(struct strbuf *sb, const struct ipt_table *t, const char *chain,
+			unsigned int rulenum, bool counters);
+/* The *filter ... COMMIT section of iptables-save [-c]. */
+void ipt_save_table(struct strbuf *sb, const struct ipt_table *t, bool counters);
+
+#endif

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every dependency from Debian's packages, builds, and runs the demo.
+# Idempotent: run it again any time. Needs root (apt-get, namespaces).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential cmake ninja-build pkg-config clang llvm libbpf-dev bpftool
+      libelf-dev zlib1g-dev bison flex libnl-3-dev libnl-route-3-dev check
+      iptables ipset nftables iproute2 iperf3 hping3 tcpdump netbase python3)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -G Ninja >/dev/null
+cmake --build build
+
+if [ "${1:-}" != "--no-demo" ]; then
+	bash scripts/demo.sh
+fi

@@ -47,6 +47,8 @@ static const struct core_opt core_opts[] = {
 	{ "policy",		'P', ARG_REQ, TOK_CMD_POS },
 	{ "source",		's', ARG_REQ, TOK_OPT },
 	{ "destination",	'd', ARG_REQ, TOK_OPT },
+	{ "src",		's', ARG_REQ, TOK_OPT },
+	{ "dst",		'd', ARG_REQ, TOK_OPT },
 	{ "protocol",		'p', ARG_REQ, TOK_OPT },
 	{ "in-interface",	'i', ARG_REQ, TOK_OPT },
 	{ "out-interface",	'o', ARG_REQ, TOK_OPT },
@@ -215,7 +217,6 @@ int cmd_lex(struct cmd_tok *t, struct cmd_parse *ps)
 	const char *w = ps->argv[ps->pos++];
 	YY_BUFFER_STATE b = cmdscan__scan_bytes(w, (int)strlen(w), ps->scanner);
 	int kind = cmdscan_lex(ps->scanner);
-	int len = cmdscan_get_leng(ps->scanner);
 
 	cmdscan__delete_buffer(b, ps->scanner);
 	tok_init(t, argi);
@@ -237,11 +238,14 @@ int cmd_lex(struct cmd_tok *t, struct cmd_parse *ps)
 	case W_LONG:
 	case W_LONG_EQ: {
 		const char *name = w + 2;
-		size_t nlen = kind == W_LONG_EQ ? (size_t)len - 3 : strlen(name);
-		const char *glued = kind == W_LONG_EQ ? w + len : NULL;
+		const char *eq = kind == W_LONG_EQ ? strchr(name, '=') : NULL;
+		size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+		const char *glued = eq ? eq + 1 : NULL;
 		struct long_hit hit;
 		int r = long_lookup(name, nlen, &hit);
 
+		t->lname = name;
+		t->lname_len = nlen;
 		if (r != 1) {
 			t->name = w;	/* unknown: the action reports it */
 			t->arg = NULL;
@@ -592,7 +596,10 @@ static int parse_interface(struct cmd_parse *ps, const char *arg, int argi, char
 		fprintf(stderr, "Warning: weird character in interface `%s' ('/' and ' ' are not "
 			"allowed by the kernel).\n", arg);
 	memset(dst, 0, IPT_IFNAMSIZ);
-	strcpy(dst, arg);
+	/* "+" alone matches every name: iptables keeps an all-zero mask, which saves
+	 * as nothing, so store it as "no interface" to stay canonical */
+	if (strcmp(arg, "+"))
+		strcpy(dst, arg);
 	return 0;
 }
 
@@ -604,10 +611,10 @@ static struct cmd_match *load_match(struct cmd_parse *ps, const struct ipt_ext *
 		err_at(ps, argi);
 		return NULL;
 	}
-	struct ipt_match *m = ipt_rule_add_match(ps->rule, ext);
 	struct cmd_match *cm = &ps->matches[ps->nmatches++];
 
-	cm->m = m;
+	ipt_rule_add_match(ps->rule, ext);
+	cm->idx = ps->rule->nmatches - 1;
 	cm->flags = 0;
 	cm->implicit = implicit;
 	return cm;
@@ -878,24 +885,39 @@ int cmd_bang(struct cmd_parse *ps, const struct cmd_tok *t)
 	return 0;
 }
 
-static int ext_parse(struct cmd_parse *ps, const struct ipt_ext *ext, void *data,
-		     unsigned int *flags, const struct cmd_tok *t)
+/* An extension's option by exact name, or by unique prefix (getopt_long's
+ * abbreviations, which iptables inherits: "--dport" is multiport's "--dports"
+ * when only multiport is loaded). */
+static const struct ipt_ext_opt *ext_opt(const struct ipt_ext *ext, const char *name,
+					 size_t len, bool exact)
 {
-	const struct ipt_ext_opt *o = NULL;
+	const struct ipt_ext_opt *hit = NULL;
 
-	for (const struct ipt_ext_opt *p = ext->opts; p && p->name; p++)
-		if (!strcmp(p->name, t->eopt->name))
-			o = p;
-	if (!o)
-		return 1;	/* not this extension's option */
+	for (const struct ipt_ext_opt *p = ext->opts; p && p->name; p++) {
+		if (strncmp(p->name, name, len))
+			continue;
+		if (strlen(p->name) == len)
+			return p;
+		if (!exact) {
+			if (hit)
+				return NULL;	/* ambiguous */
+			hit = p;
+		}
+	}
+	return exact ? NULL : hit;
+}
+
+static int ext_parse(struct cmd_parse *ps, const struct ipt_ext *ext, void *data,
+		     unsigned int *flags, const struct ipt_ext_opt *o, const struct cmd_tok *t)
+{
 	if (o->has_arg && !t->arg) {
 		ipt_err_param(ps->err, "option \"%s\" requires an argument", t->name);
 		return err_at(ps, t->argi);
 	}
 	struct ipt_ext_call c = {
 		.opt = o,
-		.arg = t->arg,
-		.arg2 = t->arg2,
+		.arg = o->has_arg ? t->arg : NULL,
+		.arg2 = o->two_args ? t->arg2 : NULL,
 		.invert = ps->invert,
 		.flags = *flags,
 		.ip = &ps->rule->ip,
@@ -911,50 +933,70 @@ static int ext_parse(struct cmd_parse *ps, const struct ipt_ext *ext, void *data
 	return 0;
 }
 
-/* An option no core rule claims: the target's, the last match's, or the protocol's
- * match loaded on demand (iptables' command_default). */
+/* The protocol's match, loaded on demand when -p names one (iptables' load_proto). */
+static const struct ipt_ext *proto_ext(struct cmd_parse *ps)
+{
+	const char *pname = ps->protocol;
+	unsigned long long num;
+
+	if (!pname || ps->proto_used)
+		return NULL;
+	if (!ipt_parse_uint(pname, 255, &num))
+		pname = ipt_proto_to_name((__u16)num, true);
+	return pname ? ipt_ext_find(pname, false) : NULL;
+}
+
+/* An option no core rule claims goes, as in iptables' command_default, to the
+ * target or the most recently loaded match if it is theirs (exact name first,
+ * then an abbreviation), else to the -p protocol's match loaded on demand. */
 int cmd_ext_option(struct cmd_parse *ps, const struct cmd_tok *t)
 {
+	const struct ipt_ext_opt *o = NULL;
+	const struct ipt_ext *owner = NULL;
 	int r;
 
-	if (t->eopt) {
-		if (ps->target) {
-			r = ext_parse(ps, ps->target, ps->rule->target.data, &ps->tflags, t);
-			if (r <= 0)
-				goto out;
-		}
-		if (ps->nmatches) {
-			struct cmd_match *cm = &ps->matches[ps->nmatches - 1];
-
-			r = ext_parse(ps, cm->m->ext, cm->m->data, &cm->flags, t);
-			if (r <= 0)
-				goto out;
-		}
-		if (ps->protocol && !ps->proto_used) {
-			const char *pname = ps->protocol;
-			unsigned long long num;
-
-			if (!ipt_parse_uint(pname, 255, &num))
-				pname = ipt_proto_to_name((__u16)num, true);
-			const struct ipt_ext *ext = pname ? ipt_ext_find(pname, false) : NULL;
-
-			if (ext) {
-				const struct ipt_ext_opt *o;
-
-				for (o = ext->opts; o && o->name; o++)
-					if (!strcmp(o->name, t->eopt->name))
-						break;
-				if (o && o->name) {
-					struct cmd_match *cm = load_match(ps, ext, true, t->argi);
-
-					if (!cm)
-						return -1;
-					ps->proto_used = true;
-					r = ext_parse(ps, ext, cm->m->data, &cm->flags, t);
-					if (r <= 0)
-						goto out;
-				}
+	if (t->lname) {
+		for (int exact = 1; exact >= 0 && !o; exact--) {
+			if (ps->target && (o = ext_opt(ps->target, t->lname, t->lname_len, exact))) {
+				owner = ps->target;
+				break;
 			}
+			for (unsigned int i = 0; i < ps->nmatches && !o; i++) {
+				const struct ipt_ext *e = ps->rule->matches[ps->matches[i].idx].ext;
+
+				if ((o = ext_opt(e, t->lname, t->lname_len, exact)))
+					owner = e;
+			}
+		}
+	}
+	if (o && owner == ps->target) {
+		r = ext_parse(ps, ps->target, ps->rule->target.data, &ps->tflags, o, t);
+		goto out;
+	}
+	if (o && ps->nmatches) {
+		struct cmd_match *cm = &ps->matches[ps->nmatches - 1];
+		struct ipt_match *m = &ps->rule->matches[cm->idx];
+
+		if (m->ext == owner) {
+			r = ext_parse(ps, m->ext, m->data, &cm->flags, o, t);
+			goto out;
+		}
+	}
+	const struct ipt_ext *pe = t->lname ? proto_ext(ps) : NULL;
+
+	if (pe && (!owner || owner == pe)) {
+		const struct ipt_ext_opt *po = ext_opt(pe, t->lname, t->lname_len, true);
+
+		if (!po && !o)
+			po = ext_opt(pe, t->lname, t->lname_len, false);
+		if (po) {
+			struct cmd_match *cm = load_match(ps, pe, true, t->argi);
+
+			if (!cm)
+				return -1;
+			ps->proto_used = true;
+			r = ext_parse(ps, pe, ps->rule->matches[cm->idx].data, &cm->flags, po, t);
+			goto out;
 		}
 	}
 	ipt_err_param(ps->err, "unknown option \"%s\"", t->name);
@@ -1176,11 +1218,12 @@ static int cmd_finish(struct cmd_parse *ps)
 	/* extension final checks, matches first, then the target */
 	for (unsigned int i = 0; i < ps->nmatches; i++) {
 		struct cmd_match *cm = &ps->matches[i];
+		struct ipt_match *m = &rule->matches[cm->idx];
 
-		if (cm->m->ext->check) {
+		if (m->ext->check) {
 			struct ipt_ext_final f = { .flags = cm->flags, .ip = &rule->ip,
 						   .err = ps->err };
-			if (cm->m->ext->check(cm->m->data, &f))
+			if (m->ext->check(m->data, &f))
 				return -1;
 		}
 	}
@@ -1216,10 +1259,14 @@ static int cmd_finish(struct cmd_parse *ps)
 		r = ipt_err_param(ps->err, "chain name `%s' too long (must be under %u chars)",
 				  cmd->chain, IPT_CHAIN_MAXLEN + 1);
 	if (!r && rule_cmd) {
-		if (!strcmp(cmd->chain, "INPUT") && (cmd->options & OPT_VIANAMEOUT))
-			r = ipt_err_param(ps->err, "Can't use -%c with %s", 'o', cmd->chain);
-		else if (!strcmp(cmd->chain, "OUTPUT") && (cmd->options & OPT_VIANAMEIN))
-			r = ipt_err_param(ps->err, "Can't use -%c with %s", 'i', cmd->chain);
+		const char *c = cmd->chain;
+
+		if ((!strcmp(c, "INPUT") || !strcmp(c, "PREROUTING")) &&
+		    (cmd->options & OPT_VIANAMEOUT))
+			r = ipt_err_param(ps->err, "Can't use -%c with %s\n", 'o', c);
+		else if ((!strcmp(c, "OUTPUT") || !strcmp(c, "POSTROUTING")) &&
+			 (cmd->options & OPT_VIANAMEIN))
+			r = ipt_err_param(ps->err, "Can't use -%c with %s\n", 'i', c);
 	}
 	if (!r && cmd->table && strcmp(cmd->table, "filter"))
 		r = ipt_err_set(ps->err, IPT_EXIT_VERSION, IPT_ES_XT,

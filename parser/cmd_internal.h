@@ -9,7 +9,9 @@
 /* One token of the command line: an option occurrence or a plain word. */
 struct cmd_tok {
 	char opt;		/* short option letter ('A', 's', ...), 0 for words/ext options */
-	const char *name;	/* extension option name (without "--"), or NULL */
+	const char *name;	/* the word of an extension option ("--dport=5"), or NULL */
+	const char *lname;	/* its option name, without "--" ... */
+	size_t lname_len;	/* ... and up to any '=' */
 	const struct ipt_ext_opt *eopt;
 	const char *arg, *arg2;	/* argument(s), NULL when none */
 	int argi;		/* index of the word it came from */
@@ -17,7 +19,7 @@ struct cmd_tok {
 
 /* A loaded match instance while the line is parsed. */
 struct cmd_match {
-	struct ipt_match *m;	/* lives in ps->rule */
+	unsigned int idx;	/* index in ps->rule->matches (which may move) */
 	unsigned int flags;	/* options seen */
 	bool implicit;		/* loaded because of -p PROTO */
 };

@@ -308,6 +308,14 @@ class Oracle(Backend):
         env = dict(os.environ)
         env["XTABLES_LOCKFILE"] = os.path.join(self.lockdir, "xtables.lock")
         self.env = env
+        # In a fresh namespace the filter table does not exist until the
+        # first iptables command touches it (iptables-save prints nothing
+        # before that).  Instantiate it now so that every snapshot is taken
+        # of the same, initialised table.
+        r = self.ipt(["-S"])
+        if r.rc != 0:
+            raise RuntimeError(f"iptables-legacy -S failed in {self.ns}: "
+                               f"{r.err.strip()}")
 
     def _argv(self, tool, args):
         return ["ip", "netns", "exec", self.ns, ORACLE_BINS[tool]] + args

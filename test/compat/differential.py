@@ -419,8 +419,8 @@ class Generator:
     def m_multiport(self, spec, proto):
         opt = self.pick(["--sports", "--dports", "--ports", "--dports",
                          "--source-ports", "--destination-ports"])
-        n = self.r.choice([1, 1, 2, 2, 3, 3, 4, 5, 6, 8, 10, 12, 14, 15, 15,
-                           16, 20])
+        n = self.r.choice([1, 1, 2, 2, 3, 3, 4, 5, 6, 8, 10, 12, 14, 15, 15]
+                          if self.p(0.95) else [16, 20])
         entries, slots = [], 0
         while slots < n:
             if self.p(0.25) and slots + 2 <= max(n, 2):
@@ -621,7 +621,7 @@ class Generator:
         elif c < 0.68:
             proto = self.pick(["all", "sctp", "udplite", "esp", "ah", "gre",
                                "0", "6", "17", "1", "47", "255", "TCP", "Udp"])
-        elif c < 0.70:
+        elif c < 0.685:
             proto = self.pick(["foo", "256", "-1", ""])
         proto_neg = proto is not None and self.p(0.06)
         matches = []  # functions that add parts
@@ -667,7 +667,7 @@ class Generator:
         self.target(spec, st, chain, None if proto_neg else pname)
         for opt, val, ng in late:
             self.core(spec, opt, val, ng)
-        if allow_invalid and self.p(0.08):
+        if allow_invalid and self.p(0.06):
             self.mutate(spec)
         return spec
 

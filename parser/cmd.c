@@ -10,6 +10,7 @@
 #include "cmdgram.h"
 #include "cmdscan.h"
 #include "cmdword.h"
+#include "resolve.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -1095,7 +1096,7 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 				  .ai_flags = AI_CANONNAME };
 	struct addrinfo *res = NULL;
 
-	if (*buf && !getaddrinfo(buf, NULL, &hints, &res) && res) {
+	if (*buf && !ipt_getaddrinfo(buf, &hints, &res) && res) {
 		unsigned int first = l->n;
 
 		for (struct addrinfo *p = res; p; p = p->ai_next) {

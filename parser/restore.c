@@ -280,6 +280,8 @@ int ipt_restore(const char *text, size_t len, struct ipt_table **t,
 	if (restorescan_lex_init(&s.scanner))
 		abort();
 	YY_BUFFER_STATE b = restorescan__scan_bytes(buf, (int)len, s.scanner);
+
+	restorescan_set_lineno(1, s.scanner);
 	r = restoregram_parse(&s);
 	restorescan__delete_buffer(b, s.scanner);
 	restorescan_lex_destroy(s.scanner);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -m conntrack (revision 3): connection tracking state, tuple, status, expiry, direction. */
 #include "ext.h"
+#include "resolve.h"
 #include "proto_ext.h"
 
 #include <arpa/inet.h>
@@ -156,7 +157,7 @@ static int parse_hostmask(const char *arg, const char *opt, __be32 *addr, __be32
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_INET;
 	hints.ai_socktype = SOCK_DGRAM;
-	rc = getaddrinfo(host, NULL, &hints, &res);
+	rc = ipt_getaddrinfo(host, &hints, &res);
 	if (rc != 0)
 		return ipt_err_param(err, "getaddrinfo: %s\n", gai_strerror(rc));
 	*addr = ((const struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr;

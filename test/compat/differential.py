@@ -978,6 +978,16 @@ class Generator:
 # The session
 # --------------------------------------------------------------------------
 
+def is_list_without_numeric(argv):
+    """True for an -L command that would do reverse DNS / service lookups."""
+    import re
+    lst = any(a in ("-L", "--list") or re.fullmatch(r"-[a-zA-Z]*L[a-zA-Z]*", a)
+              for a in argv)
+    num = any(a in ("-n", "--numeric") or re.fullmatch(r"-[a-zA-Z]*n[a-zA-Z]*",
+                                                       a) for a in argv)
+    return lst and not num
+
+
 def show_result(label, res):
     s = f"{label}: exit {res.rc}\n"
     if res.out:
@@ -1001,7 +1011,6 @@ class Session:
         self.known_tags = Counter()
         self.errmsgs = Counter()
         self.resyncs = 0
-        self.max_print = args.max_print
 
     def close(self):
         self.oracle.close()
@@ -1032,11 +1041,17 @@ class Session:
         return True
 
     def run_one(self, n, cmd):
+        if self.args.no_iut_netns and is_list_without_numeric(cmd.orc):
+            # Outside a namespace a name lookup could send DNS queries to the
+            # machine's resolver: never do that, list numerically instead.
+            cmd.orc = cmd.orc + ["-n"]
+            cmd.iut = cmd.iut + ["-n"]
         orc_argv = cmd.orc
         iut_argv = cmd.orc if self.args.oracle else cmd.iut
         before_files = self.iut.files_snapshot()
         ro = self.oracle.ipt(orc_argv)
         ri = self.iut.ipt(iut_argv)
+        after_files = self.iut.files_snapshot() if ri.rc != 0 else None
         so = self.oracle.ipt(["-S"])
         si = self.iut.ipt(["-S"])
         self.stats[f"{cmd.kind}:{'ok' if ro.rc == 0 else 'err'}"] += 1
@@ -1057,7 +1072,6 @@ class Session:
             problems.append("-S output differs afterwards")
         files_changed = False
         if ri.rc != 0:
-            after_files = self.iut.files_snapshot()
             if after_files != before_files:
                 files_changed = True
                 problems.append("IUT rejected the command but its state "
@@ -1101,6 +1115,8 @@ class Session:
                   ["-L", "-n", "-v", "-x", "--line-numbers"],
                   ["-L", ch], ["-L", ch, "-n", "-v"], ["-S", ch], ["-S", "-v"],
                   ["-S"]]
+        if self.args.no_iut_netns:
+            checks = [c for c in checks if not is_list_without_numeric(c)]
         for argv in checks:
             ro = self.oracle.ipt(argv)
             ri = self.iut.ipt(argv)
@@ -1135,6 +1151,11 @@ class Session:
         st = State(st_text)
         n = 0
         while n < args.count:
+            if args.max_failures and self.report.failed >= args.max_failures:
+                self.report.info(f"stopped after {n} of {args.count} "
+                                 f"commands: --max-failures "
+                                 f"{args.max_failures} reached")
+                break
             cmds = gen.command(st, n)
             for cmd in cmds:
                 n += 1
@@ -1193,9 +1214,11 @@ def main():
                          "(default %(default)s; 0: only at the end)")
     ap.add_argument("--no-iut-netns", action="store_true",
                     help="run the IUT directly instead of in its own network "
-                         "namespace")
-    ap.add_argument("--max-print", type=int, default=0,
-                    help=argparse.SUPPRESS)
+                         "namespace (then every -L is given -n, so that no "
+                         "name lookup can leave the machine)")
+    ap.add_argument("--max-failures", type=int, default=100, metavar="N",
+                    help="stop the session after N failures (default "
+                         "%(default)s; 0: never)")
     ap.add_argument("--trace", action="store_true",
                     help="print every command with the oracle's exit status")
     ap.add_argument("--stats", action="store_true",

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The rule compiler: the model (table -> chains -> rules) becomes, per base
+ * chain, the slots and field bit vectors of the LBVS classifier described in
+ * dataplane/bpfipt.h. The result (struct cp_compiled) is plain memory; the loader
+ * (controlplane/loader.c) writes it into BPF maps, and cp_lbvs_eval() runs the
+ * data plane's algorithm on it in C, so the compiler is tested against the
+ * reference evaluator cp_ref_eval() without a kernel.
+ *
+ * Vectors are deduplicated into a pool: every field lookup gives a VECTOR ID,
+ * and the pool gives the vector (nwords 64-bit words; bit s of word s / 64 is
+ * slot s). Slot numbering restarts at 0 in each chain; nwords is the maximum
+ * over the chains.
+ *
+ * Runs of consecutive rules that differ only in their source (or destination)
+ * prefix -- a deny list -- compile to ONE group slot whose address constraint
+ * is the union of the run's prefixes; a group LPM gives, for an address, the
+ * counter of the first rule of the run that matches it. A million-entry list
+ * costs one slot and O(entries) memory.
+ */
+#ifndef BPFIPT_COMPILE_H
+#define BPFIPT_COMPILE_H
+
+#include <stdbool.h>
+#include "bpfipt.h"
+#include "model.h"
+#include "errors.h"
+
+/* The links of the namespace, for -i/-o names and wildcards. */
+struct cp_link {
+	__u32 ifindex;
+	char name[16];
+};
+
+struct cp_env {
+	const struct cp_link *links;
+	unsigned int nlinks;
+};
+
+/* One LPM entry: (chain, prefix) -> vector id; or for group LPMs
+ * (group, prefix) -> counter index. */
+struct cp_lpm_entry {
+	__u32 key;		/* chain id (field LPMs) or group id (group LPMs) */
+	__u8 plen;		/* 0..32 */
+	__be32 addr;		/* masked, network order */
+	__u32 value;		/* vector id, or counter index */
+};
+
+struct cp_lpm {
+	struct cp_lpm_entry *e;
+	unsigned int n, cap;
+};
+
+/* A field whose packet value is a small integer: key -> vector id, per chain. */
+struct cp_array_field {
+	unsigned int nkeys;	/* keys per chain: 256 (+1), 65537, 2, 32 ... */
+	__u32 *vec;		/* [chain * nkeys + key] -> vector id */
+};
+
+/* An interface field: (chain, ifindex) -> vector id; absent -> dflt[chain]. */
+struct cp_if_entry {
+	__u32 chain, ifindex, vec;
+};
+
+struct cp_if_field {
+	struct cp_if_entry *e;
+	unsigned int n, cap;
+	__u32 dflt[BPFIPT_NCHAINS];
+};
+
+struct cp_group {
+	bool dst;		/* the run differs in -d (else in -s) */
+	__u32 id;
+};
+
+struct cp_compiled {
+	unsigned int nwords;			/* words per vector */
+	unsigned int nvecs;			/* vectors in the pool */
+	__u64 *pool;				/* nvecs * nwords words */
+
+	struct cp_lpm src, dst;			/* BPFIPT_F_SRC / _DST, key = chain */
+	struct cp_array_field proto;		/* 256 keys */
+	struct cp_array_field sport, dport;	/* BPFIPT_CLASS_KEYS keys */
+	struct cp_array_field tcpflags;		/* 257 keys (BPFIPT_NO_TCP = 256) */
+	struct cp_array_field icmp;		/* BPFIPT_CLASS_KEYS keys */
+	struct cp_array_field frag;		/* 2 keys */
+	struct cp_array_field len;		/* 65536 keys */
+	struct cp_array_field ctstate;		/* 32 keys (issue 4: all slots set) */
+	struct cp_if_field iif, oif;
+
+	/* group LPMs: key = group id, value = counter index */
+	struct cp_lpm group_src, group_dst;
+
+	unsigned int nslots[BPFIPT_NCHAINS];
+	struct bpfipt_slot *slots[BPFIPT_NCHAINS];
+	__u32 policy_slot[BPFIPT_NCHAINS];
+
+	struct bpfipt_extra *extras;
+	unsigned int nextras;
+
+	/* Counters: one per model rule, in table order (chain by chain, rule by rule,
+	 * as struct ipt_table lists them), then one per builtin chain policy. */
+	unsigned int ncounters;
+	__u32 policy_counter[BPFIPT_NCHAINS];
+};
+
+/* A packet as the classifier sees it (host byte order except addresses). */
+struct cp_packet {
+	__be32 saddr, daddr;
+	__u8 proto;
+	bool has_ports;		/* a TCP/UDP/SCTP/DCCP/UDPLITE header, not a fragment */
+	__u16 sport, dport;
+	bool has_tcp;		/* a TCP header (then tcpflags is valid) */
+	__u8 tcpflags;
+	bool has_icmp;
+	__u8 icmp_type, icmp_code;
+	bool nonfirst_frag;	/* fragment offset != 0 */
+	__u16 len;		/* IP total length */
+	__u32 iif, oif;		/* ifindex, 0 = none */
+	__u32 mark;
+	bool has_mac;
+	__u8 mac[6];
+};
+
+#define CP_TRACE_MAX 64
+struct cp_trace {
+	enum bpfipt_verdict verdict;
+	unsigned int ncounted;
+	__u32 counted[CP_TRACE_MAX];	/* counter indexes incremented, in order */
+};
+
+int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_compiled **out,
+	       struct ipt_err *err);
+void cp_compiled_free(struct cp_compiled **c);
+
+/* Map a counter index back to the model: chain index in t->chains and rule index
+ * (-1 for a policy counter). */
+void cp_counter_owner(const struct ipt_table *t, __u32 counter, unsigned int *chain, int *rule);
+
+/* The reference: iptables' semantics evaluated directly on the model, rule by
+ * rule (limit counts as always matching in both evaluators). */
+int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt_chain c,
+		const struct cp_packet *p, struct cp_trace *tr);
+/* The data plane's algorithm on the compiled tables, in C. */
+int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct cp_packet *p,
+		 struct cp_trace *tr);
+
+#endif

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Everything that crosses the boundary between the BPF programs and userspace:
+ * map keys and values, slot kinds, verdicts, field ids. Included by
+ * dataplane/bpfipt.bpf.c and by the control plane; uapi types only.
+ *
+ * The classifier (Linear Bit Vector Search). Each base chain c (INPUT, FORWARD,
+ * OUTPUT) is compiled into a list of SLOTS numbered 0..nslots[c]-1:
+ *   - the chain's own rules, in order, then its POLICY slot (always matches);
+ *   - then, for every user chain reachable from c, a BLOCK: that chain's rules
+ *     followed by an implicit RETURN slot (always matches).
+ * For each FIELD a packet has (source address, protocol, destination port, ...),
+ * a map gives the bit vector of the slots whose constraint on that field accepts
+ * the packet's value (a slot that does not constrain the field has its bit set
+ * everywhere). The slots that match are the AND of the field vectors. The
+ * program walks them in order from a CURSOR:
+ *
+ *   cursor = 0, depth = 0
+ *   loop (at most BPFIPT_MAX_STEPS times):
+ *     s = first slot >= cursor whose bit is set in the AND of all field vectors
+ *     if slot s has extra checks (BPFIPT_X_*) and they fail: cursor = s + 1; continue
+ *     count the packet on counter slot[s].counter (if != BPFIPT_NO_COUNTER)
+ *     VERDICT:  done, slot[s].verdict
+ *     CONTINUE: (LOG, NFLOG, no target, ...) cursor = s + 1
+ *     JUMP:     push s + 1 (depth < BPFIPT_MAX_DEPTH), cursor = slot[s].target
+ *     GOTO:     cursor = slot[s].target
+ *     RETURN:   if depth == 0: cursor = policy slot of c, else cursor = pop()
+ *     POLICY:   done, slot[s].verdict (the chain policy)
+ * A rule in a base chain with -j RETURN is a RETURN slot (depth 0: policy).
+ * Termination is guaranteed by BPFIPT_MAX_STEPS; a packet that exhausts it gets
+ * BPFIPT_V_DROP and is counted in the stats map (documented limit).
+ */
+#ifndef BPFIPT_SHARED_H
+#define BPFIPT_SHARED_H
+
+#include <linux/types.h>
+
+enum bpfipt_chain {
+	BPFIPT_INPUT,
+	BPFIPT_FORWARD,
+	BPFIPT_OUTPUT,
+	BPFIPT_NCHAINS,
+};
+
+/* Fields with a bit-vector map. The value a packet has for each: */
+enum bpfipt_field {
+	BPFIPT_F_SRC,		/* LPM: source address */
+	BPFIPT_F_DST,		/* LPM: destination address */
+	BPFIPT_F_PROTO,		/* array: IP protocol 0..255 */
+	BPFIPT_F_SPORT,		/* class: source port 0..65535, BPFIPT_NO_PORT without one */
+	BPFIPT_F_DPORT,		/* class: destination port, same */
+	BPFIPT_F_IIF,		/* hash: input ifindex (INPUT, FORWARD) */
+	BPFIPT_F_OIF,		/* hash: output ifindex (FORWARD, OUTPUT) */
+	BPFIPT_F_TCPFLAGS,	/* array: TCP flags byte 0..255, BPFIPT_NO_TCP otherwise */
+	BPFIPT_F_ICMP,		/* class: type << 8 | code, BPFIPT_NO_ICMP otherwise */
+	BPFIPT_F_FRAG,		/* array: 0 = not a non-first fragment, 1 = non-first fragment */
+	BPFIPT_F_LEN,		/* class: IP total length 0..65535 */
+	BPFIPT_F_CTSTATE,	/* array: conntrack state bit index (issue 4; all-ones until then) */
+	BPFIPT_F_MAX,
+};
+
+/* Special values of the class-mapped fields (index 65536 of their class array). */
+#define BPFIPT_NO_PORT		65536	/* no TCP/UDP/SCTP/DCCP/UDPLITE header (or a fragment) */
+#define BPFIPT_NO_ICMP		65536	/* not ICMP, or a fragment, or truncated */
+#define BPFIPT_NO_TCP		256	/* index in the tcpflags array: not a TCP header */
+#define BPFIPT_CLASS_KEYS	65537	/* entries per chain of a 16-bit class array */
+
+/* Limits (documented in docs/dataplane.md). */
+#define BPFIPT_MAX_WORDS	16384	/* bit-vector words: 1 048 576 slots per chain */
+#define BPFIPT_MAX_STEPS	256	/* slots visited per packet per chain */
+#define BPFIPT_MAX_DEPTH	16	/* nested -j calls */
+
+/* LPM key: the chain id is the first byte, so one trie serves the three chains;
+ * prefixlen counts 8 (chain) + the address prefix length. */
+struct bpfipt_lpm_key {
+	__u32 prefixlen;
+	__u8 chain;
+	__u8 addr[4];		/* network order */
+} __attribute__((packed));
+
+/* Hash key of the interface fields. */
+struct bpfipt_if_key {
+	__u32 chain;
+	__u32 ifindex;
+};
+
+enum bpfipt_slot_kind {
+	BPFIPT_S_VERDICT,
+	BPFIPT_S_CONTINUE,
+	BPFIPT_S_JUMP,
+	BPFIPT_S_GOTO,
+	BPFIPT_S_RETURN,
+	BPFIPT_S_POLICY,
+	BPFIPT_S_MAX,
+};
+
+enum bpfipt_verdict {
+	BPFIPT_V_ACCEPT,
+	BPFIPT_V_DROP,
+	BPFIPT_V_REJECT,	/* dropped; the reply is generated in issue 5 */
+	BPFIPT_V_MAX,
+};
+
+/* Extra checks: constraints not expressed as LBVS fields, tested only on a
+ * candidate slot. Bits of struct bpfipt_slot.xflags; parameters in bpfipt_extra. */
+enum {
+	BPFIPT_X_PORTS_EITHER	= 1 << 0,	/* multiport --ports: sport or dport in the set */
+	BPFIPT_X_MARK		= 1 << 1,	/* (skb mark & mask) == value, tc hooks only */
+	BPFIPT_X_MAC		= 1 << 2,	/* source MAC */
+	BPFIPT_X_LIMIT		= 1 << 3,	/* token bucket */
+	BPFIPT_X_CTSTATE	= 1 << 4,	/* reserved for issue 4 */
+	BPFIPT_X_GROUP_SRC	= 1 << 5,	/* group slot: counter from the group LPM (src) */
+	BPFIPT_X_GROUP_DST	= 1 << 6,	/* group slot: counter from the group LPM (dst) */
+};
+
+/* Group LPM key: which rule of a run (deny list) an address hits first.
+ * prefixlen counts 32 (group id) + the address prefix length. */
+struct bpfipt_group_key {
+	__u32 prefixlen;
+	__u32 group;		/* big-endian on the wire of the key, see loader */
+	__u8 addr[4];
+} __attribute__((packed));
+
+#define BPFIPT_NO_COUNTER	0xffffffffu
+#define BPFIPT_NO_EXTRA		0xffffffffu
+
+struct bpfipt_slot {
+	__u8 kind;		/* enum bpfipt_slot_kind */
+	__u8 verdict;		/* enum bpfipt_verdict (VERDICT, POLICY) */
+	__u8 reject_with;	/* REJECT: index of --reject-with (issue 5) */
+	__u8 log;		/* CONTINUE: 1 = LOG, 2 = NFLOG (events in issue 5) */
+	__u32 xflags;		/* BPFIPT_X_* */
+	__u32 target;		/* JUMP/GOTO: first slot of the block */
+	__u32 counter;		/* index in the counters map, or BPFIPT_NO_COUNTER */
+	__u32 extra;		/* index in the extras map, or BPFIPT_NO_EXTRA */
+	__u32 group;		/* BPFIPT_X_GROUP_*: the group id */
+};
+
+/* Parameters of the extra checks of one slot. */
+struct bpfipt_extra {
+	__u32 mark_value, mark_mask;
+	__u8 mark_invert, mac_invert, ports_invert, nports;
+	__u8 mac[6];
+	__u16 pad;
+	__u16 ports[2 * 15];	/* nports [lo, hi] ranges */
+	/* limit: iptables' credit algorithm, in nanoseconds */
+	__u64 limit_cost, limit_credit_cap;
+};
+
+/* Token-bucket state of a limit slot (a plain array, updated with a spin lock). */
+struct bpfipt_limit_state {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	__u64 credit;
+	__u64 last_ns;
+};
+
+/* Per-CPU packet/byte counters, one per model rule and one per chain policy. */
+struct bpfipt_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Per-CPU statistics of the data plane itself. */
+enum bpfipt_stat {
+	BPFIPT_ST_PASSED_NON_IPV4,
+	BPFIPT_ST_PASSED_NOT_OURS,	/* forwarded packet at egress, not routable, ... */
+	BPFIPT_ST_STEPS_EXHAUSTED,
+	BPFIPT_ST_DEPTH_EXHAUSTED,
+	BPFIPT_ST_MALFORMED,
+	BPFIPT_ST_MAX,
+};
+
+#endif

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The command-line scanner and grammar, the post-parse validation, the model
+ * operations and the save/restore round trip: exact texts and exit codes as
+ * iptables-legacy 1.8.9 gives them (each expectation was read off the oracle).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "ops.h"
+#include "restore.h"
+#include "save.h"
+
+/* Split a command line at spaces (no quoting needed in these tests). */
+static int split(const char *line, char *buf, size_t n, char **argv)
+{
+	int argc = 0;
+
+	snprintf(buf, n, "%s", line);
+	for (char *p = strtok(buf, " "); p; p = strtok(NULL, " "))
+		argv[argc++] = p;
+	return argc;
+}
+
+/* Parse, apply to a copy of t as the CLI does, keep the copy on success, and
+ * return the exit code (0 on success). */
+static int run(struct ipt_table *t, const char *line, struct ipt_err *err)
+{
+	char buf[2048], *argv[128];
+	int argc = split(line, buf, sizeof(buf), argv);
+	struct ipt_table *work = NULL;
+	struct ipt_cmd cmd;
+	int rc = 0;
+
+	if (ipt_cmd_parse(argc, argv, false, &cmd, err)) {
+		rc = err->code;
+		goto out;
+	}
+	ipt_table_copy(t, &work);
+	if (ipt_table_apply(work, &cmd, err) || ipt_table_validate(work, err)) {
+		rc = err->code;
+		goto out;
+	}
+	/* swap the contents: the caller's pointer stays valid */
+	struct ipt_table tmp = *t;
+
+	*t = *work;
+	*work = tmp;
+out:
+	ipt_table_free(&work);
+	ipt_cmd_free(&cmd);
+	return rc;
+}
+
+static char *list_rules(const struct ipt_table *t)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	ipt_save_list_rules(&sb, t, NULL, 0, false);
+	return sb.buf ? sb.buf : strdup("");
+}
+
+static const char *rules_header = "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n";
+
+/* Each accepted command and the -S line it leaves. */
+static const struct { const char *cmd, *saved; } ok_cases[] = {
+	{ "-A INPUT -s 10.11.12.13/8 -j DROP", "-A INPUT -s 10.0.0.0/8 -j DROP" },
+	{ "-A INPUT -s 10.11.12.13/255.0.255.0", "-A INPUT -s 10.0.12.0/255.0.255.0" },
+	{ "-A INPUT ! -d 1.2.3.4 -p 6 --dport 22:23", "-A INPUT ! -d 1.2.3.4/32 -p tcp -m tcp --dport 22:23" },
+	{ "-A INPUT -ptcp -s1.2.3.4 -jACCEPT", "-A INPUT -s 1.2.3.4/32 -p tcp -j ACCEPT" },
+	{ "-A FORWARD --protocol=udp --in-interface=eth+ --jump=DROP", "-A FORWARD -i eth+ -p udp -j DROP" },
+	{ "-A INPUT -i + -p tcp", "-A INPUT -p tcp" },
+	{ "-A OUTPUT ! -f ! -p udp -o eth0", "-A OUTPUT -o eth0 ! -p udp ! -f" },
+	{ "-A INPUT -s 10 -d 10.1", "-A INPUT -s 10.0.0.0/32 -d 10.1.0.0/32" },
+	{ "--append INPUT --src 1.2.3.4 --dst 5.6.7.8", "-A INPUT -s 1.2.3.4/32 -d 5.6.7.8/32" },
+	/* getopt abbreviation: --dport is multiport's --dports when udp is not loaded */
+	{ "-A INPUT -p udp -m multiport --dport 5,6", "-A INPUT -p udp -m multiport --dports 5,6" },
+	{ "-A INPUT -p 47", "-A INPUT -p gre" },
+	{ "-A INPUT -j LOG --log-prefix x", "-A INPUT -j LOG --log-prefix x" },
+};
+
+START_TEST(accepted_and_saved)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+	char want[512];
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(run(t, ok_cases[_i].cmd, &err), 0);
+	snprintf(want, sizeof(want), "%s%s\n", rules_header, ok_cases[_i].saved);
+	char *got = list_rules(t);
+	ck_assert_str_eq(got, want);
+	free(got);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* Each rejected command: its exit code, style and message. */
+static const struct { const char *cmd; int code; const char *msg; } bad_cases[] = {
+	{ "-A INPUT --dport 1", 2, "unknown option \"--dport\"" },
+	{ "-A INPUT -p tcp --dport 70000", 2, "invalid port/service `70000' specified" },
+	{ "-A INPUT -s 1.2.3.400", 2, "host/network `1.2.3.400' not found" },
+	{ "-A INPUT stray", 2, "Bad argument `stray'" },
+	{ "-A INPUT ! ! -s 1.2.3.4", 2, "multiple consecutive ! not allowed" },
+	{ "-A INPUT -p tcp -p udp", 2, "multiple -p flags not allowed" },
+	{ "-A INPUT -p foo", 2, "unknown protocol \"foo\" specified" },
+	{ "-A INPUT -i abcdefghijklmnopq", 2, "interface name `abcdefghijklmnopq' must be shorter than IFNAMSIZ (15)" },
+	{ "-A", 2, "option \"-A\" requires an argument" },
+	{ "-A INPUT -A OUTPUT", 2, "Cannot use -A with -A" },
+	{ "", 2, "no command specified" },
+	{ "-A INPUT -n -j ACCEPT", 2, "Illegal option `-n' with this command" },
+	{ "-F INPUT -s 1.2.3.4", 2, "Illegal option `-s' with this command" },
+	{ "-N aaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2, "chain name `aaaaaaaaaaaaaaaaaaaaaaaaaaaaa' too long (must be under 29 chars)" },
+	{ "-N -foo", 2, "chain name not allowed to start with `-'" },
+	{ "-N LOG", 2, "chain name may not clash with target name" },
+	{ "-D INPUT 0", 2, "Invalid rule number `0'" },
+	{ "-A INPUT -o eth0", 2, "Can't use -o with INPUT\n" },
+	{ "-A INPUT !", 2, "nothing appropriate following !" },
+	{ "-t nat -L", 3, NULL },
+	{ "-A FOO -j ACCEPT", 1, "No chain/target/match by that name." },
+	{ "-A INPUT -j FOO", 2, "Couldn't load target `FOO':No such file or directory\n" },
+	{ "-A INPUT -g FOO", 2, "goto 'FOO' is not a chain" },
+	{ "-D INPUT -s 1.1.1.1", 1, "Bad rule (does a matching rule exist in that chain?)." },
+	{ "-D INPUT 5", 1, "Index of deletion too big." },
+	{ "-I INPUT 5 -j ACCEPT", 1, "Index of insertion too big." },
+	{ "-R INPUT 3 -j ACCEPT", 1, "Index of replacement too big." },
+	{ "-P FOO DROP", 1, "Bad built-in chain name." },
+	{ "-P INPUT RETURN", 1, "Bad policy name." },
+	{ "-N INPUT", 1, "Chain already exists." },
+	{ "-E INPUT x", 1, "No chain/target/match by that name." },
+	{ "-X NOPE", 1, "No chain/target/match by that name." },
+};
+
+START_TEST(rejected_unchanged)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+
+	ipt_table_new(&t);
+	char *before = list_rules(t);
+	ck_assert_int_eq(run(t, bad_cases[_i].cmd, &err), bad_cases[_i].code);
+	if (bad_cases[_i].msg)
+		ck_assert_str_eq(err.msg, bad_cases[_i].msg);
+	ipt_table_free(&t);
+	free(before);
+}
+END_TEST
+
+START_TEST(caret_location)
+{
+	char buf[256], *argv[16];
+	int argc = split("-A INPUT -p tcp --dprt 22", buf, sizeof(buf), argv);
+	struct ipt_cmd cmd;
+	struct ipt_err err;
+
+	ck_assert_int_ne(ipt_cmd_parse(argc, argv, false, &cmd, &err), 0);
+	ck_assert_int_eq(err.argi, 4);	/* the word "--dprt" */
+	ipt_cmd_free(&cmd);
+}
+END_TEST
+
+START_TEST(chains_and_references)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(run(t, "-N b", &err), 0);
+	ck_assert_int_eq(run(t, "-N a", &err), 0);
+	ck_assert_int_eq(run(t, "-A a -j b", &err), 0);
+	/* a loop not reachable from a builtin chain is allowed, as in the kernel */
+	ck_assert_int_eq(run(t, "-A b -j a", &err), 0);
+	ck_assert_int_eq(run(t, "-A INPUT -j a", &err), 1);
+	ck_assert_str_eq(err.msg, "Too many levels of symbolic links.");
+	ck_assert_int_eq(run(t, "-X b", &err), 1);
+	ck_assert_str_eq(err.msg, "Too many links.");
+	ck_assert_int_eq(run(t, "-E a c", &err), 0);
+	char *got = list_rules(t);
+	ck_assert_str_eq(got, "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-N b\n-N c\n"
+			      "-A b -j c\n-A c -j b\n");
+	free(got);
+	ipt_table_free(&t);
+}
+END_TEST
+
+START_TEST(insert_reverses_lists_and_delete_by_spec)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(run(t, "-A INPUT -j ACCEPT", &err), 0);
+	ck_assert_int_eq(run(t, "-I INPUT -s 1.1.1.1,2.2.2.2 -j DROP", &err), 0);
+	char *got = list_rules(t);
+	ck_assert_str_eq(got, "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n"
+			      "-A INPUT -s 2.2.2.2/32 -j DROP\n-A INPUT -s 1.1.1.1/32 -j DROP\n"
+			      "-A INPUT -j ACCEPT\n");
+	free(got);
+	ck_assert_int_eq(run(t, "-D INPUT -s 1.1.1.1,2.2.2.2 -j DROP", &err), 0);
+	ck_assert_int_eq(run(t, "-C INPUT -j ACCEPT", &err), 0);
+	ck_assert_int_eq(run(t, "-D INPUT 1", &err), 0);
+	got = list_rules(t);
+	ck_assert_str_eq(got, rules_header);
+	free(got);
+	ipt_table_free(&t);
+}
+END_TEST
+
+static const char *restore_text =
+	"# a comment\n"
+	"*filter\n"
+	":INPUT DROP [3:4]\n"
+	":FORWARD ACCEPT [0:0]\n"
+	":OUTPUT ACCEPT [0:0]\n"
+	":web - [0:0]\n"
+	"[5:600] -A INPUT -p tcp -m tcp --dport 80 -j web\n"
+	"-A web -m comment --comment \"it's \\\"quoted\\\"\" -j ACCEPT\n"
+	"COMMIT\n";
+
+START_TEST(restore_save_roundtrip)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+	struct ipt_restore_opts o = { .counters = true, .prog = "test" };
+	unsigned int line;
+	struct strbuf sb = STRBUF_INIT;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(restore_text, strlen(restore_text), &t, &o, &err, &line), 0);
+	ipt_save_table(&sb, t, true);
+	ck_assert_str_eq(sb_str(&sb),
+		"*filter\n:INPUT DROP [3:4]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":web - [0:0]\n[5:600] -A INPUT -p tcp -m tcp --dport 80 -j web\n"
+		"[0:0] -A web -m comment --comment \"it\\'s \\\"quoted\\\"\" -j ACCEPT\nCOMMIT\n");
+	/* the saved text restores to the same bytes */
+	struct ipt_table *t2;
+	struct strbuf sb2 = STRBUF_INIT;
+
+	ipt_table_new(&t2);
+	ck_assert_int_eq(ipt_restore_state(sb.buf, sb.len, &t2, &err), 0);
+	ipt_save_table(&sb2, t2, true);
+	ck_assert_str_eq(sb_str(&sb2), sb_str(&sb));
+	sb_free(&sb);
+	sb_free(&sb2);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
+/* A failing restore reports the line and leaves the table as it was. */
+static const struct { const char *text; unsigned int line; int code; const char *msg; } bad_restores[] = {
+	{ "*filter\n-A NOPE -j ACCEPT\nCOMMIT\n", 2, 1, "line 2 failed\nNo chain/target/match by that name." },
+	{ "*filter\n-A INPUT --bogus\nCOMMIT\n", 2, 2, "unknown option \"--bogus\"" },
+	{ "*filter\n-A INPUT -j ACCEPT\n", 3, 1, "COMMIT expected at line 3" },
+	{ "*nat\nCOMMIT\n", 1, 1, NULL },
+	{ "*filter\n:foo - [0:0]\n:foo - [0:0]\nCOMMIT\n", 3, 2, "error creating chain 'foo':File exists" },
+	{ "*filter\n-A INPUT -t filter -j ACCEPT\nCOMMIT\n", 2, 2, NULL },
+	{ "garbage\n", 1, 1, "line 1 failed" },
+	{ "*filter\n:a - [0:0]\n-A INPUT -j a\n-A a -j INPUT\nCOMMIT\n", 5, 1, NULL },
+};
+
+START_TEST(restore_failures)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+	struct ipt_restore_opts o = { .prog = "test" };
+	unsigned int line;
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(run(t, "-A INPUT -j ACCEPT", &err), 0);
+	ipt_save_table(&before, t, true);
+	ck_assert_int_ne(ipt_restore(bad_restores[_i].text, strlen(bad_restores[_i].text), &t, &o,
+				     &err, &line), 0);
+	ck_assert_int_eq(err.code, bad_restores[_i].code);
+	ck_assert_uint_eq(line, bad_restores[_i].line);
+	if (bad_restores[_i].msg)
+		ck_assert_str_eq(err.msg, bad_restores[_i].msg);
+	ipt_save_table(&after, t, true);
+	ck_assert_str_eq(sb_str(&after), sb_str(&before));
+	sb_free(&before);
+	sb_free(&after);
+	ipt_table_free(&t);
+}
+END_TEST
+
+static Suite *parser_suite(void)
+{
+	Suite *s = suite_create("parser");
+	TCase *tc = tcase_create("commands");
+
+	tcase_add_loop_test(tc, accepted_and_saved, 0, sizeof(ok_cases) / sizeof(ok_cases[0]));
+	tcase_add_loop_test(tc, rejected_unchanged, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
+	tcase_add_test(tc, caret_location);
+	tcase_add_test(tc, chains_and_references);
+	tcase_add_test(tc, insert_reverses_lists_and_delete_by_spec);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("restore");
+	tcase_add_test(tc, restore_save_roundtrip);
+	tcase_add_loop_test(tc, restore_failures, 0, sizeof(bad_restores) / sizeof(bad_restores[0]));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(parser_suite());
+
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

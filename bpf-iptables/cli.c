@@ -67,6 +67,9 @@ static int report(const char *prog, const struct ipt_err *err, int argc, char **
 		}
 		return err->code;
 	}
+	case IPT_ES_PLAIN:
+		fprintf(stderr, "%s\n", err->msg);
+		return err->code;
 	case IPT_ES_XT:
 		fprintf(stderr, "%s v%s (bpf): %s\n", prog, BPFIPT_VERSION, err->msg);
 		break;

@@ -95,7 +95,7 @@ int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_er
 	if (!flock(st->lock_fd, LOCK_EX | LOCK_NB))
 		return 0;
 	if (!wait)
-		return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_BARE,
+		return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_PLAIN,
 				   "Another app is currently holding the xtables lock. Perhaps "
 				   "you want to use the -w option?");
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -103,8 +103,11 @@ int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_er
 		if (!flock(st->lock_fd, LOCK_EX | LOCK_NB))
 			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (wait_secs >= 0 && now.tv_sec - start.tv_sec >= wait_secs)
-			return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_BARE,
+		long long waited_ms = (now.tv_sec - start.tv_sec) * 1000LL +
+				      (now.tv_nsec - start.tv_nsec) / 1000000;
+
+		if (wait_secs >= 0 && waited_ms >= wait_secs * 1000LL)
+			return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_PLAIN,
 					   "Another app is currently holding the xtables lock. "
 					   "Stopped waiting after %ds.", wait_secs);
 		usleep(10000);

@@ -24,6 +24,7 @@ enum ipt_err_style {
 	IPT_ES_XT,
 	IPT_ES_BARE,
 	IPT_ES_IPTC,
+	IPT_ES_PLAIN,		/* "MSG" alone (the xtables lock messages) */
 	IPT_ES_MAX,
 };
 

@@ -70,6 +70,9 @@ static int report(const char *prog, const struct ipt_err *err, int argc, char **
 	case IPT_ES_PLAIN:
 		fprintf(stderr, "%s\n", err->msg);
 		return err->code;
+	case IPT_ES_XT_ONLY:
+		fprintf(stderr, "%s v%s (bpf): %s\n", prog, BPFIPT_VERSION, err->msg);
+		return err->code;
 	case IPT_ES_XT:
 		fprintf(stderr, "%s v%s (bpf): %s\n", prog, BPFIPT_VERSION, err->msg);
 		break;
@@ -142,6 +145,34 @@ static int do_list(const struct ipt_table *t, const struct ipt_cmd *cmd, struct 
 	return r;
 }
 
+/* What iptables -v says before it acts: the rule lines of -A/-I/-R/-D/-C, and
+ * one line per chain for -F, -Z and -X. */
+static void verbose_echo(const struct ipt_table *t, const struct ipt_cmd *cmd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *what = NULL;
+
+	if (cmd->command & (CMD_APPEND | CMD_INSERT | CMD_REPLACE | CMD_DELETE | CMD_CHECK)) {
+		for (unsigned int i = 0; i < cmd->nrules; i++)
+			ipt_list_rule_echo(&sb, cmd->rules[i]);
+	} else if (cmd->command == CMD_FLUSH) {
+		what = "Flushing";
+	} else if (cmd->command & CMD_ZERO) {
+		what = "Zeroing";
+	} else if (cmd->command == CMD_DELETE_CHAIN) {
+		what = "Deleting";
+	}
+	if (what && cmd->chain) {
+		sb_addf(&sb, "%s chain `%s'\n", what, cmd->chain);
+	} else if (what) {
+		for (unsigned int i = 0; i < t->nchains; i++)
+			if (cmd->command != CMD_DELETE_CHAIN || !t->chains[i]->builtin)
+				sb_addf(&sb, "%s chain `%s'\n", what, t->chains[i]->name);
+	}
+	sb_write(&sb, stdout);
+	sb_free(&sb);
+}
+
 int ipt_cli_iptables(int argc, char **argv)
 {
 	struct ipt_cmd cmd;
@@ -178,6 +209,9 @@ int ipt_cli_iptables(int argc, char **argv)
 		goto fail;
 	if (!modifies && !(cmd.command & CMD_CHECK))
 		goto out;
+	if (cmd.verbose)
+		verbose_echo(t, &cmd);
+	fflush(stdout);
 	ipt_table_copy(t, &work);
 	if (ipt_table_apply(work, &cmd, &err) || ipt_table_validate(work, &err))
 		goto fail;

@@ -272,25 +272,18 @@ static void add_iface(struct list_ctx *c, const char *name, bool inv, const char
 	sb_addf(c->sb, fmt, buf);
 }
 
-static void add_addr(struct list_ctx *c, __be32 addr, __be32 mask, bool inv)
+/* An address with its mask suffix, as -L shows it (name NULL: numeric). */
+static void addr_text(char *buf, size_t bufsz, __be32 addr, __be32 mask, const char *name)
 {
-	char buf[NI_MAXHOST + 20];
 	__u32 m = ntohl(mask);
 	size_t len;
 
-	sb_addc(c->sb, inv ? '!' : ' ');
-	if (!mask && !has(c, IPT_FMT_NUMERIC)) {
-		sb_addf(c->sb, "%-19s ", "anywhere");
-		return;
-	}
-
-	const char *name = has(c, IPT_FMT_NUMERIC) ? NULL : cached_name(&c->names, addr);
 	if (name) {
-		snprintf(buf, sizeof(buf), "%s", name);
+		snprintf(buf, bufsz, "%s", name);
 	} else {
 		struct in_addr in = { .s_addr = addr };
 
-		inet_ntop(AF_INET, &in, buf, sizeof(buf));
+		inet_ntop(AF_INET, &in, buf, (socklen_t)bufsz);
 	}
 	len = strlen(buf);
 
@@ -299,15 +292,74 @@ static void add_addr(struct list_ctx *c, __be32 addr, __be32 mask, bool inv)
 		__u32 inv_m = ~m;
 
 		if ((inv_m & (inv_m + 1)) == 0) {
-			snprintf(buf + len, sizeof(buf) - len, "/%d", __builtin_popcount(m));
+			snprintf(buf + len, bufsz - len, "/%d", __builtin_popcount(m));
 		} else {
 			struct in_addr in = { .s_addr = mask };
 
 			buf[len] = '/';
-			inet_ntop(AF_INET, &in, buf + len + 1, (socklen_t)(sizeof(buf) - len - 1));
+			inet_ntop(AF_INET, &in, buf + len + 1, (socklen_t)(bufsz - len - 1));
 		}
 	}
+}
+
+static void add_addr(struct list_ctx *c, __be32 addr, __be32 mask, bool inv)
+{
+	char buf[NI_MAXHOST + 20];
+
+	sb_addc(c->sb, inv ? '!' : ' ');
+	if (!mask && !has(c, IPT_FMT_NUMERIC)) {
+		sb_addf(c->sb, "%-19s ", "anywhere");
+		return;
+	}
+	addr_text(buf, sizeof(buf), addr, mask,
+		  has(c, IPT_FMT_NUMERIC) ? NULL : cached_name(&c->names, addr));
 	sb_addf(c->sb, "%-19s ", buf);
+}
+
+/* The text after the address columns: [goto], the matches, the target. */
+static void add_extensions(struct strbuf *sb, const struct ipt_rule *r, bool numeric)
+{
+	if (r->tkind == IPT_T_GOTO)
+		sb_adds(sb, "[goto] ");
+	for (unsigned int i = 0; i < r->nmatches; i++) {
+		const struct ipt_match *m = &r->matches[i];
+
+		if (!m->ext)
+			continue;
+		if (m->ext->print)
+			m->ext->print(sb, m->data, &r->ip, numeric);
+		else
+			sb_addf(sb, "%s ", m->ext->name);
+	}
+	if (r->tkind == IPT_T_EXT && r->target.ext && r->target.ext->print)
+		r->target.ext->print(sb, r->target.data, &r->ip, numeric);
+}
+
+void ipt_list_rule_echo(struct strbuf *sb, const struct ipt_rule *r)
+{
+	const struct ipt_ip *ip = &r->ip;
+	const char *pname = ipt_proto_to_name(ip->proto, true);
+	char buf[64];
+
+	sb_addf(sb, "%s ", target_name(r));
+	sb_addc(sb, ip->invflags & IPT_INV_PROTO ? '!' : ' ');
+	if (pname)
+		sb_addf(sb, "%s ", pname);
+	else
+		sb_addf(sb, "%hu ", ip->proto);
+	sb_addf(sb, "opt %c%c ", ip->invflags & IPT_INV_FRAG ? '!' : '-',
+		ip->flags & IPT_F_FRAG ? 'f' : '-');
+	sb_addf(sb, "in %s%s ", ip->invflags & IPT_INV_VIA_IN ? "!" : "",
+		ip->iniface[0] ? ip->iniface : "*");
+	sb_addf(sb, "out %s%s ", ip->invflags & IPT_INV_VIA_OUT ? "!" : "",
+		ip->outiface[0] ? ip->outiface : "*");
+	addr_text(buf, sizeof(buf), ip->src, ip->smsk, NULL);
+	sb_addf(sb, "%c%s ", ip->invflags & IPT_INV_SRCIP ? '!' : ' ', buf);
+	addr_text(buf, sizeof(buf), ip->dst, ip->dmsk, NULL);
+	sb_addf(sb, "%c-> %s", ip->invflags & IPT_INV_DSTIP ? '!' : ' ', buf);
+	sb_adds(sb, "  ");
+	add_extensions(sb, r, true);
+	sb_addc(sb, '\n');
 }
 
 static void add_rule(struct list_ctx *c, const struct ipt_rule *r, unsigned int num)
@@ -339,22 +391,7 @@ static void add_rule(struct list_ctx *c, const struct ipt_rule *r, unsigned int 
 	add_addr(c, ip->src, ip->smsk, ip->invflags & IPT_INV_SRCIP);
 	add_addr(c, ip->dst, ip->dmsk, ip->invflags & IPT_INV_DSTIP);
 
-	if (r->tkind == IPT_T_GOTO)
-		sb_adds(sb, "[goto] ");
-
-	for (unsigned int i = 0; i < r->nmatches; i++) {
-		const struct ipt_match *m = &r->matches[i];
-
-		if (!m->ext)
-			continue;
-		if (m->ext->print)
-			m->ext->print(sb, m->data, ip, numeric);
-		else
-			sb_addf(sb, "%s ", m->ext->name);
-	}
-	if (r->tkind == IPT_T_EXT && r->target.ext && r->target.ext->print)
-		r->target.ext->print(sb, r->target.data, ip, numeric);
-
+	add_extensions(sb, r, numeric);
 	sb_addc(sb, '\n');
 }
 

@@ -35,6 +35,13 @@ int ipt_list(struct strbuf *sb, const struct ipt_table *t, const char *chain,
  * getnetbyaddr(). Tests install a fixed table so their golden text does not depend on the
  * machine's /etc/hosts, /etc/networks or DNS.
  */
+/*
+ * The line iptables -v prints for each rule it is about to add, insert, replace,
+ * check or delete (print_firewall_line in FMT_PRINT_RULE form), e.g.
+ * "ACCEPT  tcp opt -- in eth0 out *  1.2.3.4  -> 0.0.0.0/0   tcp dpt:22\n".
+ */
+void ipt_list_rule_echo(struct strbuf *sb, const struct ipt_rule *r);
+
 typedef const char *(*ipt_list_namer_fn)(__be32 addr);
 void ipt_list_set_namer(ipt_list_namer_fn fn);
 

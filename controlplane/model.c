@@ -262,16 +262,10 @@ void ipt_chain_remove(struct ipt_table *t, struct ipt_chain *c)
 		}
 }
 
-/* Rename keeps the sort order: take it out and put it back. */
+/* Rename keeps the sort order: take it out and put it back. References are
+ * renamed first, the chain's own ones (a self-jump) included. */
 void ipt_chain_rename(struct ipt_table *t, struct ipt_chain *c, const char *name)
 {
-	for (unsigned int i = 0; i < t->nchains; i++)
-		if (t->chains[i] == c) {
-			memmove(&t->chains[i], &t->chains[i + 1],
-				(t->nchains - i - 1) * sizeof(*t->chains));
-			t->nchains--;
-			break;
-		}
 	for (unsigned int i = 0; i < t->nchains; i++)
 		for (unsigned int j = 0; j < t->chains[i]->nrules; j++) {
 			struct ipt_rule *r = t->chains[i]->rules[j];
@@ -279,6 +273,13 @@ void ipt_chain_rename(struct ipt_table *t, struct ipt_chain *c, const char *name
 			if ((r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) &&
 			    !strcmp(r->chain, c->name))
 				snprintf(r->chain, sizeof(r->chain), "%s", name);
+		}
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (t->chains[i] == c) {
+			memmove(&t->chains[i], &t->chains[i + 1],
+				(t->nchains - i - 1) * sizeof(*t->chains));
+			t->nchains--;
+			break;
 		}
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	ipt_chain_insert(t, c);

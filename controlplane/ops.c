@@ -152,6 +152,10 @@ static int rule_cmd(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_e
 
 	if (!c)
 		return iptc_err(err, E_NOENT);
+	if (cmd->deferred.code) {
+		*err = cmd->deferred;
+		return -1;
+	}
 	switch (cmd->command) {
 	case CMD_APPEND:
 		for (unsigned int i = 0; i < cmd->nrules; i++)
@@ -180,8 +184,14 @@ static int rule_cmd(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_e
 			for (j = 0; j < c->nrules; j++)
 				if (ipt_rule_equal(c->rules[j], cmd->rules[i]))
 					break;
-			if (j == c->nrules)
-				return iptc_err(err, E_BADRULE);
+			if (j == c->nrules) {
+				/* libiptc's wording depends on the target: a missing rule
+				 * with an extension or chain target is "No chain..." */
+				enum ipt_target_kind k = cmd->rules[i]->tkind;
+
+				return iptc_err(err, k == IPT_T_EXT || k == IPT_T_JUMP ||
+						k == IPT_T_GOTO ? E_NOENT : E_BADRULE);
+			}
 			if (cmd->command == CMD_DELETE)
 				ipt_chain_delete_rule(c, j);
 		}

@@ -163,7 +163,7 @@ int ipt_state_store(const struct ipt_state *st, const struct ipt_table *t, struc
 
 	snprintf(path, sizeof(path), "%s/rules", st->dir);
 	snprintf(tmp, sizeof(tmp), "%s/.rules.%d", st->dir, (int)getpid());
-	ipt_save_table(&sb, t, true);
+	ipt_save_table_state(&sb, t);
 	fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		r = -errno;

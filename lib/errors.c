@@ -40,3 +40,16 @@ void ipt_err_clear(struct ipt_err *e)
 	memset(e, 0, sizeof(*e));
 	e->argi = -1;
 }
+
+bool ipt_warnings_quiet;
+
+void ipt_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ipt_warnings_quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}

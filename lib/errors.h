@@ -11,6 +11,7 @@
 #define BPFIPT_ERRORS_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum ipt_exit {
 	IPT_EXIT_OK = 0,
@@ -25,6 +26,7 @@ enum ipt_err_style {
 	IPT_ES_BARE,
 	IPT_ES_IPTC,
 	IPT_ES_PLAIN,		/* "MSG" alone (the xtables lock messages) */
+	IPT_ES_XT_ONLY,		/* "iptables v1.8.9 (legacy): MSG", no "Try" line */
 	IPT_ES_MAX,
 };
 
@@ -41,6 +43,11 @@ int ipt_err_set(struct ipt_err *e, int code, enum ipt_err_style style, const cha
 /* Shorthand for the common case: a bad parameter, exit 2. */
 int ipt_err_param(struct ipt_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ipt_err_clear(struct ipt_err *e);
+
+/* Warnings iptables prints and goes on (stderr); silenced while the saved state
+ * is re-read, since they were shown when the rule was entered. */
+extern bool ipt_warnings_quiet;
+void ipt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define BPFIPT_VERSION "0.1.0"
 

@@ -594,13 +594,12 @@ static int parse_interface(struct cmd_parse *ps, const char *arg, int argi, char
 		return err_at(ps, argi);
 	}
 	if (strchr(arg, '/') || strchr(arg, ' '))
-		fprintf(stderr, "Warning: weird character in interface `%s' ('/' and ' ' are not "
+		ipt_warn("Warning: weird character in interface `%s' ('/' and ' ' are not "
 			"allowed by the kernel).\n", arg);
 	memset(dst, 0, IPT_IFNAMSIZ);
-	/* "+" alone matches every name: iptables keeps an all-zero mask, which saves
-	 * as nothing, so store it as "no interface" to stay canonical */
-	if (strcmp(arg, "+"))
-		strcpy(dst, arg);
+	/* "+" alone matches every name: iptables keeps it (shown by -L -v) with an
+	 * all-zero mask (not printed by save); save.c does the same */
+	strcpy(dst, arg);
 	return 0;
 }
 
@@ -948,47 +947,35 @@ static const struct ipt_ext *proto_ext(struct cmd_parse *ps)
 }
 
 /* An option no core rule claims goes, as in iptables' command_default, to the
- * target or the most recently loaded match if it is theirs (exact name first,
- * then an abbreviation), else to the -p protocol's match loaded on demand. */
+ * target or to the first loaded match that has it (exact name first, then an
+ * abbreviation: getopt_long's rules over the options loaded so far), else to the
+ * -p protocol's match loaded on demand. */
 int cmd_ext_option(struct cmd_parse *ps, const struct cmd_tok *t)
 {
 	const struct ipt_ext_opt *o = NULL;
-	const struct ipt_ext *owner = NULL;
 	int r;
 
-	if (t->lname) {
-		for (int exact = 1; exact >= 0 && !o; exact--) {
-			if (ps->target && (o = ext_opt(ps->target, t->lname, t->lname_len, exact))) {
-				owner = ps->target;
-				break;
-			}
-			for (unsigned int i = 0; i < ps->nmatches && !o; i++) {
-				const struct ipt_ext *e = ps->rule->matches[ps->matches[i].idx].ext;
-
-				if ((o = ext_opt(e, t->lname, t->lname_len, exact)))
-					owner = e;
-			}
-		}
-	}
-	if (o && owner == ps->target) {
-		r = ext_parse(ps, ps->target, ps->rule->target.data, &ps->tflags, o, t);
-		goto out;
-	}
-	if (o && ps->nmatches) {
-		struct cmd_match *cm = &ps->matches[ps->nmatches - 1];
-		struct ipt_match *m = &ps->rule->matches[cm->idx];
-
-		if (m->ext == owner) {
-			r = ext_parse(ps, m->ext, m->data, &cm->flags, o, t);
+	for (int exact = 1; t->lname && exact >= 0 && !o; exact--) {
+		if (ps->target && (o = ext_opt(ps->target, t->lname, t->lname_len, exact))) {
+			r = ext_parse(ps, ps->target, ps->rule->target.data, &ps->tflags, o, t);
 			goto out;
+		}
+		for (unsigned int i = 0; i < ps->nmatches; i++) {
+			struct cmd_match *cm = &ps->matches[i];
+			struct ipt_match *m = &ps->rule->matches[cm->idx];
+
+			if ((o = ext_opt(m->ext, t->lname, t->lname_len, exact))) {
+				r = ext_parse(ps, m->ext, m->data, &cm->flags, o, t);
+				goto out;
+			}
 		}
 	}
 	const struct ipt_ext *pe = t->lname ? proto_ext(ps) : NULL;
 
-	if (pe && (!owner || owner == pe)) {
+	if (pe) {
 		const struct ipt_ext_opt *po = ext_opt(pe, t->lname, t->lname_len, true);
 
-		if (!po && !o)
+		if (!po)
 			po = ext_opt(pe, t->lname, t->lname_len, false);
 		if (po) {
 			struct cmd_match *cm = load_match(ps, pe, true, t->argi);
@@ -1117,20 +1104,26 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 
 static int parse_hosts(struct cmd_parse *ps, const char *spec, struct addr_list *l)
 {
-	char *copy = xstrdup(spec), *save = NULL;
+	char *copy = xstrdup(spec);
 	int r = 0;
 
-	/* xtables_ipparse_multiple: comma-separated, each with its own mask */
-	for (char *p = copy;; p = NULL) {
-		char *tok = strtok_r(p, ",", &save);
+	/* xtables_ipparse_multiple: comma-separated, each with its own mask; an empty
+	 * element ("-d ,1.2.3.4") is a host that is not found */
+	for (char *p = copy;;) {
+		char *comma = strchr(p, ',');
 
-		if (!tok)
+		if (comma)
+			*comma = '\0';
+		if (!*p) {
+			r = ipt_err_param(ps->err, "host/network `' not found");
 			break;
-		if ((r = parse_one_host(ps, tok, l)))
+		}
+		if ((r = parse_one_host(ps, p, l)))
 			break;
+		if (!comma)
+			break;
+		p = comma + 1;
 	}
-	if (!r && l->n == 0)
-		r = ipt_err_param(ps->err, "host/network `%s' not found", spec);
 	free(copy);
 	return r;
 }
@@ -1211,6 +1204,17 @@ static int finish_target(struct cmd_parse *ps)
 	return 0;
 }
 
+/* Run an extension check; a kernel-side refusal is kept for later (cmd.h). */
+static int ext_check(struct cmd_parse *ps, int r)
+{
+	if (!r || ps->err->code != IPT_EXIT_OTHER)
+		return r;
+	if (!ps->cmd->deferred.code)
+		ps->cmd->deferred = *ps->err;
+	ipt_err_clear(ps->err);
+	return 0;
+}
+
 static int cmd_finish(struct cmd_parse *ps)
 {
 	struct ipt_cmd *cmd = ps->cmd;
@@ -1224,7 +1228,7 @@ static int cmd_finish(struct cmd_parse *ps)
 		if (m->ext->check) {
 			struct ipt_ext_final f = { .flags = cm->flags, .ip = &rule->ip,
 						   .err = ps->err };
-			if (m->ext->check(m->data, &f))
+			if (ext_check(ps, m->ext->check(m->data, &f)))
 				return -1;
 		}
 	}
@@ -1232,7 +1236,7 @@ static int cmd_finish(struct cmd_parse *ps)
 		struct ipt_ext_final f = { .flags = ps->tflags, .ip = &rule->ip, .err = ps->err,
 					   .matches = rule->matches, .nmatches = rule->nmatches };
 
-		if (ps->target->check(rule->target.data, &f))
+		if (ext_check(ps, ps->target->check(rule->target.data, &f)))
 			return -1;
 	}
 	if (!cmd->command && !cmd->help && !cmd->version)
@@ -1310,6 +1314,7 @@ int ipt_cmd_parse(int argc, char **argv, bool restore, struct ipt_cmd *cmd,
 	int r;
 
 	memset(cmd, 0, sizeof(*cmd));
+	ipt_err_clear(&cmd->deferred);
 	cmd->restore = restore;
 	cmd->err_argi = -1;
 	ipt_err_clear(err);

@@ -69,6 +69,10 @@ struct ipt_cmd {
 
 	/* The location of the error for the caret (index into argv), -1 none. */
 	int err_argi;
+	/* An extension's kernel-side refusal (exit 1, e.g. "-m tcp" without "-p tcp"):
+	 * iptables meets it only when the rule reaches the kernel, after the target
+	 * and the chain were checked, so it is reported then (ipt_table_apply). */
+	struct ipt_err deferred;
 };
 
 /* Parse argv[0..argc) (argv[0] is the first option, not the program name).

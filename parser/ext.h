@@ -79,6 +79,11 @@ struct ipt_ext {
 	unsigned int (*hooks_of)(const void *data);
 };
 
+/* True while the saved state is written: a save() must then print payloads
+ * iptables-save would lose (tcp --tcp-flags with an empty mask) so that the
+ * state reads back to the same bytes. */
+extern bool ipt_save_lossless;
+
 const struct ipt_ext *ipt_ext_find(const char *name, bool target);
 /* Every option name any extension knows, for the scanner (has_arg must be consistent). */
 const struct ipt_ext_opt *ipt_ext_any_opt(const char *name);

@@ -76,7 +76,7 @@ int rs_table(struct rs_state *s, const struct rs_val *v)
 	if (s->skip_table)
 		return 0;
 	if (strcmp(v->str, "filter")) {
-		rs_error(s, v->line, IPT_EXIT_OTHER,
+		rs_error(s, v->line, IPT_EXIT_PARAM,
 			 "table `%s' (line %u) is not supported: bpf-iptables filters the "
 			 "`filter' table only", v->str, v->line);
 		return -1;
@@ -141,9 +141,10 @@ int rs_chain(struct rs_state *s, const struct rs_val *v)
 		if (!strcmp(policy, "-"))
 			goto out;
 		if (ipt_verdict_parse(policy, &pv) || pv == IPT_V_RETURN) {
-			rs_error(s, v->line, IPT_EXIT_PARAM,
+			rs_error(s, v->line, IPT_EXIT_OTHER,
 				 "Can't set policy `%s' on `%s' line %u: Bad policy name", policy,
 				 name, v->line);
+			s->err->style = IPT_ES_XT_ONLY;
 			goto out_err;
 		}
 		c->policy = pv;
@@ -154,6 +155,13 @@ int rs_chain(struct rs_state *s, const struct rs_val *v)
 			goto out_err;
 		}
 		goto out;
+	}
+	if (policy && strcmp(policy, "-")) {
+		rs_error(s, v->line, IPT_EXIT_OTHER,
+			 "Can't set policy `%s' on `%s' line %u: Bad built-in chain name", policy,
+			 name, v->line);
+		s->err->style = IPT_ES_XT_ONLY;
+		goto out_err;
 	}
 	if (c) {
 		if (s->o->noflush) {
@@ -302,7 +310,12 @@ int ipt_restore(const char *text, size_t len, struct ipt_table **t,
 int ipt_restore_state(const char *text, size_t len, struct ipt_table **t, struct ipt_err *err)
 {
 	struct ipt_restore_opts o = { .counters = true, .prog = "bpf-iptables" };
+	bool quiet = ipt_warnings_quiet;
 	unsigned int line;
+	int r;
 
-	return ipt_restore(text, len, t, &o, err, &line);
+	ipt_warnings_quiet = true;
+	r = ipt_restore(text, len, t, &o, err, &line);
+	ipt_warnings_quiet = quiet;
+	return r;
 }

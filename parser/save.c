@@ -38,24 +38,32 @@ static void save_addr(struct strbuf *sb, char letter, __be32 addr, __be32 mask, 
 	save_mask(sb, mask);
 }
 
-static void save_iface(struct strbuf *sb, char letter, const char *iface, bool invert)
+static void save_iface(struct strbuf *sb, char letter, const char *iface, bool invert,
+		       bool lossless)
 {
-	/* "+" alone matches every interface: iptables keeps no mask and prints nothing */
-	if (!iface[0] || !strcmp(iface, "+"))
+	if (!iface[0])
 		return;
-	sb_addf(sb, "%s -%c %s", invert ? " !" : "", letter, iface);
+	/* "+" alone matches every interface: iptables keeps no mask and saves nothing */
+	if (!lossless && !strcmp(iface, "+"))
+		return;
+	sb_addf(sb, "%s -%c ", invert ? " !" : "", letter);
+	/* iptables-save prints odd names (with spaces) as they are; the state quotes */
+	if (lossless && iface[strcspn(iface, " \t\"'\\")])
+		ipt_save_string(sb, iface);
+	else
+		sb_adds(sb, iface);
 }
 
-void ipt_save_rule(struct strbuf *sb, const char *chain, const struct ipt_rule *r,
-		   bool counters)
+static void save_rule(struct strbuf *sb, const char *chain, const struct ipt_rule *r,
+		      bool counters, bool lossless)
 {
 	const struct ipt_ip *ip = &r->ip;
 
 	sb_addf(sb, "-A %s", chain);
 	save_addr(sb, 's', ip->src, ip->smsk, ip->invflags & IPT_INV_SRCIP);
 	save_addr(sb, 'd', ip->dst, ip->dmsk, ip->invflags & IPT_INV_DSTIP);
-	save_iface(sb, 'i', ip->iniface, ip->invflags & IPT_INV_VIA_IN);
-	save_iface(sb, 'o', ip->outiface, ip->invflags & IPT_INV_VIA_OUT);
+	save_iface(sb, 'i', ip->iniface, ip->invflags & IPT_INV_VIA_IN, lossless);
+	save_iface(sb, 'o', ip->outiface, ip->invflags & IPT_INV_VIA_OUT, lossless);
 	if (ip->proto) {
 		const char *name = ipt_proto_to_name(ip->proto, false);
 
@@ -94,6 +102,12 @@ void ipt_save_rule(struct strbuf *sb, const char *chain, const struct ipt_rule *
 	default:
 		break;
 	}
+}
+
+void ipt_save_rule(struct strbuf *sb, const char *chain, const struct ipt_rule *r,
+		   bool counters)
+{
+	save_rule(sb, chain, r, counters, false);
 }
 
 static void list_chain(struct strbuf *sb, const struct ipt_chain *c, bool counters)
@@ -140,7 +154,8 @@ int ipt_save_list_rules(struct strbuf *sb, const struct ipt_table *t, const char
 	return 0;
 }
 
-void ipt_save_table(struct strbuf *sb, const struct ipt_table *t, bool counters)
+static void save_table(struct strbuf *sb, const struct ipt_table *t, bool counters,
+		       bool lossless)
 {
 	sb_adds(sb, "*filter\n");
 	for (unsigned int i = 0; i < t->nchains; i++) {
@@ -160,9 +175,23 @@ void ipt_save_table(struct strbuf *sb, const struct ipt_table *t, bool counters)
 			if (counters)
 				sb_addf(sb, "[%llu:%llu] ", (unsigned long long)r->pcnt,
 					(unsigned long long)r->bcnt);
-			ipt_save_rule(sb, c->name, r, false);
+			save_rule(sb, c->name, r, false, lossless);
 			sb_addc(sb, '\n');
 		}
 	}
 	sb_adds(sb, "COMMIT\n");
+}
+
+void ipt_save_table(struct strbuf *sb, const struct ipt_table *t, bool counters)
+{
+	save_table(sb, t, counters, false);
+}
+
+bool ipt_save_lossless;
+
+void ipt_save_table_state(struct strbuf *sb, const struct ipt_table *t)
+{
+	ipt_save_lossless = true;
+	save_table(sb, t, true, true);
+	ipt_save_lossless = false;
 }

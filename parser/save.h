@@ -15,5 +15,9 @@ int ipt_save_list_rules(struct strbuf *sb, const struct ipt_table *t, const char
 			unsigned int rulenum, bool counters);
 /* The *filter ... COMMIT section of iptables-save [-c]. */
 void ipt_save_table(struct strbuf *sb, const struct ipt_table *t, bool counters);
+/* The same for the saved state: with counters, and lossless where iptables-save
+ * is not (an interface "+" is kept, odd interface names are quoted), so that
+ * reading it back gives the very same model. */
+void ipt_save_table_state(struct strbuf *sb, const struct ipt_table *t);
 
 #endif

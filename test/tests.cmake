@@ -10,3 +10,20 @@ foreach(src ${UNIT_TESTS})
   add_test(NAME unit.${name} COMMAND ${name})
   set_tests_properties(unit.${name} PROPERTIES ENVIRONMENT "CK_FORK=yes")
 endforeach()
+
+# ---- install: self-contained commands in a fresh prefix ----
+add_test(NAME install.prefix
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/install/test_install.sh ${CMAKE_BINARY_DIR})
+
+# ---- compatibility with iptables-legacy (root; oracle in scratch namespaces) ----
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+set(BPFIPT_CONFORMANCE_DIR "${CMAKE_CURRENT_SOURCE_DIR}/../shared/conformance"
+    CACHE PATH "upstream iptables conformance data (iptables-t/*.t, dumps/)")
+foreach(h conformance differential dumps)
+  add_test(NAME compat.${h}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/compat/${h}.py
+                   --bin ${CMAKE_BINARY_DIR})
+  set_tests_properties(compat.${h} PROPERTIES
+    ENVIRONMENT "CONFORMANCE_DIR=${BPFIPT_CONFORMANCE_DIR}"
+    SKIP_RETURN_CODE 77 TIMEOUT 900)
+endforeach()

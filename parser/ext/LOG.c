@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -j LOG: --log-level, --log-prefix (29 bytes kept) and the flag options. */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <string.h>
-
-#define LOG_PREFIX_SIZE 30
-#define LOG_LEVEL_DEFAULT 4	/* warning */
 
 /* Option ids of the flag options = their bit in logflags (XT_LOG_*). */
 enum {
@@ -16,13 +14,6 @@ enum {
 	O_MAC = 5,
 	O_LEVEL = 6,
 	O_PREFIX = 7,
-};
-#define LOG_FLAGS_MASK 0x2f
-
-struct log_data {
-	__u8 level;
-	__u8 logflags;
-	char prefix[LOG_PREFIX_SIZE];
 };
 
 static const struct ipt_ext_opt log_opts[] = {

@@ -2,23 +2,12 @@
 /* -j NFLOG: --nflog-group, --nflog-prefix (63 bytes kept), --nflog-range (obsolete),
  * --nflog-size, --nflog-threshold. */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define NFLOG_PREFIX_SIZE 64
-#define NFLOG_F_COPY_LEN 0x1
-
 enum { O_GROUP, O_PREFIX, O_RANGE, O_SIZE, O_THRESHOLD };
-
-struct nflog_data {
-	__u32 len;
-	__u16 group;
-	__u16 threshold;
-	__u16 flags;
-	__u16 pad;
-	char prefix[NFLOG_PREFIX_SIZE];
-};
 
 static const struct ipt_ext_opt nflog_opts[] = {
 	{ "nflog-group", true, O_GROUP, false },
@@ -55,7 +44,7 @@ static int nflog_parse(void *data, const struct ipt_ext_call *c)
 		d->threshold = (__u16)v;
 		break;
 	case O_RANGE:
-		fprintf(stderr, "warn: --nflog-range has never worked and is no longer "
+		ipt_warn("warn: --nflog-range has never worked and is no longer "
 			"supported, please use --nflog-size instead\n");
 		d->len = (__u32)v;
 		break;

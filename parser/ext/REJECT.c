@@ -1,26 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -j REJECT [--reject-with TYPE]; the kernel wants -p tcp for tcp-reset. */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-/* enum ipt_reject_with of <linux/netfilter_ipv4/ipt_REJECT.h> */
-enum {
-	REJ_NET_UNREACH = 0,
-	REJ_HOST_UNREACH = 1,
-	REJ_PROT_UNREACH = 2,
-	REJ_PORT_UNREACH = 3,
-	REJ_NET_PROHIB = 5,
-	REJ_HOST_PROHIB = 6,
-	REJ_TCP_RESET = 7,
-	REJ_ADMIN_PROHIB = 8,
-};
-
-struct reject_data {
-	__u32 with;
-};
 
 /* In iptables' order: an abbreviation takes the first entry it starts. */
 static const struct {
@@ -65,7 +50,7 @@ static int reject_parse(void *data, const struct ipt_ext_call *c)
 		}
 	}
 	if (!strncasecmp("echo-reply", c->arg, n) || !strncasecmp("echoreply", c->arg, n))
-		fprintf(stderr, "--reject-with echo-reply no longer supported\n");
+		ipt_warn("--reject-with echo-reply no longer supported\n");
 	return ipt_err_param(c->err, "unknown reject type \"%s\"", c->arg);
 }
 

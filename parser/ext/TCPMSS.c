@@ -5,16 +5,11 @@
  * from FORWARD/OUTPUT (POSTROUTING in other tables).
  */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <string.h>
 
-#define TCPMSS_CLAMP_PMTU 0xffff
-
 enum { O_SET_MSS, O_CLAMP };
-
-struct tcpmss_data {
-	__u16 mss;
-};
 
 static const struct ipt_ext_opt tcpmss_opts[] = {
 	{ "set-mss", true, O_SET_MSS, false },

@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -m comment --comment TEXT: up to 255 bytes kept (iptables 1.8.9 cuts longer text). */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <string.h>
-
-#define COMMENT_SIZE 256	/* XT_MAX_COMMENT_LEN */
-
-struct comment_data {
-	char comment[COMMENT_SIZE];
-};
 
 static const struct ipt_ext_opt comment_opts[] = {
 	{ "comment", true, 0, false },

@@ -1,25 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -m iprange: [!] --src-range A[-B], [!] --dst-range A[-B] (xt_iprange revision 1). */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <stdio.h>
 #include <string.h>
 
 enum { O_SRC, O_DST };
-
-enum {
-	IPR_SRC = 0x01,
-	IPR_DST = 0x02,
-	IPR_SRC_INV = 0x10,
-	IPR_DST_INV = 0x20,
-};
-
-struct iprange_data {
-	__u32 src_min, src_max;	/* host byte order */
-	__u32 dst_min, dst_max;
-	__u8 flags;
-	__u8 pad[3];
-};
 
 static const struct ipt_ext_opt iprange_opts[] = {
 	{ "src-range", true, O_SRC, false },
@@ -89,7 +76,7 @@ static int iprange_parse(void *data, const struct ipt_ext_call *c)
 				     optname, to);
 	/* iptables accepts a reversed range with a warning; the rule matches nothing. */
 	if (dash && lo > hi)
-		fprintf(stderr, "xt_iprange: range %s-%s is reversed and will never match\n",
+		ipt_warn("xt_iprange: range %s-%s is reversed and will never match\n",
 			from, to);
 	if (c->opt->id == O_SRC) {
 		d->src_min = lo;

@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -m length [!] --length min[:max] (open ends allowed: ":5", "5:", ":"). */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <string.h>
-
-struct length_data {
-	__u16 min, max;
-	__u8 invert;
-	__u8 pad[3];
-};
 
 static const struct ipt_ext_opt length_opts[] = {
 	{ "length", true, 0, false },

@@ -8,20 +8,13 @@
  * prints it back the way iptables does.
  */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define LIMIT_SCALE 10000u
-#define LIMIT_BURST_DEFAULT 5u
-
 enum { O_LIMIT, O_BURST };
-
-struct limit_data {
-	__u32 avg;	/* period in 1/LIMIT_SCALE seconds */
-	__u32 burst;
-};
 
 static const struct ipt_ext_opt limit_opts[] = {
 	{ "limit", true, O_LIMIT, false },

@@ -2,14 +2,9 @@
 /* -m mac [!] --mac-source XX:XX:XX:XX:XX:XX; the kernel allows it only where a MAC
  * header exists: PREROUTING, INPUT, FORWARD (so not OUTPUT, see .hooks). */
 #include "ext.h"
+#include "misc_ext.h"
 
 #include <stdlib.h>
-
-struct mac_data {
-	__u8 addr[6];
-	__u8 invert;
-	__u8 pad;
-};
 
 static const struct ipt_ext_opt mac_opts[] = {
 	{ "mac-source", true, 0, false },

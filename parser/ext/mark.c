@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -m mark [!] --mark value[/mask] (xt_mark revision 1). */
 #include "ext.h"
-
-struct mark_data {
-	__u32 mark, mask;
-	__u8 invert;
-	__u8 pad[3];
-};
+#include "misc_ext.h"
 
 static const struct ipt_ext_opt mark_opts[] = {
 	{ "mark", true, 0, false },

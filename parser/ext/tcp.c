@@ -149,7 +149,10 @@ static void tcp_save(struct strbuf *sb, const void *data, const struct ipt_ip *i
 	if (t->option || (t->invflags & IPT_TCP_INV_OPTION))
 		sb_addf(sb, "%s --tcp-option %u",
 			(t->invflags & IPT_TCP_INV_OPTION) ? " !" : "", t->option);
-	if (t->flg_mask || (t->invflags & IPT_TCP_INV_FLAGS)) {
+	/* iptables-save omits an empty mask even with a comparison (a rule that can
+	 * never match); the state keeps it */
+	if (t->flg_mask || (t->invflags & IPT_TCP_INV_FLAGS) ||
+	    (ipt_save_lossless && t->flg_cmp)) {
 		sb_addf(sb, "%s --tcp-flags ", (t->invflags & IPT_TCP_INV_FLAGS) ? " !" : "");
 		add_flag_names(sb, t->flg_mask);
 		sb_addc(sb, ' ');

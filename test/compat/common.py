@@ -15,6 +15,7 @@ Python 3 standard library only.  Provides:
 
 import atexit
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -236,8 +237,10 @@ def message(stderr):
         return ""
     first = stderr.split("\n", 1)[0]
     if ": " in first:
-        return first.split(": ", 1)[1]
-    return first
+        first = first.split(": ", 1)[1]
+    # A program name inside the text (e.g. "iptables-restore: unable to
+    # initialize table 'bogus'") may carry the IUT's own name.
+    return re.sub(r"\bbpf-(iptables(?:-save|-restore)?)\b", r"\1", first)
 
 
 def strip_comments(save_output):
@@ -286,6 +289,10 @@ class Backend:
     def snapshot(self):
         """Everything observable about the persistent state."""
         return (self.save_rules(["-c"]), self.files_snapshot())
+
+    @staticmethod
+    def snapshots_equal(a, b):
+        return a[0] == b[0] and files_unchanged(a[1], b[1])
 
     def close(self):
         pass
@@ -391,6 +398,23 @@ class IUT(Backend):
         where = f", netns {self.ns}" if self.ns else ""
         return (f"{self.label} ({self.bindir}/bpf-iptables, "
                 f"state {self.statedir}{where})")
+
+
+def files_unchanged(before, after):
+    """Compare two files_snapshot() values.  A file that did not exist before
+    and is EMPTY afterwards (a lock file taken before the command was
+    rejected) carries no state and is not counted as a change."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return before == after
+    for k in set(before) | set(after):
+        if k in before and k in after:
+            if before[k] != after[k]:
+                return False
+        elif k in after and k[0] == "file" and after[k] == b"":
+            continue
+        else:
+            return False
+    return True
 
 
 def describe_files_diff(before, after):
@@ -518,8 +542,14 @@ def add_common_args(parser):
                         help="do not delete the IUT state directories")
 
 
-def diff_text(a, b, name_a="oracle", name_b="iut"):
+def diff_text(a, b, name_a="oracle", name_b="iut", max_lines=40):
+    """Unified diff of two texts, cut after max_lines lines."""
     import difflib
-    return "".join(difflib.unified_diff(
+    lines = list(difflib.unified_diff(
         a.splitlines(keepends=True), b.splitlines(keepends=True),
         fromfile=name_a, tofile=name_b, n=1))
+    lines = [ln if ln.endswith("\n") else ln + "\n" for ln in lines]
+    if max_lines and len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... ({len(lines) - max_lines} more "
+                                     f"diff lines)\n"]
+    return "".join(lines)

@@ -29,6 +29,7 @@ import shlex
 import sys
 import time
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
@@ -176,12 +177,12 @@ def run_case(be, case, chain):
         if r.rc < 0:
             return False, f"crashed/timed out (rc={r.rc})", r.err
         after = be.snapshot()
-        if after != before:
+        if not be.snapshots_equal(before, after):
             detail = ""
             if before[0] != after[0]:
                 detail += "save output changed:\n" + common.diff_text(
                     before[0] or "", after[0] or "", "before", "after")
-            if before[1] != after[1]:
+            if not common.files_unchanged(before[1], after[1]):
                 detail += "state dir: " + common.describe_files_diff(
                     before[1], after[1]) + "\n"
             be.ipt(["-F"])

@@ -254,7 +254,7 @@ static const struct { const char *text; unsigned int line; int code; const char 
 	{ "*filter\n-A NOPE -j ACCEPT\nCOMMIT\n", 2, 1, "line 2 failed\nNo chain/target/match by that name." },
 	{ "*filter\n-A INPUT --bogus\nCOMMIT\n", 2, 2, "unknown option \"--bogus\"" },
 	{ "*filter\n-A INPUT -j ACCEPT\n", 3, 1, "COMMIT expected at line 3" },
-	{ "*nat\nCOMMIT\n", 1, 1, NULL },
+	{ "*nat\nCOMMIT\n", 1, 2, NULL },
 	{ "*filter\n:foo - [0:0]\n:foo - [0:0]\nCOMMIT\n", 3, 2, "error creating chain 'foo':File exists" },
 	{ "*filter\n-A INPUT -t filter -j ACCEPT\nCOMMIT\n", 2, 2, NULL },
 	{ "garbage\n", 1, 1, "line 1 failed" },

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Payloads of the other extensions (iprange, length, mark, mac, limit, comment and
+ * the targets REJECT, LOG, NFLOG, TCPMSS), for their parser files and for the
+ * control plane that compiles them (controlplane/compile.c).
+ *
+ * Byte order and meaning are given per structure; the values follow the kernel's
+ * xt_* / ipt_* structures so the meaning is the kernel's.
+ */
+#ifndef BPFIPT_MISC_EXT_H
+#define BPFIPT_MISC_EXT_H
+
+#include <linux/types.h>
+#include "ext.h"
+
+/* -m iprange (xt_iprange revision 1): addr in [min, max], inverted by *_INV */
+enum {
+	IPR_SRC = 0x01,
+	IPR_DST = 0x02,
+	IPR_SRC_INV = 0x10,
+	IPR_DST_INV = 0x20,
+};
+
+struct iprange_data {
+	__u32 src_min, src_max;	/* host byte order */
+	__u32 dst_min, dst_max;
+	__u8 flags;		/* IPR_* */
+	__u8 pad[3];
+};
+
+/* -m length: min <= IP total length <= max, xor invert */
+struct length_data {
+	__u16 min, max;
+	__u8 invert;
+	__u8 pad[3];
+};
+
+/* -m mark: ((skb mark & mask) == mark) xor invert */
+struct mark_data {
+	__u32 mark, mask;
+	__u8 invert;
+	__u8 pad[3];
+};
+
+/* -m mac: source MAC == addr, xor invert (never matches without a MAC header) */
+struct mac_data {
+	__u8 addr[6];
+	__u8 invert;
+	__u8 pad;
+};
+
+/* -m limit (struct xt_rateinfo's user part) */
+#define LIMIT_SCALE 10000u	/* XT_LIMIT_SCALE */
+#define LIMIT_BURST_DEFAULT 5u
+
+struct limit_data {
+	__u32 avg;	/* period in 1/LIMIT_SCALE seconds */
+	__u32 burst;
+};
+
+/* -m comment */
+#define COMMENT_SIZE 256	/* XT_MAX_COMMENT_LEN */
+
+struct comment_data {
+	char comment[COMMENT_SIZE];
+};
+
+/* -j REJECT: enum ipt_reject_with of <linux/netfilter_ipv4/ipt_REJECT.h> */
+enum {
+	REJ_NET_UNREACH = 0,
+	REJ_HOST_UNREACH = 1,
+	REJ_PROT_UNREACH = 2,
+	REJ_PORT_UNREACH = 3,
+	REJ_NET_PROHIB = 5,
+	REJ_HOST_PROHIB = 6,
+	REJ_TCP_RESET = 7,
+	REJ_ADMIN_PROHIB = 8,
+};
+
+struct reject_data {
+	__u32 with;	/* REJ_* */
+};
+
+/* -j LOG */
+#define LOG_PREFIX_SIZE 30
+#define LOG_LEVEL_DEFAULT 4	/* warning */
+#define LOG_FLAGS_MASK 0x2f
+
+struct log_data {
+	__u8 level;
+	__u8 logflags;		/* XT_LOG_* bits */
+	char prefix[LOG_PREFIX_SIZE];
+};
+
+/* -j NFLOG */
+#define NFLOG_PREFIX_SIZE 64
+#define NFLOG_F_COPY_LEN 0x1
+
+struct nflog_data {
+	__u32 len;
+	__u16 group;
+	__u16 threshold;
+	__u16 flags;		/* NFLOG_F_* */
+	__u16 pad;
+	char prefix[NFLOG_PREFIX_SIZE];
+};
+
+/* -j TCPMSS */
+#define TCPMSS_CLAMP_PMTU 0xffff
+
+struct tcpmss_data {
+	__u16 mss;		/* or TCPMSS_CLAMP_PMTU */
+};
+
+#endif

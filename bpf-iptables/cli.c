@@ -209,6 +209,8 @@ int ipt_cli_iptables(int argc, char **argv)
 		goto fail;
 	if (!modifies && !(cmd.command & CMD_CHECK))
 		goto out;
+	if (ipt_cmd_resolve(t, &cmd, &err))
+		goto fail;
 	if (cmd.verbose)
 		verbose_echo(t, &cmd);
 	fflush(stdout);

@@ -15,7 +15,8 @@
 #include <stdint.h>
 #include <linux/types.h>
 
-#define IPT_CHAIN_MAXLEN 28		/* XT_TABLE_MAXNAMELEN - 4 (ERROR target name room) */
+#define IPT_CHAIN_MAXLEN 28		/* longest name -N, -A, -j accept (XT_EXTENSION_MAXNAMELEN - 1) */
+#define IPT_CHAIN_NAMESZ 32		/* storage: -E accepts up to 31 (libiptc's chain label) */
 #define IPT_IFNAMSIZ 16
 #define IPT_MAX_MATCHES 32
 
@@ -71,13 +72,13 @@ struct ipt_rule {
 	struct ipt_match *matches;		/* in command-line order */
 	enum ipt_target_kind tkind;
 	enum ipt_verdict verdict;		/* IPT_T_VERDICT */
-	char chain[IPT_CHAIN_MAXLEN + 1];	/* IPT_T_JUMP / IPT_T_GOTO */
+	char chain[IPT_CHAIN_NAMESZ];		/* IPT_T_JUMP / IPT_T_GOTO */
 	struct ipt_match target;		/* IPT_T_EXT */
 	__u64 pcnt, bcnt;
 };
 
 struct ipt_chain {
-	char name[IPT_CHAIN_MAXLEN + 1];
+	char name[IPT_CHAIN_NAMESZ];
 	bool builtin;
 	enum ipt_verdict policy;		/* builtin chains only */
 	__u64 pcnt, bcnt;			/* policy counters */

@@ -142,11 +142,18 @@ int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err)
 	return r;
 }
 
-static int rule_cmd(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+int ipt_cmd_resolve(const struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
 {
 	for (unsigned int i = 0; i < cmd->nrules; i++)
 		if (resolve_target(t, cmd->rules[i], err))
 			return -1;
+	return 0;
+}
+
+static int rule_cmd(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
+{
+	if (ipt_cmd_resolve(t, cmd, err))
+		return -1;
 
 	struct ipt_chain *c = ipt_chain_find(t, cmd->chain);
 
@@ -279,7 +286,9 @@ static int rename_chain(struct ipt_table *t, const struct ipt_cmd *cmd, struct i
 		return iptc_err(err, E_NOENT);
 	if (ipt_chain_find(t, cmd->newname) || is_target_word(cmd->newname))
 		return iptc_err(err, "File exists.");
-	if (strlen(cmd->newname) > IPT_CHAIN_MAXLEN)
+	if (!cmd->newname[0])
+		return iptc_err(err, "Invalid argument: a chain name cannot be empty.");
+	if (strlen(cmd->newname) >= IPT_CHAIN_NAMESZ)
 		return iptc_err(err, "Invalid argument: chain name too long.");
 	ipt_chain_rename(t, c, cmd->newname);
 	return 0;

@@ -13,6 +13,9 @@ int ipt_table_apply(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_e
 /* The checks the kernel makes when a table is loaded: loops reachable from a
  * built-in chain, jumps to built-in chains, extensions outside their hooks. */
 int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err);
+/* The checks iptables makes of -j/-g against the table before anything else
+ * (exit 2: "Couldn't load target", "goto 'X' is not a chain"). */
+int ipt_cmd_resolve(const struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err);
 /* Does the command change the table (and so need the lock and a write)? */
 bool ipt_cmd_modifies(const struct ipt_cmd *cmd);
 

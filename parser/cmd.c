@@ -381,7 +381,8 @@ static int check_new_chain_name(struct cmd_parse *ps, const char *name, int argi
 		ipt_err_param(ps->err, "chain name not allowed to start with `%c'", *name);
 		return err_at(ps, argi);
 	}
-	if (ipt_ext_find(name, true) || !strcmp(name, "ACCEPT") || !strcmp(name, "DROP") ||
+	/* "" finds iptables' standard target, whose name is empty */
+	if (!*name || ipt_ext_find(name, true) || !strcmp(name, "ACCEPT") || !strcmp(name, "DROP") ||
 	    !strcmp(name, "RETURN") || !strcmp(name, "QUEUE")) {
 		ipt_err_param(ps->err, "chain name may not clash with target name");
 		return err_at(ps, argi);
@@ -462,7 +463,8 @@ int cmd_command(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_
 			set_str(&cmd->chain, pos[used++].arg);
 		if (!r && npos > used) {
 			r = parse_rulenumber(ps, &pos[used++], &cmd->rulenum);
-			cmd->command = (cmd->command & ~CMD_ZERO) | CMD_ZERO_NUM;
+			/* iptables assigns here: an earlier -L is forgotten */
+			cmd->command = CMD_ZERO_NUM;
 		}
 		break;
 	case 'N':
@@ -947,7 +949,7 @@ static const struct ipt_ext *proto_ext(struct cmd_parse *ps)
 }
 
 /* An option no core rule claims goes, as in iptables' command_default, to the
- * target or to the first loaded match that has it (exact name first, then an
+ * target or to the most recently loaded match that has it (exact name first, then an
  * abbreviation: getopt_long's rules over the options loaded so far), else to the
  * -p protocol's match loaded on demand. */
 int cmd_ext_option(struct cmd_parse *ps, const struct cmd_tok *t)
@@ -960,7 +962,7 @@ int cmd_ext_option(struct cmd_parse *ps, const struct cmd_tok *t)
 			r = ext_parse(ps, ps->target, ps->rule->target.data, &ps->tflags, o, t);
 			goto out;
 		}
-		for (unsigned int i = 0; i < ps->nmatches; i++) {
+		for (unsigned int i = ps->nmatches; i-- > 0;) {
 			struct cmd_match *cm = &ps->matches[i];
 			struct ipt_match *m = &ps->rule->matches[cm->idx];
 

@@ -99,9 +99,41 @@ static int parse_counters(const char *s, __u64 *p, __u64 *b)
 	return 0;
 }
 
+/* The next blank-separated word of a chain line; the state quotes odd chain
+ * names ("bad name", ""), with \ escaping inside the quotes. */
+static char *chain_word(char **p)
+{
+	char *s = *p, *out;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return NULL;
+	out = s;
+	if (*s == '"') {
+		char *o = s;
+
+		for (s++; *s && *s != '"'; s++) {
+			if (*s == '\\' && s[1])
+				s++;
+			*o++ = *s;
+		}
+		if (*s)
+			s++;
+		*o = '\0';
+	} else {
+		while (*s && *s != ' ' && *s != '\t')
+			s++;
+		if (*s)
+			*s++ = '\0';
+	}
+	*p = s;
+	return out;
+}
+
 int rs_chain(struct rs_state *s, const struct rs_val *v)
 {
-	char *copy = strdup(v->str), *save = NULL;
+	char *copy = strdup(v->str), *cur = copy;
 	const char *name, *policy, *ctrs;
 	int r = 0;
 
@@ -115,15 +147,15 @@ int rs_chain(struct rs_state *s, const struct rs_val *v)
 		free(copy);
 		return 0;
 	}
-	name = strtok_r(copy, " \t", &save);
-	policy = strtok_r(NULL, " \t", &save);
-	ctrs = strtok_r(NULL, " \t", &save);
+	name = chain_word(&cur);
+	policy = chain_word(&cur);
+	ctrs = chain_word(&cur);
 	if (!name) {
 		rs_error(s, v->line, IPT_EXIT_PARAM, "%s: line %u chain name invalid", s->o->prog,
 			 v->line);
 		goto out_err;
 	}
-	if (strlen(name) > IPT_CHAIN_MAXLEN) {
+	if (strlen(name) > (s->o->state ? IPT_CHAIN_NAMESZ - 1 : IPT_CHAIN_MAXLEN)) {
 		rs_error(s, v->line, IPT_EXIT_PARAM, "Invalid chain name `%s' (%u chars max)", name,
 			 IPT_CHAIN_MAXLEN);
 		goto out_err;
@@ -309,7 +341,7 @@ int ipt_restore(const char *text, size_t len, struct ipt_table **t,
 
 int ipt_restore_state(const char *text, size_t len, struct ipt_table **t, struct ipt_err *err)
 {
-	struct ipt_restore_opts o = { .counters = true, .prog = "bpf-iptables" };
+	struct ipt_restore_opts o = { .counters = true, .prog = "bpf-iptables", .state = true };
 	bool quiet = ipt_warnings_quiet;
 	unsigned int line;
 	int r;

@@ -18,6 +18,7 @@ struct ipt_restore_opts {
 	bool test;		/* -t: parse and check only */
 	const char *only_table;	/* -T NAME */
 	const char *prog;	/* program name for messages */
+	bool state;		/* reading the saved state: chain names up to 31 (-E) */
 };
 
 /* Apply the file text to *t (replaced by the result on success). err->argi is

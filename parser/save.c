@@ -27,6 +27,16 @@ static void save_mask(struct strbuf *sb, __be32 mask)
 	sb_adds(sb, buf);
 }
 
+/* A chain name: as is, or quoted in the state when iptables-save's bare form
+ * would not read back (empty, blanks, quotes: -E accepts such names). */
+static void save_chain_name(struct strbuf *sb, const char *name, bool lossless)
+{
+	if (lossless && (!*name || name[strcspn(name, " \t\"'\\")]))
+		ipt_save_string(sb, name);
+	else
+		sb_adds(sb, name);
+}
+
 static void save_addr(struct strbuf *sb, char letter, __be32 addr, __be32 mask, bool invert)
 {
 	char buf[INET_ADDRSTRLEN];
@@ -59,7 +69,8 @@ static void save_rule(struct strbuf *sb, const char *chain, const struct ipt_rul
 {
 	const struct ipt_ip *ip = &r->ip;
 
-	sb_addf(sb, "-A %s", chain);
+	sb_adds(sb, "-A ");
+	save_chain_name(sb, chain, lossless);
 	save_addr(sb, 's', ip->src, ip->smsk, ip->invflags & IPT_INV_SRCIP);
 	save_addr(sb, 'd', ip->dst, ip->dmsk, ip->invflags & IPT_INV_DSTIP);
 	save_iface(sb, 'i', ip->iniface, ip->invflags & IPT_INV_VIA_IN, lossless);
@@ -90,10 +101,12 @@ static void save_rule(struct strbuf *sb, const char *chain, const struct ipt_rul
 		sb_addf(sb, " -j %s", ipt_verdict_name(r->verdict));
 		break;
 	case IPT_T_JUMP:
-		sb_addf(sb, " -j %s", r->chain);
+		sb_adds(sb, " -j ");
+		save_chain_name(sb, r->chain, lossless);
 		break;
 	case IPT_T_GOTO:
-		sb_addf(sb, " -g %s", r->chain);
+		sb_adds(sb, " -g ");
+		save_chain_name(sb, r->chain, lossless);
 		break;
 	case IPT_T_EXT:
 		sb_addf(sb, " -j %s", r->target.ext->name);
@@ -161,7 +174,9 @@ static void save_table(struct strbuf *sb, const struct ipt_table *t, bool counte
 	for (unsigned int i = 0; i < t->nchains; i++) {
 		const struct ipt_chain *c = t->chains[i];
 
-		sb_addf(sb, ":%s %s [%llu:%llu]\n", c->name,
+		sb_addc(sb, ':');
+		save_chain_name(sb, c->name, lossless);
+		sb_addf(sb, " %s [%llu:%llu]\n",
 			c->builtin ? ipt_verdict_name(c->policy) : "-",
 			c->builtin ? (unsigned long long)c->pcnt : 0ULL,
 			c->builtin ? (unsigned long long)c->bcnt : 0ULL);

@@ -83,6 +83,10 @@ KNOWN_VERSION_DIFFERENCES = {
 #            accepts them and stores the value modulo 65536 (--sport 0); the
 #            upstream .t file keeps the "should fail" case commented out.
 KNOWN_DIVERGENCES = {
+    "udpwrap": "bpf-iptables rejects udp ports above 65535 as the tcp match does; "
+               "iptables-legacy 1.8.9 stores them modulo 65536 (a silent misconfiguration)",
+    "emptyname": "bpf-iptables refuses -E to an empty chain name (a chain nobody "
+                 "can name again); iptables-legacy accepts it",
 }
 
 BUILTIN = ["INPUT", "FORWARD", "OUTPUT"]
@@ -314,12 +318,16 @@ class Generator:
                              "65535:65535", "5:5"])
         else:
             val = f"{self.port(proto)}:{self.pick(['', '65535', 'https'])}"
-        if negated and ":" in val:
+        if ":" in val:
             lo, hi = val.split(":", 1)
             lo_n = self.portnum(lo) if lo else 0
             hi_n = self.portnum(hi) if hi else 65535
-            if lo_n == 0 and hi_n == 65535:
+            if negated and lo_n == 0 and hi_n == 65535:
                 tags.add("negfull")
+            # a range reversed through a service name ("44192:https")
+            if (proto == "udp" and lo_n is not None and hi_n is not None
+                    and lo_n > hi_n):
+                tags.add("revrange")
         return val
 
     # ---------------- core option spelling ----------------
@@ -908,7 +916,10 @@ class Generator:
                 self.pick(USER_CHAIN_POOL + BAD_CHAIN_NAMES + BUILTIN)
             if self.p(0.03):
                 return mk([opt, old], kind="rename")
-            return mk([opt, old, new], kind="rename")
+            spec = mk([opt, old, new], kind="rename")
+            if new == "":
+                spec.tags.add("emptyname")
+            return spec
         if c < 0.77:   # policy
             opt = self.cmdopt("-P", ["--policy"])
             chain = self.pick(BUILTIN) if self.p(0.85) else \

@@ -916,10 +916,8 @@ class Generator:
                 self.pick(USER_CHAIN_POOL + BAD_CHAIN_NAMES + BUILTIN)
             if self.p(0.03):
                 return mk([opt, old], kind="rename")
-            spec = mk([opt, old, new], kind="rename")
-            if new == "":
-                spec.tags.add("emptyname")
-            return spec
+            return mk([opt, old, new], kind="rename",
+                      t={"emptyname"} if new == "" else set())
         if c < 0.77:   # policy
             opt = self.cmdopt("-P", ["--policy"])
             chain = self.pick(BUILTIN) if self.p(0.85) else \

@@ -17,11 +17,16 @@
  * is the union of the run's prefixes; a group LPM gives, for an address, the
  * counter of the first rule of the run that matches it. A million-entry list
  * costs one slot and O(entries) memory.
+ *
+ * Memory: everything cp_compile() allocates is counted as it grows (the vector
+ * pool dominates: nvecs * nwords * 8 bytes); above CP_MEM_LIMIT it fails with
+ * a clear error (exit 1) instead of building tables the kernel could not hold.
  */
 #ifndef BPFIPT_COMPILE_H
 #define BPFIPT_COMPILE_H
 
 #include <stdbool.h>
+#include <linux/bpf.h>	/* struct bpf_spin_lock of bpfipt.h */
 #include "bpfipt.h"
 #include "model.h"
 #include "errors.h"
@@ -35,7 +40,14 @@ struct cp_link {
 struct cp_env {
 	const struct cp_link *links;
 	unsigned int nlinks;
+	/* Shortest run of rules compiled to a group slot; 0 = CP_GROUP_MIN_DEFAULT. */
+	unsigned int group_min;
+	/* Bytes the compiled tables may take; 0 = CP_MEM_LIMIT. */
+	size_t mem_limit;
 };
+
+#define CP_MEM_LIMIT		((size_t)512 << 20)	/* bytes of compiled tables */
+#define CP_GROUP_MIN_DEFAULT	4
 
 /* One LPM entry: (chain, prefix) -> vector id; or for group LPMs
  * (group, prefix) -> counter index. */
@@ -90,6 +102,7 @@ struct cp_compiled {
 
 	/* group LPMs: key = group id, value = counter index */
 	struct cp_lpm group_src, group_dst;
+	unsigned int ngroups;			/* group ids are 0..ngroups-1 */
 
 	unsigned int nslots[BPFIPT_NCHAINS];
 	struct bpfipt_slot *slots[BPFIPT_NCHAINS];
@@ -102,9 +115,19 @@ struct cp_compiled {
 	 * as struct ipt_table lists them), then one per builtin chain policy. */
 	unsigned int ncounters;
 	__u32 policy_counter[BPFIPT_NCHAINS];
+
+	size_t mem;				/* bytes counted against CP_MEM_LIMIT */
 };
 
-/* A packet as the classifier sees it (host byte order except addresses). */
+/* All cp_lpm arrays are sorted by (key, plen, addr) and the cp_if_field arrays by
+ * (chain, ifindex). Interfaces: ifindex 0 (no interface: INPUT's oif, OUTPUT's
+ * iif) and any ifindex missing from env->links use dflt[chain], the vector of the
+ * empty name (only "-i +"-like patterns match it, "! -i eth0" does). */
+
+/* A packet as the classifier sees it (host byte order except addresses).
+ * Field keys: a non-first fragment has no ports, TCP flags nor ICMP type whatever
+ * has_* say (BPFIPT_NO_PORT / NO_TCP / NO_ICMP), as the kernel's matches see it;
+ * the tcp match needs has_tcp and has_ports. ct state: key 0 (issue 4). */
 struct cp_packet {
 	__be32 saddr, daddr;
 	__u8 proto;
@@ -134,14 +157,18 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 void cp_compiled_free(struct cp_compiled **c);
 
 /* Map a counter index back to the model: chain index in t->chains and rule index
- * (-1 for a policy counter). */
+ * (-1 for a policy counter; chain UINT_MAX for an index out of range). */
 void cp_counter_owner(const struct ipt_table *t, __u32 counter, unsigned int *chain, int *rule);
 
 /* The reference: iptables' semantics evaluated directly on the model, rule by
- * rule (limit counts as always matching in both evaluators). */
+ * rule (limit, conntrack and state count as always matching in both evaluators
+ * until the data plane has conntrack, issue 4). 0, or -1 (a loop, a missing chain).
+ * tr->ncounted counts every increment; counted[] keeps the first CP_TRACE_MAX. */
 int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt_chain c,
 		const struct cp_packet *p, struct cp_trace *tr);
-/* The data plane's algorithm on the compiled tables, in C. */
+/* The data plane's algorithm on the compiled tables, in C. 0; 1 when
+ * BPFIPT_MAX_STEPS ran out, 2 when BPFIPT_MAX_DEPTH did (verdict DROP, as the
+ * data plane); -1 on a malformed table. */
 int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct cp_packet *p,
 		 struct cp_trace *tr);
 

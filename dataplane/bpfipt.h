@@ -19,7 +19,9 @@
  *   loop (at most BPFIPT_MAX_STEPS times):
  *     s = first slot >= cursor whose bit is set in the AND of all field vectors
  *     if slot s has extra checks (BPFIPT_X_*) and they fail: cursor = s + 1; continue
- *     count the packet on counter slot[s].counter (if != BPFIPT_NO_COUNTER)
+ *     count the packet on counter slot[s].counter (if != BPFIPT_NO_COUNTER);
+ *       a group slot (BPFIPT_X_GROUP_SRC/DST) counts on the value of the group
+ *       LPM for (slot[s].group, src/dst address) instead
  *     VERDICT:  done, slot[s].verdict
  *     CONTINUE: (LOG, NFLOG, no target, ...) cursor = s + 1
  *     JUMP:     push s + 1 (depth < BPFIPT_MAX_DEPTH), cursor = slot[s].target
@@ -49,8 +51,10 @@ enum bpfipt_field {
 	BPFIPT_F_PROTO,		/* array: IP protocol 0..255 */
 	BPFIPT_F_SPORT,		/* class: source port 0..65535, BPFIPT_NO_PORT without one */
 	BPFIPT_F_DPORT,		/* class: destination port, same */
-	BPFIPT_F_IIF,		/* hash: input ifindex (INPUT, FORWARD) */
-	BPFIPT_F_OIF,		/* hash: output ifindex (FORWARD, OUTPUT) */
+	BPFIPT_F_IIF,		/* hash: input ifindex, 0 in OUTPUT */
+	BPFIPT_F_OIF,		/* hash: output ifindex, 0 in INPUT; for both, a missing key
+				 * (0 included) takes the chain's default vector: look them up
+				 * in every chain (-i in a chain reached from OUTPUT matters) */
 	BPFIPT_F_TCPFLAGS,	/* array: TCP flags byte 0..255, BPFIPT_NO_TCP otherwise */
 	BPFIPT_F_ICMP,		/* class: type << 8 | code, BPFIPT_NO_ICMP otherwise */
 	BPFIPT_F_FRAG,		/* array: 0 = not a non-first fragment, 1 = non-first fragment */
@@ -101,6 +105,18 @@ enum bpfipt_verdict {
 	BPFIPT_V_MAX,
 };
 
+/* --reject-with of a REJECT slot: the kernel's enum ipt_reject_with values. */
+enum bpfipt_reject_with {
+	BPFIPT_REJ_NET_UNREACH = 0,
+	BPFIPT_REJ_HOST_UNREACH = 1,
+	BPFIPT_REJ_PROT_UNREACH = 2,
+	BPFIPT_REJ_PORT_UNREACH = 3,	/* the default */
+	BPFIPT_REJ_NET_PROHIB = 5,
+	BPFIPT_REJ_HOST_PROHIB = 6,
+	BPFIPT_REJ_TCP_RESET = 7,
+	BPFIPT_REJ_ADMIN_PROHIB = 8,
+};
+
 /* Extra checks: constraints not expressed as LBVS fields, tested only on a
  * candidate slot. Bits of struct bpfipt_slot.xflags; parameters in bpfipt_extra. */
 enum {
@@ -127,7 +143,7 @@ struct bpfipt_group_key {
 struct bpfipt_slot {
 	__u8 kind;		/* enum bpfipt_slot_kind */
 	__u8 verdict;		/* enum bpfipt_verdict (VERDICT, POLICY) */
-	__u8 reject_with;	/* REJECT: index of --reject-with (issue 5) */
+	__u8 reject_with;	/* REJECT: BPFIPT_REJ_* (issue 5) */
 	__u8 log;		/* CONTINUE: 1 = LOG, 2 = NFLOG (events in issue 5) */
 	__u32 xflags;		/* BPFIPT_X_* */
 	__u32 target;		/* JUMP/GOTO: first slot of the block */
@@ -168,7 +184,61 @@ enum bpfipt_stat {
 	BPFIPT_ST_STEPS_EXHAUSTED,
 	BPFIPT_ST_DEPTH_EXHAUSTED,
 	BPFIPT_ST_MALFORMED,
+	BPFIPT_ST_INTERNAL,		/* a lookup that cannot fail failed (loader bug): dropped */
 	BPFIPT_ST_MAX,
+};
+
+/*
+ * Generations (dataplane/bpfipt.bpf.c <-> controlplane/loader.c).
+ * The programs are attached once; a ruleset is a GENERATION: a set of inner maps
+ * held at index 0 or 1 of the outer ARRAY_OF_MAPS maps (bpfipt_src, bpfipt_pool,
+ * ...), plus bpfipt_conf[index]. A packet reads bpfipt_inst.cur once and uses that
+ * generation only, so writing cur switches every hook of every interface at once.
+ * (A prog_array slot cannot do it: the kernel empties a prog_array when its last
+ * user reference goes, and without bpffs pins nothing holds one between commands.)
+ */
+#define BPFIPT_ABI		1
+#define BPFIPT_NO_VEC		0xffffffffu
+
+/* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of
+ * the vector, so a pool entry has a fixed size whatever nwords is. */
+#define BPFIPT_CHUNK_WORDS	64
+
+/* Array fields: the vector id of key k in chain c is element (c * keys + k) of a
+ * flat __u32 array, stored BPFIPT_PACK ids per map entry. */
+#define BPFIPT_PACK		16
+#define BPFIPT_KEYS_PROTO	256
+#define BPFIPT_KEYS_TCPFLAGS	257
+#define BPFIPT_KEYS_FRAG	2
+#define BPFIPT_KEYS_LEN		65536
+#define BPFIPT_KEYS_CTSTATE	32
+
+struct bpfipt_inst {
+	__u32 cur;		/* generation in use: 0 or 1 */
+	__u32 flags;		/* BPFIPT_I_* */
+	__u32 abi;		/* BPFIPT_ABI of the programs */
+	__u32 pad;
+};
+
+enum {
+	BPFIPT_I_XDP	= 1 << 0,	/* XDP attached: ingress judged there (unless BPFIPT_C_TC_INGRESS) */
+};
+
+struct bpfipt_conf {
+	__u32 nwords, nchunks;
+	__u32 flags;				/* BPFIPT_C_* */
+	__u32 ncounters;
+	__u32 ncpus;				/* rows of the counters map (+1: carried values) */
+	__u32 nslots[BPFIPT_NCHAINS];
+	__u32 slot_base[BPFIPT_NCHAINS];	/* slot s of chain c: entry slot_base[c] + s */
+	__u32 policy[BPFIPT_NCHAINS];		/* the policy slot */
+	__u32 iif_dflt[BPFIPT_NCHAINS], oif_dflt[BPFIPT_NCHAINS];
+	__u32 lookup[BPFIPT_NCHAINS];		/* bit f: field f varies in the chain, look it up */
+	__u32 cvec[BPFIPT_NCHAINS];		/* AND of the chain's constant fields' vectors */
+};
+
+enum {
+	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */
 };
 
 #endif

@@ -1,0 +1,1626 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rule compiler (see compile.h, and dataplane/bpfipt.h for the algorithm the
+ * data plane runs on the result).
+ *
+ * 1. Every model rule of a chain reachable from a base chain becomes a UNIT: its
+ *    constraint per field, its extras, its action. A run of consecutive rules that
+ *    differ only in a non-negated -s (or -d) prefix becomes one GROUP unit.
+ *    Constraints:
+ *      - range fields (proto, ports, tcp flags, icmp, frag, length, ct state): a
+ *        normalised interval set over the field's keys (NULL = unconstrained); the
+ *        matches of a rule are intersected;
+ *      - address fields: a list of ATOMS ANDed together, each a set of prefixes,
+ *        possibly negated (-s, ! -s, iprange ranges, the union of a group);
+ *      - interfaces: one name pattern each (kernel semantics: "eth+" is a prefix,
+ *        "" matches every name), possibly negated.
+ * 2. Per base chain, slots are laid out as bpfipt.h says (rules, POLICY, one block
+ *    per reachable user chain ending with RETURN); nesting depth is checked.
+ * 3. Per base chain and field, the vectors:
+ *      - range fields: a sweep over the elementary intervals (events at each
+ *        interval bound), one vector per interval;
+ *      - address fields: a preorder walk of all the chain's prefixes (plus 0/0)
+ *        with per-atom "some ancestor is mine" counters; a slot's bit is set when
+ *        all its atoms are satisfied (contains xor negated);
+ *      - interfaces: one vector per link of env, the default for any other ifindex
+ *        (and for 0 = no interface) is the vector of the name "".
+ *    Vectors are interned in a hash-deduplicated pool.
+ * Memory is counted as it is allocated; above CP_MEM_LIMIT the compile fails.
+ */
+#include "compile.h"
+#include "ext.h"
+#include "proto_ext.h"
+#include "misc_ext.h"
+#include "save.h"
+#include "strbuf.h"
+
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+static void xqsort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, sz, cmp);
+}
+
+/* A bump allocator for the small objects of the units, freed at once. */
+struct arena_blk {
+	struct arena_blk *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char data[];
+};
+
+struct arena {
+	struct arena_blk *head;
+	size_t total;
+};
+
+static void *arena_alloc(struct arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (!a->head || a->head->cap - a->head->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		struct arena_blk *b = xmalloc(sizeof(*b) + cap);
+
+		b->used = 0;
+		b->cap = cap;
+		b->next = a->head;
+		a->head = b;
+		a->total += cap;
+	}
+	void *p = a->head->data + a->head->used;
+
+	a->head->used += n;
+	return p;
+}
+
+static void arena_free(struct arena *a)
+{
+	while (a->head) {
+		struct arena_blk *n = a->head->next;
+
+		free(a->head);
+		a->head = n;
+	}
+	a->total = 0;
+}
+
+/* ---------------------------------------------------------------- fields */
+
+/* The range-mapped fields, in the order of their struct cp_array_field. */
+enum {
+	RF_PROTO,
+	RF_SPORT,
+	RF_DPORT,
+	RF_TCPFLAGS,
+	RF_ICMP,
+	RF_FRAG,
+	RF_LEN,
+	RF_CTSTATE,
+	RF_N,
+};
+
+static const unsigned int rf_nkeys[RF_N] = {
+	[RF_PROTO] = 256,
+	[RF_SPORT] = BPFIPT_CLASS_KEYS,
+	[RF_DPORT] = BPFIPT_CLASS_KEYS,
+	[RF_TCPFLAGS] = 257,
+	[RF_ICMP] = BPFIPT_CLASS_KEYS,
+	[RF_FRAG] = 2,
+	[RF_LEN] = 65536,
+	[RF_CTSTATE] = 32,
+};
+
+static struct cp_array_field *rf_out(struct cp_compiled *cc, int f)
+{
+	switch (f) {
+	case RF_PROTO: return &cc->proto;
+	case RF_SPORT: return &cc->sport;
+	case RF_DPORT: return &cc->dport;
+	case RF_TCPFLAGS: return &cc->tcpflags;
+	case RF_ICMP: return &cc->icmp;
+	case RF_FRAG: return &cc->frag;
+	case RF_LEN: return &cc->len;
+	default: return &cc->ctstate;
+	}
+}
+
+/* An interval set: n intervals v[2i] .. v[2i+1], sorted, disjoint, not adjacent. */
+struct iset {
+	unsigned int n;
+	__u32 v[];
+};
+
+struct pfx {
+	__u32 addr;		/* host order, masked */
+	__u32 plen;
+	__u32 counter;		/* group runs: the rule's counter */
+};
+
+struct atom {
+	bool neg;
+	unsigned int n;
+	struct pfx *p;
+};
+
+#define MAX_ATOMS (2 + IPT_MAX_MATCHES)
+
+struct unit {
+	const struct ipt_rule *rule;	/* the (first) rule */
+	unsigned int nrules;		/* > 1: a group */
+	__u8 kind, verdict, reject_with, log;
+	int target;			/* JUMP/GOTO: model chain index */
+	__u32 counter, xflags, extra, group;
+	struct iset *rs[RF_N];		/* NULL: unconstrained */
+	struct atom *atoms[2];		/* src, dst */
+	unsigned int natoms[2];
+	struct {
+		bool con, inv;
+		char pat[IPT_IFNAMSIZ + 1];
+	} ifc[2];			/* iif, oif */
+};
+
+struct mchain {
+	struct unit *u;
+	unsigned int nu;
+	int state;			/* depth walk: 0 new, 1 on the stack, 2 done */
+	unsigned int need;		/* stack frames the chain may push */
+	bool built;
+};
+
+struct cctx {
+	const struct ipt_table *t;
+	const struct cp_env *env;
+	struct ipt_err *err;
+	struct cp_compiled *cc;
+	struct arena ar;
+	struct mchain *ch;
+	__u32 *rule_base;
+	unsigned int group_min;
+	size_t mem;			/* bytes counted against mem_limit */
+	size_t mem_limit;
+	bool failed;
+	unsigned int cur_chain;		/* for messages */
+
+	/* vector pool */
+	__u32 *ht;
+	__u64 *hh;
+	size_t htcap, poolcap;
+	__u64 *cur;
+
+	/* per base chain: slot -> unit (NULL: POLICY/RETURN, always matches) */
+	const struct unit **sl[BPFIPT_NCHAINS];
+
+	size_t extras_cap, grp_cap[2];
+};
+
+static const char *const base_names[BPFIPT_NCHAINS] = { "INPUT", "FORWARD", "OUTPUT" };
+
+static int rule_error(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
+		      const char *what)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	ipt_save_rule(&sb, x->t->chains[ci]->name, r, false);
+	ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+		    "rule not supported by the data plane: %s (in `%s')", what, sb_str(&sb));
+	sb_free(&sb);
+	x->failed = true;
+	return -1;
+}
+
+static int mem_add(struct cctx *x, size_t n)
+{
+	x->mem += n;
+	if (x->mem > x->mem_limit && !x->failed) {
+		ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+			    "ruleset too large for the data plane: its compiled tables need more "
+			    "than %u MiB (chain %s, %u slots, %u distinct bit vectors of %u "
+			    "words so far); runs of rules that differ only in -s or -d compile "
+			    "to one slot, other rulesets must be smaller",
+			    (unsigned int)(x->mem_limit >> 20), x->t->chains[x->cur_chain]->name,
+			    x->cc->nslots[0] + x->cc->nslots[1] + x->cc->nslots[2], x->cc->nvecs,
+			    x->cc->nwords);
+		x->failed = true;
+	}
+	return x->failed ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- interval sets */
+
+static struct iset *iset_new(struct cctx *x, unsigned int n)
+{
+	struct iset *s = arena_alloc(&x->ar, sizeof(*s) + 2 * n * sizeof(__u32));
+
+	s->n = n;
+	return s;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const __u32 *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Union of n [lo, hi] pairs (sorted in place), then complemented within [0, max]
+ * when inv. Pairs with lo > hi are empty. */
+static struct iset *iset_from_pairs(struct cctx *x, __u32 *pairs, unsigned int n, bool inv,
+				    __u32 max)
+{
+	unsigned int m = 0;
+
+	xqsort(pairs, n, 2 * sizeof(__u32), cmp_pair);
+	/* merge into pairs[0..m) */
+	for (unsigned int i = 0; i < n; i++) {
+		__u32 lo = pairs[2 * i], hi = pairs[2 * i + 1];
+
+		if (lo > hi)
+			continue;
+		if (m && (__u64)pairs[2 * m - 1] + 1 >= lo) {
+			if (hi > pairs[2 * m - 1])
+				pairs[2 * m - 1] = hi;
+			continue;
+		}
+		pairs[2 * m] = lo;
+		pairs[2 * m + 1] = hi;
+		m++;
+	}
+	if (!inv) {
+		struct iset *s = iset_new(x, m);
+
+		memcpy(s->v, pairs, 2 * m * sizeof(__u32));
+		return s;
+	}
+	struct iset *s = iset_new(x, m + 1);
+	__u64 next = 0;
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < m; i++) {
+		if (pairs[2 * i] > next) {
+			s->v[2 * k] = (__u32)next;
+			s->v[2 * k + 1] = pairs[2 * i] - 1;
+			k++;
+		}
+		next = (__u64)pairs[2 * i + 1] + 1;
+	}
+	if (next <= max) {
+		s->v[2 * k] = (__u32)next;
+		s->v[2 * k + 1] = max;
+		k++;
+	}
+	s->n = k;
+	return s;
+}
+
+static struct iset *iset_range(struct cctx *x, __u32 lo, __u32 hi, bool inv, __u32 max)
+{
+	__u32 p[2] = { lo, hi };
+
+	return iset_from_pairs(x, p, 1, inv, max);
+}
+
+static struct iset *iset_and(struct cctx *x, const struct iset *a, const struct iset *b)
+{
+	struct iset *s = iset_new(x, a->n + b->n);
+	unsigned int i = 0, j = 0, k = 0;
+
+	while (i < a->n && j < b->n) {
+		__u32 lo = a->v[2 * i] > b->v[2 * j] ? a->v[2 * i] : b->v[2 * j];
+		__u32 hi = a->v[2 * i + 1] < b->v[2 * j + 1] ? a->v[2 * i + 1] : b->v[2 * j + 1];
+
+		if (lo <= hi) {
+			s->v[2 * k] = lo;
+			s->v[2 * k + 1] = hi;
+			k++;
+		}
+		if (a->v[2 * i + 1] < b->v[2 * j + 1])
+			i++;
+		else
+			j++;
+	}
+	s->n = k;
+	return s;
+}
+
+/* The set of keys 0..nkeys-1 for which pred holds. */
+static struct iset *iset_pred(struct cctx *x, unsigned int nkeys,
+			      bool (*pred)(unsigned int key, const void *ctx), const void *ctx)
+{
+	__u32 *pairs = xmalloc(nkeys * 2 * sizeof(__u32));
+	unsigned int n = 0;
+
+	for (unsigned int k = 0; k < nkeys; k++) {
+		if (!pred(k, ctx))
+			continue;
+		if (n && pairs[2 * n - 1] + 1 == k) {
+			pairs[2 * n - 1] = k;
+		} else {
+			pairs[2 * n] = k;
+			pairs[2 * n + 1] = k;
+			n++;
+		}
+	}
+	struct iset *s = iset_from_pairs(x, pairs, n, false, 0);
+
+	free(pairs);
+	return s;
+}
+
+static void constrain(struct cctx *x, struct unit *u, int f, struct iset *s)
+{
+	u->rs[f] = u->rs[f] ? iset_and(x, u->rs[f], s) : s;
+}
+
+/* ---------------------------------------------------------------- prefixes */
+
+static __u32 plen_mask(unsigned int plen)
+{
+	return plen ? 0xffffffffu << (32 - plen) : 0;
+}
+
+/* {a : (a & mask) == addr} as prefixes; addr, mask host order. A non-contiguous
+ * mask expands to 2^(holes) prefixes. */
+static int atom_from_mask(struct cctx *x, __u32 addr, __u32 mask, bool neg, struct atom *a)
+{
+	unsigned int len = 0, holes;
+
+	a->neg = neg;
+	if (addr & ~mask) {		/* can never be equal: the empty set */
+		a->n = 0;
+		a->p = NULL;
+		return 0;
+	}
+	if (mask)
+		len = 32 - __builtin_ctz(mask);
+	holes = len - __builtin_popcount(mask);
+	if (holes > 16)
+		return -1;
+	a->n = 1u << holes;
+	a->p = arena_alloc(&x->ar, a->n * sizeof(struct pfx));
+	/* the hole bit positions, enumerated by a counter */
+	unsigned int pos[32], np = 0;
+
+	for (unsigned int b = 0; b < len; b++)
+		if (!(mask & (0x80000000u >> b)))
+			pos[np++] = b;
+	for (unsigned int i = 0; i < a->n; i++) {
+		__u32 v = addr;
+
+		for (unsigned int j = 0; j < np; j++)
+			if (i & (1u << j))
+				v |= 0x80000000u >> pos[j];
+		a->p[i] = (struct pfx){ .addr = v, .plen = len, .counter = 0 };
+	}
+	return 0;
+}
+
+/* [lo, hi] (host order) as the minimal list of prefixes. */
+static void atom_from_range(struct cctx *x, __u32 lo, __u32 hi, bool neg, struct atom *a)
+{
+	struct pfx tmp[64];
+	unsigned int n = 0;
+
+	a->neg = neg;
+	if (lo <= hi) {
+		__u64 cur = lo, end = (__u64)hi + 1;
+
+		while (cur < end) {
+			unsigned int size = cur ? __builtin_ctz((__u32)cur) : 32;
+
+			while (size && cur + ((__u64)1 << size) > end)
+				size--;
+			tmp[n++] = (struct pfx){ .addr = (__u32)cur, .plen = 32 - size };
+			cur += (__u64)1 << size;
+		}
+	}
+	a->n = n;
+	a->p = arena_alloc(&x->ar, (n ? n : 1) * sizeof(struct pfx));
+	memcpy(a->p, tmp, n * sizeof(struct pfx));
+}
+
+/* ---------------------------------------------------------------- units */
+
+static int find_chain(const struct ipt_table *t, const char *name)
+{
+	/* builtins first, then user chains sorted by name (model.h) */
+	unsigned int lo = 0, hi = t->nchains;
+
+	for (unsigned int i = 0; i < t->nchains && t->chains[i]->builtin; i++) {
+		if (!strcmp(t->chains[i]->name, name))
+			return (int)i;
+		lo = i + 1;
+	}
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		int c = strcmp(t->chains[mid]->name, name);
+
+		if (!c)
+			return (int)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* not sorted after all? */
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (!strcmp(t->chains[i]->name, name))
+			return (int)i;
+	return -1;
+}
+
+static bool ext_is(const struct ipt_match *m, const char *name)
+{
+	return m->ext && !strcmp(m->ext->name, name);
+}
+
+struct flags_pred {
+	__u8 mask, cmp;
+	bool inv;
+};
+
+static bool tcpflags_pred(unsigned int k, const void *ctx)
+{
+	const struct flags_pred *p = ctx;
+
+	if (k >= 256)
+		return false;
+	return (((k & p->mask) == p->cmp) ^ p->inv);
+}
+
+struct proto_pred {
+	__u16 proto;
+	bool inv;
+};
+
+static bool proto_pred(unsigned int k, const void *ctx)
+{
+	const struct proto_pred *p = ctx;
+
+	/* ip_packet_match(): proto 0 = any, then FWINV(proto != p, IPT_INV_PROTO) */
+	return !(p->proto && ((k != p->proto) ^ p->inv));
+}
+
+struct frag_pred {
+	bool frag, inv;
+};
+
+static bool frag_pred(unsigned int k, const void *ctx)
+{
+	const struct frag_pred *p = ctx;
+
+	/* FWINV((flags & IPT_F_FRAG) && !isfrag, IPT_INV_FRAG) fails the rule */
+	return !((p->frag && !k) ^ p->inv);
+}
+
+/* Build the constraints of rule r (chain ci) into u. skip_addr[i]: do not take the
+ * IP part's src (0) / dst (1): a group provides it. */
+static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
+		      const bool skip_addr[2], struct unit *u)
+{
+	struct atom atoms[2][MAX_ATOMS];
+	unsigned int na[2] = { 0, 0 };
+	struct bpfipt_extra e;
+	bool has_extra = false;
+	const struct ipt_ip *ip = &r->ip;
+
+	memset(&e, 0, sizeof(e));
+	u->rule = r;
+	u->nrules = 1;
+	u->target = -1;
+	u->extra = BPFIPT_NO_EXTRA;
+	u->group = 0;
+
+	/* action */
+	switch (r->tkind) {
+	case IPT_T_NONE:
+		u->kind = BPFIPT_S_CONTINUE;
+		break;
+	case IPT_T_VERDICT:
+		if (r->verdict == IPT_V_RETURN) {
+			u->kind = BPFIPT_S_RETURN;
+		} else {
+			u->kind = BPFIPT_S_VERDICT;
+			u->verdict = r->verdict == IPT_V_ACCEPT ? BPFIPT_V_ACCEPT : BPFIPT_V_DROP;
+		}
+		break;
+	case IPT_T_JUMP:
+	case IPT_T_GOTO:
+		u->kind = r->tkind == IPT_T_JUMP ? BPFIPT_S_JUMP : BPFIPT_S_GOTO;
+		u->target = find_chain(x->t, r->chain);
+		if (u->target < 0 || x->t->chains[u->target]->builtin)
+			return rule_error(x, ci, r, "jump to a missing or builtin chain");
+		break;
+	case IPT_T_EXT:
+		if (ext_is(&r->target, "REJECT")) {
+			const struct reject_data *d = r->target.data;
+
+			u->kind = BPFIPT_S_VERDICT;
+			u->verdict = BPFIPT_V_REJECT;
+			u->reject_with = (__u8)d->with;
+		} else if (ext_is(&r->target, "LOG")) {
+			u->kind = BPFIPT_S_CONTINUE;
+			u->log = 1;
+		} else if (ext_is(&r->target, "NFLOG")) {
+			u->kind = BPFIPT_S_CONTINUE;
+			u->log = 2;
+		} else if (ext_is(&r->target, "TCPMSS")) {
+			u->kind = BPFIPT_S_CONTINUE;
+		} else {
+			return rule_error(x, ci, r, "unknown target");
+		}
+		break;
+	default:
+		return rule_error(x, ci, r, "unknown target kind");
+	}
+
+	/* IP part: addresses */
+	for (int i = 0; i < 2; i++) {
+		__u32 a = ntohl(i ? ip->dst : ip->src), m = ntohl(i ? ip->dmsk : ip->smsk);
+		bool inv = ip->invflags & (i ? IPT_INV_DSTIP : IPT_INV_SRCIP);
+
+		if (skip_addr[i])
+			continue;
+		if (!m && !a && !inv)
+			continue;	/* 0/0: everything */
+		if (atom_from_mask(x, a, m, inv, &atoms[i][na[i]]))
+			return rule_error(x, ci, r, "a non-contiguous address mask with more than "
+					  "16 holes");
+		na[i]++;
+	}
+	/* interfaces */
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? ip->outiface : ip->iniface;
+		bool inv = ip->invflags & (i ? IPT_INV_VIA_OUT : IPT_INV_VIA_IN);
+
+		memset(u->ifc[i].pat, 0, sizeof(u->ifc[i].pat));
+		memcpy(u->ifc[i].pat, name, IPT_IFNAMSIZ);
+		u->ifc[i].inv = inv;
+		u->ifc[i].con = inv || name[0];
+	}
+	/* protocol, fragments */
+	if (ip->proto) {
+		struct proto_pred p = { ip->proto, ip->invflags & IPT_INV_PROTO };
+
+		constrain(x, u, RF_PROTO, iset_pred(x, 256, proto_pred, &p));
+	}
+	if ((ip->flags & IPT_F_FRAG) || (ip->invflags & IPT_INV_FRAG)) {
+		struct frag_pred p = { ip->flags & IPT_F_FRAG, ip->invflags & IPT_INV_FRAG };
+
+		constrain(x, u, RF_FRAG, iset_pred(x, 2, frag_pred, &p));
+	}
+
+	/* matches */
+	for (unsigned int mi = 0; mi < r->nmatches; mi++) {
+		const struct ipt_match *m = &r->matches[mi];
+
+		if (ext_is(m, "tcp")) {
+			const struct ipt_tcp_info *d = m->data;
+			struct flags_pred fp = { d->flg_mask, d->flg_cmp,
+						 d->invflags & IPT_TCP_INV_FLAGS };
+
+			if (d->option || (d->invflags & IPT_TCP_INV_OPTION))
+				return rule_error(x, ci, r, "tcp --tcp-option is not supported yet");
+			constrain(x, u, RF_SPORT, iset_range(x, d->spts[0], d->spts[1],
+							      d->invflags & IPT_TCP_INV_SRCPT, 65535));
+			constrain(x, u, RF_DPORT, iset_range(x, d->dpts[0], d->dpts[1],
+							      d->invflags & IPT_TCP_INV_DSTPT, 65535));
+			constrain(x, u, RF_TCPFLAGS, iset_pred(x, 257, tcpflags_pred, &fp));
+		} else if (ext_is(m, "udp")) {
+			const struct ipt_udp_info *d = m->data;
+
+			constrain(x, u, RF_SPORT, iset_range(x, d->spts[0], d->spts[1],
+							      d->invflags & IPT_UDP_INV_SRCPT, 65535));
+			constrain(x, u, RF_DPORT, iset_range(x, d->dpts[0], d->dpts[1],
+							      d->invflags & IPT_UDP_INV_DSTPT, 65535));
+		} else if (ext_is(m, "icmp")) {
+			const struct ipt_icmp_info *d = m->data;
+			struct iset *s;
+
+			if (d->type == 0xFF)
+				s = iset_range(x, 0, 65535, d->invert, 65535);
+			else if (d->code[0] > d->code[1])
+				s = iset_range(x, 1, 0, d->invert, 65535);
+			else
+				s = iset_range(x, (__u32)d->type << 8 | d->code[0],
+					       (__u32)d->type << 8 | d->code[1], d->invert, 65535);
+			constrain(x, u, RF_ICMP, s);
+		} else if (ext_is(m, "multiport")) {
+			const struct ipt_multiport_info *d = m->data;
+			__u32 pairs[2 * IPT_MULTI_PORTS];
+			unsigned int n = 0;
+
+			for (unsigned int i = 0; i < d->count && i < IPT_MULTI_PORTS; i++) {
+				__u16 s = d->ports[i], en = s;
+
+				if (d->pflags[i] && i + 1 < IPT_MULTI_PORTS)
+					en = d->ports[++i];
+				pairs[2 * n] = s;
+				pairs[2 * n + 1] = en;
+				n++;
+			}
+			if (d->flags == IPT_MPORT_EITHER) {
+				if (u->xflags & BPFIPT_X_PORTS_EITHER)
+					return rule_error(x, ci, r, "more than one multiport --ports");
+				/* the header must be there; which port matches: extra check */
+				constrain(x, u, RF_SPORT, iset_range(x, 0, 65535, false, 65535));
+				constrain(x, u, RF_DPORT, iset_range(x, 0, 65535, false, 65535));
+				u->xflags |= BPFIPT_X_PORTS_EITHER;
+				e.ports_invert = d->invert;
+				e.nports = (__u8)n;
+				for (unsigned int i = 0; i < n; i++) {
+					e.ports[2 * i] = (__u16)pairs[2 * i];
+					e.ports[2 * i + 1] = (__u16)pairs[2 * i + 1];
+				}
+				has_extra = true;
+			} else {
+				constrain(x, u, d->flags == IPT_MPORT_SOURCE ? RF_SPORT : RF_DPORT,
+					  iset_from_pairs(x, pairs, n, d->invert, 65535));
+			}
+		} else if (ext_is(m, "conntrack") || ext_is(m, "state")) {
+			/* issue 4: both evaluators take it as matching */
+			u->xflags |= BPFIPT_X_CTSTATE;
+		} else if (ext_is(m, "iprange")) {
+			const struct iprange_data *d = m->data;
+
+			if (d->flags & IPR_SRC)
+				atom_from_range(x, d->src_min, d->src_max, d->flags & IPR_SRC_INV,
+						&atoms[0][na[0]++]);
+			if (d->flags & IPR_DST)
+				atom_from_range(x, d->dst_min, d->dst_max, d->flags & IPR_DST_INV,
+						&atoms[1][na[1]++]);
+		} else if (ext_is(m, "length")) {
+			const struct length_data *d = m->data;
+
+			constrain(x, u, RF_LEN, iset_range(x, d->min, d->max, d->invert, 65535));
+		} else if (ext_is(m, "mark")) {
+			const struct mark_data *d = m->data;
+
+			if (u->xflags & BPFIPT_X_MARK)
+				return rule_error(x, ci, r, "more than one -m mark");
+			u->xflags |= BPFIPT_X_MARK;
+			e.mark_value = d->mark;
+			e.mark_mask = d->mask;
+			e.mark_invert = d->invert;
+			has_extra = true;
+		} else if (ext_is(m, "mac")) {
+			const struct mac_data *d = m->data;
+
+			if (u->xflags & BPFIPT_X_MAC)
+				return rule_error(x, ci, r, "more than one -m mac");
+			u->xflags |= BPFIPT_X_MAC;
+			memcpy(e.mac, d->addr, 6);
+			e.mac_invert = d->invert;
+			has_extra = true;
+		} else if (ext_is(m, "limit")) {
+			const struct limit_data *d = m->data;
+
+			if (u->xflags & BPFIPT_X_LIMIT)
+				return rule_error(x, ci, r, "more than one -m limit");
+			u->xflags |= BPFIPT_X_LIMIT;
+			/* xt_limit: one credit per packet costs avg/LIMIT_SCALE s, the bucket
+			 * holds burst of them; here 1 credit = 1 ns. */
+			e.limit_cost = (__u64)d->avg * (1000000000ull / LIMIT_SCALE);
+			e.limit_credit_cap = e.limit_cost * d->burst;
+			has_extra = true;
+		} else if (ext_is(m, "comment")) {
+			/* nothing to match */
+		} else {
+			char what[128];
+
+			snprintf(what, sizeof(what), "match `%s' is not supported",
+				 m->ext ? m->ext->name : "?");
+			return rule_error(x, ci, r, what);
+		}
+		if (na[0] > MAX_ATOMS - 1 || na[1] > MAX_ATOMS - 1)
+			return rule_error(x, ci, r, "too many address constraints");
+	}
+
+	for (int i = 0; i < 2; i++) {
+		u->natoms[i] = na[i];
+		u->atoms[i] = NULL;
+		if (na[i]) {
+			u->atoms[i] = arena_alloc(&x->ar, na[i] * sizeof(struct atom));
+			memcpy(u->atoms[i], atoms[i], na[i] * sizeof(struct atom));
+		}
+	}
+	if (has_extra) {
+		struct cp_compiled *cc = x->cc;
+
+		if (cc->nextras == x->extras_cap) {
+			x->extras_cap = x->extras_cap ? 2 * x->extras_cap : 64;
+			cc->extras = xrealloc(cc->extras, x->extras_cap * sizeof(*cc->extras));
+			if (mem_add(x, x->extras_cap / 2 * sizeof(*cc->extras)))
+				return -1;
+		}
+		u->extra = cc->nextras;
+		cc->extras[cc->nextras++] = e;
+	}
+	return 0;
+}
+
+/* ---- groups */
+
+static bool has_limit(const struct ipt_rule *r)
+{
+	for (unsigned int i = 0; i < r->nmatches; i++)
+		if (ext_is(&r->matches[i], "limit"))
+			return true;
+	return false;
+}
+
+/* Does a matching rule end the scan of its chain (so only the first rule of a run
+ * that matches a packet can act)? ACCEPT, DROP, RETURN, REJECT, GOTO. limit is
+ * stateful per rule: never grouped. */
+static bool groupable(const struct ipt_rule *r)
+{
+	if (r->tkind == IPT_T_VERDICT || r->tkind == IPT_T_GOTO)
+		return !has_limit(r);
+	if (r->tkind == IPT_T_EXT && ext_is(&r->target, "REJECT"))
+		return !has_limit(r);
+	return false;
+}
+
+/* 1...10...0: a prefix mask */
+static bool mask_contiguous(__u32 m)
+{
+	return (~m & (~m + 1)) == 0;
+}
+
+static bool addr_groupable(const struct ipt_rule *r, int which)
+{
+	__u32 a = ntohl(which ? r->ip.dst : r->ip.src), m = ntohl(which ? r->ip.dmsk : r->ip.smsk);
+
+	if (r->ip.invflags & (which ? IPT_INV_DSTIP : IPT_INV_SRCIP))
+		return false;
+	return mask_contiguous(m) && !(a & ~m);
+}
+
+static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, int which)
+{
+	const struct ipt_ip *x = &a->ip, *y = &b->ip;
+
+	if (which ? (x->src != y->src || x->smsk != y->smsk) :
+		    (x->dst != y->dst || x->dmsk != y->dmsk))
+		return false;
+	if (strncmp(x->iniface, y->iniface, IPT_IFNAMSIZ) ||
+	    strncmp(x->outiface, y->outiface, IPT_IFNAMSIZ) || x->proto != y->proto ||
+	    x->flags != y->flags || x->invflags != y->invflags)
+		return false;
+	if (a->nmatches != b->nmatches || a->tkind != b->tkind)
+		return false;
+	for (unsigned int i = 0; i < a->nmatches; i++) {
+		if (a->matches[i].ext != b->matches[i].ext ||
+		    memcmp(a->matches[i].data, b->matches[i].data, a->matches[i].ext->size))
+			return false;
+	}
+	switch (a->tkind) {
+	case IPT_T_VERDICT:
+		return a->verdict == b->verdict;
+	case IPT_T_JUMP:
+	case IPT_T_GOTO:
+		return !strcmp(a->chain, b->chain);
+	case IPT_T_EXT:
+		return a->target.ext == b->target.ext &&
+		       !memcmp(a->target.data, b->target.data, a->target.ext->size);
+	default:
+		return true;
+	}
+}
+
+/* Length of the run starting at rule i, and which address varies. */
+static unsigned int run_length(const struct ipt_chain *ch, unsigned int i, int *which)
+{
+	const struct ipt_rule *r = ch->rules[i];
+	unsigned int best = 1;
+
+	*which = 0;
+	if (!groupable(r))
+		return 1;
+	for (int w = 0; w < 2; w++) {
+		unsigned int j = i;
+
+		if (!addr_groupable(r, w))
+			continue;
+		while (j + 1 < ch->nrules && addr_groupable(ch->rules[j + 1], w) &&
+		       rule_eq_except(r, ch->rules[j + 1], w))
+			j++;
+		if (j - i + 1 > best) {
+			best = j - i + 1;
+			*which = w;
+		}
+	}
+	return best;
+}
+
+static int cmp_pfx(const void *a, const void *b)
+{
+	const struct pfx *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	return x->counter < y->counter ? -1 : x->counter > y->counter;
+}
+
+static bool pfx_contains(__u32 qa, __u32 ql, __u32 pa, __u32 pl)
+{
+	return ql <= pl && !((qa ^ pa) & plen_mask(ql));
+}
+
+/* Group LPM entries: for each prefix, the counter of the earliest rule of the run
+ * whose prefix contains it. p is sorted by cmp_pfx. */
+static int emit_group(struct cctx *x, int which, __u32 gid, const struct pfx *p, unsigned int n)
+{
+	struct cp_lpm *l = which ? &x->cc->group_dst : &x->cc->group_src;
+	struct {
+		__u32 addr, plen, val;
+	} *st = xmalloc(33 * sizeof(*st));
+	unsigned int sp = 0;
+
+	for (unsigned int i = 0; i < n;) {
+		__u32 a = p[i].addr, pl = p[i].plen, val = p[i].counter;
+
+		/* duplicates: p sorted by counter within equal prefixes */
+		while (i < n && p[i].addr == a && p[i].plen == pl)
+			i++;
+		while (sp && !pfx_contains(st[sp - 1].addr, st[sp - 1].plen, a, pl))
+			sp--;
+		if (sp && st[sp - 1].val < val)
+			val = st[sp - 1].val;
+		st[sp].addr = a;
+		st[sp].plen = pl;
+		st[sp].val = val;
+		sp++;
+		if (l->n == l->cap) {
+			size_t old = l->cap;
+
+			l->cap = l->cap ? 2 * l->cap : 1024;
+			l->e = xrealloc(l->e, l->cap * sizeof(*l->e));
+			if (mem_add(x, (l->cap - old) * sizeof(*l->e))) {
+				free(st);
+				return -1;
+			}
+		}
+		l->e[l->n++] = (struct cp_lpm_entry){ .key = gid, .plen = (__u8)pl,
+						      .addr = htonl(a), .value = val };
+	}
+	free(st);
+	return 0;
+}
+
+static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned int len,
+		       int which, struct unit *u)
+{
+	const struct ipt_chain *ch = x->t->chains[ci];
+	bool skip[2] = { which == 0, which == 1 };
+	struct atom *at;
+
+	if (build_unit(x, ci, ch->rules[i], skip, u))
+		return -1;
+	if (u->natoms[which] + 1 > MAX_ATOMS)
+		return rule_error(x, ci, ch->rules[i], "too many address constraints");
+	at = arena_alloc(&x->ar, (u->natoms[which] + 1) * sizeof(*at));
+	if (u->natoms[which])
+		memcpy(at + 1, u->atoms[which], u->natoms[which] * sizeof(*at));
+	at[0].neg = false;
+	at[0].n = len;
+	at[0].p = arena_alloc(&x->ar, len * sizeof(struct pfx));
+	for (unsigned int k = 0; k < len; k++) {
+		const struct ipt_rule *r = ch->rules[i + k];
+		__u32 m = ntohl(which ? r->ip.dmsk : r->ip.smsk);
+
+		at[0].p[k].addr = ntohl(which ? r->ip.dst : r->ip.src);
+		at[0].p[k].plen = m ? 32 - __builtin_ctz(m) : 0;
+		at[0].p[k].counter = x->rule_base[ci] + i + k;
+	}
+	xqsort(at[0].p, len, sizeof(struct pfx), cmp_pfx);
+	u->atoms[which] = at;
+	u->natoms[which]++;
+	u->nrules = len;
+	return 0;
+}
+
+static int build_chain_units(struct cctx *x, unsigned int ci)
+{
+	struct mchain *mc = &x->ch[ci];
+	const struct ipt_chain *ch = x->t->chains[ci];
+	static const bool noskip[2] = { false, false };
+
+	if (mc->built)
+		return 0;
+	mc->built = true;
+	mc->u = xcalloc(ch->nrules ? ch->nrules : 1, sizeof(struct unit));
+	x->cur_chain = ci;
+	for (unsigned int i = 0; i < ch->nrules;) {
+		struct unit *u = &mc->u[mc->nu];
+		int which;
+		unsigned int len = run_length(ch, i, &which);
+
+		if (len >= x->group_min) {
+			if (build_group(x, ci, i, len, which, u))
+				return -1;
+			u->group = x->cc->ngroups++;
+			u->xflags |= which ? BPFIPT_X_GROUP_DST : BPFIPT_X_GROUP_SRC;
+			if (emit_group(x, which, u->group, u->atoms[which][0].p, len))
+				return -1;
+		} else {
+			len = 1;
+			if (build_unit(x, ci, ch->rules[i], noskip, u))
+				return -1;
+		}
+		u->counter = x->rule_base[ci] + i;
+		mc->nu++;
+		i += len;
+	}
+	if (mc->nu < ch->nrules)
+		mc->u = xrealloc(mc->u, (mc->nu ? mc->nu : 1) * sizeof(struct unit));
+	return mem_add(x, mc->nu * sizeof(struct unit));
+}
+
+/* ---------------------------------------------------------------- chains */
+
+/* Depth-first over -j/-g from chain ci: builds units, computes need (stack frames
+ * pushed at most), finds loops. */
+static int walk_chain(struct cctx *x, unsigned int ci, bool reach[])
+{
+	struct mchain *mc = &x->ch[ci];
+	unsigned int need = 0;
+
+	if (mc->state == 2) {
+		/* walked for an earlier base chain: mark what it reaches for this one */
+		if (reach[ci])
+			return 0;
+		reach[ci] = true;
+		for (unsigned int k = 0; k < mc->nu; k++) {
+			const struct unit *u = &mc->u[k];
+
+			if (u->kind == BPFIPT_S_JUMP || u->kind == BPFIPT_S_GOTO)
+				walk_chain(x, (unsigned int)u->target, reach);
+		}
+		return 0;
+	}
+	if (mc->state == 1) {
+		ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+			    "Too many levels of symbolic links: chain %s is part of a loop",
+			    x->t->chains[ci]->name);
+		x->failed = true;
+		return -1;
+	}
+	reach[ci] = true;
+	mc->state = 1;
+	if (build_chain_units(x, ci))
+		return -1;
+	for (unsigned int k = 0; k < mc->nu; k++) {
+		const struct unit *u = &mc->u[k];
+		unsigned int n;
+
+		if (u->kind != BPFIPT_S_JUMP && u->kind != BPFIPT_S_GOTO)
+			continue;
+		if (walk_chain(x, (unsigned int)u->target, reach))
+			return -1;
+		n = x->ch[u->target].need + (u->kind == BPFIPT_S_JUMP);
+		if (n > need)
+			need = n;
+	}
+	mc->need = need;
+	mc->state = 2;
+	return 0;
+}
+
+static void fill_slot(struct bpfipt_slot *s, const struct unit *u, const __u32 *block)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = u->kind;
+	s->verdict = u->verdict;
+	s->reject_with = u->reject_with;
+	s->log = u->log;
+	s->xflags = u->xflags;
+	s->target = (u->kind == BPFIPT_S_JUMP || u->kind == BPFIPT_S_GOTO) ? block[u->target] : 0;
+	s->counter = u->counter;
+	s->extra = u->extra;
+	s->group = u->group;
+}
+
+static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach, __u32 *block)
+{
+	struct cp_compiled *cc = x->cc;
+	const struct ipt_table *t = x->t;
+	size_t n = 0;
+
+	memset(reach, 0, t->nchains * sizeof(*reach));
+	if (bi >= 0) {
+		if (walk_chain(x, (unsigned int)bi, reach))
+			return -1;
+		if (x->ch[bi].need > BPFIPT_MAX_DEPTH) {
+			ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+				    "chains nested too deeply: %s reaches %u nested -j calls, the "
+				    "data plane allows %u", base_names[c], x->ch[bi].need,
+				    BPFIPT_MAX_DEPTH);
+			x->failed = true;
+			return -1;
+		}
+		n = x->ch[bi].nu;
+	}
+	n++;	/* policy */
+	for (unsigned int ci = 0; ci < t->nchains; ci++) {
+		if (!reach[ci] || (int)ci == bi)
+			continue;
+		block[ci] = (__u32)n;
+		n += x->ch[ci].nu + 1;
+	}
+	if (n > (size_t)BPFIPT_MAX_WORDS * 64) {
+		ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+			    "chain %s needs %zu slots, the data plane allows %u (runs of rules "
+			    "that differ only in -s or -d count as one)", base_names[c], n,
+			    BPFIPT_MAX_WORDS * 64);
+		x->failed = true;
+		return -1;
+	}
+	cc->nslots[c] = (unsigned int)n;
+	cc->slots[c] = xcalloc(n, sizeof(struct bpfipt_slot));
+	x->sl[c] = xcalloc(n, sizeof(*x->sl[c]));
+	if (mem_add(x, n * (sizeof(struct bpfipt_slot) + sizeof(void *))))
+		return -1;
+
+	unsigned int s = 0;
+
+	if (bi >= 0)
+		for (unsigned int k = 0; k < x->ch[bi].nu; k++, s++) {
+			fill_slot(&cc->slots[c][s], &x->ch[bi].u[k], block);
+			x->sl[c][s] = &x->ch[bi].u[k];
+		}
+	cc->policy_slot[c] = s;
+	cc->slots[c][s].kind = BPFIPT_S_POLICY;
+	cc->slots[c][s].verdict = (bi >= 0 && t->chains[bi]->policy == IPT_V_DROP) ? BPFIPT_V_DROP
+										  : BPFIPT_V_ACCEPT;
+	cc->slots[c][s].counter = bi >= 0 ? cc->policy_counter[c] : BPFIPT_NO_COUNTER;
+	cc->slots[c][s].extra = BPFIPT_NO_EXTRA;
+	s++;
+	for (unsigned int ci = 0; ci < t->nchains; ci++) {
+		if (!reach[ci] || (int)ci == bi)
+			continue;
+		for (unsigned int k = 0; k < x->ch[ci].nu; k++, s++) {
+			fill_slot(&cc->slots[c][s], &x->ch[ci].u[k], block);
+			x->sl[c][s] = &x->ch[ci].u[k];
+		}
+		cc->slots[c][s].kind = BPFIPT_S_RETURN;
+		cc->slots[c][s].counter = BPFIPT_NO_COUNTER;
+		cc->slots[c][s].extra = BPFIPT_NO_EXTRA;
+		s++;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- vector pool */
+
+static __u64 hash_words(const __u64 *v, unsigned int n)
+{
+	__u64 h = 0x9E3779B97F4A7C15ull ^ n;
+
+	for (unsigned int i = 0; i < n; i++) {
+		h ^= v[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return h;
+}
+
+static void ht_rehash(struct cctx *x, size_t cap)
+{
+	free(x->ht);
+	x->htcap = cap;
+	x->ht = xmalloc(cap * sizeof(*x->ht));
+	memset(x->ht, 0xff, cap * sizeof(*x->ht));
+	for (__u32 id = 0; id < x->cc->nvecs; id++) {
+		size_t i = x->hh[id] & (cap - 1);
+
+		while (x->ht[i] != UINT32_MAX)
+			i = (i + 1) & (cap - 1);
+		x->ht[i] = id;
+	}
+}
+
+/* The id of vector v in the pool (added when new); UINT32_MAX on failure. */
+static __u32 intern(struct cctx *x, const __u64 *v)
+{
+	struct cp_compiled *cc = x->cc;
+	unsigned int nw = cc->nwords;
+	__u64 h = hash_words(v, nw);
+	size_t i = h & (x->htcap - 1);
+
+	for (;; i = (i + 1) & (x->htcap - 1)) {
+		__u32 id = x->ht[i];
+
+		if (id == UINT32_MAX)
+			break;
+		if (x->hh[id] == h && !memcmp(cc->pool + (size_t)id * nw, v, nw * sizeof(__u64)))
+			return id;
+	}
+	if (x->failed)
+		return UINT32_MAX;
+	if (cc->nvecs == x->poolcap) {
+		size_t old = x->poolcap;
+
+		x->poolcap = old ? 2 * old : 64;
+		if (mem_add(x, (x->poolcap - old) * (nw * sizeof(__u64) + sizeof(__u64) +
+						     2 * sizeof(__u32))))
+			return UINT32_MAX;
+		cc->pool = xrealloc(cc->pool, x->poolcap * nw * sizeof(__u64));
+		x->hh = xrealloc(x->hh, x->poolcap * sizeof(__u64));
+	}
+	__u32 id = cc->nvecs++;
+
+	memcpy(cc->pool + (size_t)id * nw, v, nw * sizeof(__u64));
+	x->hh[id] = h;
+	x->ht[i] = id;
+	if ((size_t)cc->nvecs * 2 > x->htcap)
+		ht_rehash(x, x->htcap * 2);
+	return id;
+}
+
+static inline void bit_set(__u64 *v, unsigned int s)
+{
+	v[s >> 6] |= 1ull << (s & 63);
+}
+
+static inline void bit_clr(__u64 *v, unsigned int s)
+{
+	v[s >> 6] &= ~(1ull << (s & 63));
+}
+
+/* ---------------------------------------------------------------- range fields */
+
+struct event {
+	__u32 pos, slot;
+	bool set;
+};
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
+{
+	struct cp_array_field *out = rf_out(x->cc, f);
+	unsigned int nkeys = rf_nkeys[f], n = x->cc->nslots[c];
+	size_t nev = 0, cap = 0;
+	struct event *ev = NULL;
+	__u64 *cur = x->cur;
+
+	memset(cur, 0, x->cc->nwords * sizeof(__u64));
+	for (unsigned int s = 0; s < n; s++) {
+		const struct unit *u = x->sl[c][s];
+		const struct iset *is = u ? u->rs[f] : NULL;
+
+		if (!is) {
+			bit_set(cur, s);
+			continue;
+		}
+		if (nev + 2 * is->n > cap) {
+			cap = 2 * (nev + 2 * is->n) + 64;
+			ev = xrealloc(ev, cap * sizeof(*ev));
+		}
+		for (unsigned int i = 0; i < is->n; i++) {
+			if (is->v[2 * i] >= nkeys)
+				continue;
+			ev[nev++] = (struct event){ is->v[2 * i], s, true };
+			if (is->v[2 * i + 1] + 1 < nkeys)
+				ev[nev++] = (struct event){ is->v[2 * i + 1] + 1, s, false };
+		}
+	}
+	xqsort(ev, nev, sizeof(*ev), cmp_event);
+	__u32 *arr = out->vec + (size_t)c * nkeys;
+	size_t e = 0;
+
+	for (unsigned int k = 0; k < nkeys;) {
+		for (; e < nev && ev[e].pos == k; e++) {
+			if (ev[e].set)
+				bit_set(cur, ev[e].slot);
+			else
+				bit_clr(cur, ev[e].slot);
+		}
+		unsigned int next = e < nev ? ev[e].pos : nkeys;
+		__u32 id = intern(x, cur);
+
+		if (id == UINT32_MAX) {
+			free(ev);
+			return -1;
+		}
+		for (; k < next; k++)
+			arr[k] = id;
+	}
+	free(ev);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- address fields */
+
+struct mark {
+	__u32 addr, plen, atom;
+};
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct mark *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->plen < y->plen ? -1 : x->plen > y->plen;
+}
+
+static int lpm_push(struct cctx *x, struct cp_lpm *l, __u32 key, __u32 addr, __u32 plen, __u32 v)
+{
+	if (l->n == l->cap) {
+		size_t old = l->cap;
+
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->e = xrealloc(l->e, l->cap * sizeof(*l->e));
+		if (mem_add(x, (l->cap - old) * sizeof(*l->e)))
+			return -1;
+	}
+	l->e[l->n++] = (struct cp_lpm_entry){ .key = key, .plen = (__u8)plen, .addr = htonl(addr),
+					      .value = v };
+	return 0;
+}
+
+static int build_lpm(struct cctx *x, enum bpfipt_chain c, int F)
+{
+	struct cp_lpm *out = F ? &x->cc->dst : &x->cc->src;
+	unsigned int n = x->cc->nslots[c];
+	size_t natoms = 0, nmarks = 0;
+	__u64 *cur = x->cur;
+	int rc = -1;
+
+	for (unsigned int s = 0; s < n; s++) {
+		const struct unit *u = x->sl[c][s];
+
+		if (!u)
+			continue;
+		natoms += u->natoms[F];
+		for (unsigned int a = 0; a < u->natoms[F]; a++)
+			nmarks += u->atoms[F][a].n;
+	}
+	__u32 *atom_slot = xmalloc((natoms + 1) * sizeof(__u32));
+	__u8 *atom_neg = xmalloc(natoms + 1);
+	__u32 *cnt = xcalloc(natoms + 1, sizeof(__u32));
+	__u32 *sat = xcalloc(n, sizeof(__u32));
+	struct mark *mk = xmalloc((nmarks + 1) * sizeof(*mk));
+	size_t ai = 0, mi = 0;
+
+	memset(cur, 0, x->cc->nwords * sizeof(__u64));
+	for (unsigned int s = 0; s < n; s++) {
+		const struct unit *u = x->sl[c][s];
+		unsigned int nneg = 0;
+
+		if (!u || !u->natoms[F]) {
+			bit_set(cur, s);
+			continue;
+		}
+		for (unsigned int a = 0; a < u->natoms[F]; a++, ai++) {
+			const struct atom *at = &u->atoms[F][a];
+
+			atom_slot[ai] = s;
+			atom_neg[ai] = at->neg;
+			nneg += at->neg;
+			for (unsigned int k = 0; k < at->n; k++)
+				mk[mi++] = (struct mark){ at->p[k].addr & plen_mask(at->p[k].plen),
+							  at->p[k].plen, (__u32)ai };
+		}
+		sat[s] = nneg;
+		if (nneg == u->natoms[F])
+			bit_set(cur, s);
+	}
+	xqsort(mk, nmarks, sizeof(*mk), cmp_mark);
+
+	/* preorder walk; stack of [begin, end) mark ranges of the open prefixes */
+	struct {
+		__u32 addr, plen;
+		size_t b, e;
+	} st[34];
+	unsigned int sp = 0;
+
+#define TOGGLE(m, on) do {							\
+		__u32 a_ = (m)->atom, s_ = atom_slot[a_];			\
+		const struct unit *u_ = x->sl[c][s_];				\
+		if ((on) ? cnt[a_]++ == 0 : --cnt[a_] == 0) {			\
+			/* truth of the atom flips */				\
+			if (atom_neg[a_] ^ !(on))				\
+				sat[s_]--;					\
+			else							\
+				sat[s_]++;					\
+			if (sat[s_] == u_->natoms[F])				\
+				bit_set(cur, s_);				\
+			else							\
+				bit_clr(cur, s_);				\
+		}								\
+	} while (0)
+
+	if (!nmarks || mk[0].addr != 0 || mk[0].plen != 0) {
+		__u32 id = intern(x, cur);
+
+		if (id == UINT32_MAX || lpm_push(x, out, c, 0, 0, id))
+			goto out;
+	}
+	for (size_t i = 0; i < nmarks;) {
+		__u32 a = mk[i].addr, pl = mk[i].plen;
+		size_t b = i;
+
+		while (i < nmarks && mk[i].addr == a && mk[i].plen == pl)
+			i++;
+		while (sp && !pfx_contains(st[sp - 1].addr, st[sp - 1].plen, a, pl)) {
+			sp--;
+			for (size_t k = st[sp].b; k < st[sp].e; k++)
+				TOGGLE(&mk[k], false);
+		}
+		for (size_t k = b; k < i; k++)
+			TOGGLE(&mk[k], true);
+		st[sp].addr = a;
+		st[sp].plen = pl;
+		st[sp].b = b;
+		st[sp].e = i;
+		sp++;
+
+		__u32 id = intern(x, cur);
+
+		if (id == UINT32_MAX || lpm_push(x, out, c, a, pl, id))
+			goto out;
+	}
+#undef TOGGLE
+	rc = 0;
+out:
+	free(atom_slot);
+	free(atom_neg);
+	free(cnt);
+	free(sat);
+	free(mk);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- interfaces */
+
+/* xt's ifname_compare with iptables' mask: "" matches all, "eth+" is a prefix. */
+static bool if_match(const char *pat, const char *name)
+{
+	size_t n = strnlen(pat, IPT_IFNAMSIZ);
+
+	if (!n)
+		return true;
+	if (pat[n - 1] == '+')
+		return !strncmp(name, pat, n - 1);
+	return !strncmp(name, pat, IPT_IFNAMSIZ);
+}
+
+static __u32 if_vector(struct cctx *x, enum bpfipt_chain c, int F, const char *name)
+{
+	unsigned int n = x->cc->nslots[c];
+	__u64 *cur = x->cur;
+
+	memset(cur, 0, x->cc->nwords * sizeof(__u64));
+	for (unsigned int s = 0; s < n; s++) {
+		const struct unit *u = x->sl[c][s];
+
+		if (!u || !u->ifc[F].con || (if_match(u->ifc[F].pat, name) ^ u->ifc[F].inv))
+			bit_set(cur, s);
+	}
+	return intern(x, cur);
+}
+
+static int build_if(struct cctx *x, enum bpfipt_chain c, int F)
+{
+	struct cp_if_field *out = F ? &x->cc->oif : &x->cc->iif;
+	__u32 id = if_vector(x, c, F, "");
+
+	if (id == UINT32_MAX)
+		return -1;
+	out->dflt[c] = id;
+	for (unsigned int i = 0; i < x->env->nlinks; i++) {
+		const struct cp_link *l = &x->env->links[i];
+		char name[IPT_IFNAMSIZ + 1];
+		bool dup = false;
+
+		if (!l->ifindex)
+			continue;
+		for (unsigned int j = 0; j < i; j++)
+			dup |= x->env->links[j].ifindex == l->ifindex;
+		if (dup)
+			continue;
+		memcpy(name, l->name, IPT_IFNAMSIZ);
+		name[IPT_IFNAMSIZ] = '\0';
+		id = if_vector(x, c, F, name);
+		if (id == UINT32_MAX)
+			return -1;
+		if (out->n == out->cap) {
+			out->cap = out->cap ? 2 * out->cap : 16;
+			out->e = xrealloc(out->e, out->cap * sizeof(*out->e));
+		}
+		out->e[out->n++] = (struct cp_if_entry){ .chain = c, .ifindex = l->ifindex, .vec = id };
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static int cmp_lpm_entry(const void *a, const void *b)
+{
+	const struct cp_lpm_entry *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	if (x->addr != y->addr)
+		return ntohl(x->addr) < ntohl(y->addr) ? -1 : 1;
+	return 0;
+}
+
+static int cmp_if_entry(const void *a, const void *b)
+{
+	const struct cp_if_entry *x = a, *y = b;
+
+	if (x->chain != y->chain)
+		return x->chain < y->chain ? -1 : 1;
+	return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex;
+}
+
+int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_compiled **out,
+	       struct ipt_err *err)
+{
+	static const struct cp_env noenv;
+	struct cctx x;
+	struct cp_compiled *cc;
+	unsigned int nrules = 0;
+	int bidx[BPFIPT_NCHAINS];
+	bool *reach = NULL;
+	__u32 *block = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	memset(&x, 0, sizeof(x));
+	x.t = t;
+	x.env = env ? env : &noenv;
+	x.err = err;
+	x.group_min = x.env->group_min ? x.env->group_min : CP_GROUP_MIN_DEFAULT;
+	if (x.group_min < 2)
+		x.group_min = 2;
+	x.mem_limit = x.env->mem_limit ? x.env->mem_limit : CP_MEM_LIMIT;
+	x.cc = cc = xcalloc(1, sizeof(*cc));
+	x.ch = xcalloc(t->nchains + 1, sizeof(*x.ch));
+	x.rule_base = xcalloc(t->nchains + 1, sizeof(*x.rule_base));
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		x.rule_base[i] = nrules;
+		nrules += t->chains[i]->nrules;
+	}
+	cc->ncounters = nrules + BPFIPT_NCHAINS;
+	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
+		cc->policy_counter[c] = nrules + c;
+		bidx[c] = find_chain(t, base_names[c]);
+		if (bidx[c] >= 0 && !t->chains[bidx[c]]->builtin)
+			bidx[c] = -1;
+	}
+
+	/* 1 + 2: units and slots */
+	reach = xcalloc(t->nchains + 1, sizeof(*reach));
+	block = xcalloc(t->nchains + 1, sizeof(*block));
+	for (int c = 0; c < BPFIPT_NCHAINS; c++)
+		if (layout_chain(&x, c, bidx[c], reach, block))
+			goto out;
+	if (mem_add(&x, x.ar.total))
+		goto out;
+	cc->nwords = 1;
+	for (int c = 0; c < BPFIPT_NCHAINS; c++)
+		if ((cc->nslots[c] + 63) / 64 > cc->nwords)
+			cc->nwords = (cc->nslots[c] + 63) / 64;
+
+	/* 3: vectors */
+	x.cur = xmalloc(cc->nwords * sizeof(__u64));
+	ht_rehash(&x, 1024);
+	for (int f = 0; f < RF_N; f++) {
+		struct cp_array_field *af = rf_out(cc, f);
+
+		af->nkeys = rf_nkeys[f];
+		af->vec = xmalloc((size_t)BPFIPT_NCHAINS * af->nkeys * sizeof(__u32));
+		if (mem_add(&x, (size_t)BPFIPT_NCHAINS * af->nkeys * sizeof(__u32)))
+			goto out;
+	}
+	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
+		x.cur_chain = bidx[c] >= 0 ? (unsigned int)bidx[c] : 0;
+		for (int f = 0; f < RF_N; f++)
+			if (build_range(&x, c, f))
+				goto out;
+		for (int F = 0; F < 2; F++)
+			if (build_lpm(&x, c, F) || build_if(&x, c, F))
+				goto out;
+	}
+	if (x.failed)
+		goto out;
+	xqsort(cc->src.e, cc->src.n, sizeof(*cc->src.e), cmp_lpm_entry);
+	xqsort(cc->dst.e, cc->dst.n, sizeof(*cc->dst.e), cmp_lpm_entry);
+	xqsort(cc->group_src.e, cc->group_src.n, sizeof(*cc->group_src.e), cmp_lpm_entry);
+	xqsort(cc->group_dst.e, cc->group_dst.n, sizeof(*cc->group_dst.e), cmp_lpm_entry);
+	xqsort(cc->iif.e, cc->iif.n, sizeof(*cc->iif.e), cmp_if_entry);
+	xqsort(cc->oif.e, cc->oif.n, sizeof(*cc->oif.e), cmp_if_entry);
+	cc->mem = x.mem;
+	*out = cc;
+	cc = NULL;
+	rc = 0;
+out:
+	if (rc && !err->code)
+		ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "rule compiler failed");
+	for (unsigned int i = 0; i < t->nchains; i++)
+		free(x.ch[i].u);
+	free(x.ch);
+	free(x.rule_base);
+	free(reach);
+	free(block);
+	for (int c = 0; c < BPFIPT_NCHAINS; c++)
+		free(x.sl[c]);
+	free(x.ht);
+	free(x.hh);
+	free(x.cur);
+	arena_free(&x.ar);
+	if (cc)
+		cp_compiled_free(&cc);
+	return rc;
+}
+
+void cp_compiled_free(struct cp_compiled **pc)
+{
+	struct cp_compiled *cc = *pc;
+
+	if (!cc)
+		return;
+	free(cc->pool);
+	free(cc->src.e);
+	free(cc->dst.e);
+	free(cc->group_src.e);
+	free(cc->group_dst.e);
+	for (int f = 0; f < RF_N; f++)
+		free(rf_out(cc, f)->vec);
+	free(cc->iif.e);
+	free(cc->oif.e);
+	for (int c = 0; c < BPFIPT_NCHAINS; c++)
+		free(cc->slots[c]);
+	free(cc->extras);
+	free(cc);
+	*pc = NULL;
+}

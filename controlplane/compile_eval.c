@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data plane's per-packet algorithm (dataplane/bpfipt.h, top comment) run in C
+ * on a struct cp_compiled, so the compiler can be tested against cp_ref_eval()
+ * without a kernel; and counter indexes mapped back to the model.
+ */
+#include "compile.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest prefix match in a sorted (key, plen, addr) array; -1 when none. */
+static long lpm_lookup(const struct cp_lpm *l, __u32 key, __be32 addr)
+{
+	__u32 a = ntohl(addr);
+
+	for (int plen = 32; plen >= 0; plen--) {
+		__u32 m = plen ? 0xffffffffu << (32 - plen) : 0;
+		__u32 want = a & m;
+		size_t lo = 0, hi = l->n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct cp_lpm_entry *e = &l->e[mid];
+			int c;
+
+			if (e->key != key)
+				c = e->key < key ? -1 : 1;
+			else if (e->plen != plen)
+				c = e->plen < plen ? -1 : 1;
+			else if (ntohl(e->addr) != want)
+				c = ntohl(e->addr) < want ? -1 : 1;
+			else
+				return (long)e->value;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return -1;
+}
+
+static __u32 if_lookup(const struct cp_if_field *f, __u32 chain, __u32 ifindex)
+{
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cp_if_entry *e = &f->e[mid];
+
+		if (e->chain == chain && e->ifindex == ifindex)
+			return e->vec;
+		if (e->chain < chain || (e->chain == chain && e->ifindex < ifindex))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return f->dflt[chain];
+}
+
+static __u32 arr(const struct cp_array_field *f, unsigned int chain, unsigned int key)
+{
+	return f->vec[(size_t)chain * f->nkeys + key];
+}
+
+static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
+		      const struct cp_packet *p, bool has_ports)
+{
+	const struct bpfipt_extra *e;
+
+	if (!(s->xflags & (BPFIPT_X_PORTS_EITHER | BPFIPT_X_MARK | BPFIPT_X_MAC)))
+		return true;	/* LIMIT and CTSTATE: match (see compile.h) */
+	if (s->extra >= cc->nextras)
+		return false;
+	e = &cc->extras[s->extra];
+	if (s->xflags & BPFIPT_X_PORTS_EITHER) {
+		bool m = false;
+
+		if (!has_ports)
+			return false;
+		for (unsigned int i = 0; i < e->nports && i < 15; i++) {
+			__u16 lo = e->ports[2 * i], hi = e->ports[2 * i + 1];
+
+			if ((p->sport >= lo && p->sport <= hi) || (p->dport >= lo && p->dport <= hi))
+				m = true;
+		}
+		if (m == !!e->ports_invert)
+			return false;
+	}
+	if (s->xflags & BPFIPT_X_MARK) {
+		if (((p->mark & e->mark_mask) == e->mark_value) == !!e->mark_invert)
+			return false;
+	}
+	if (s->xflags & BPFIPT_X_MAC) {
+		if (!p->has_mac)
+			return false;
+		if ((memcmp(p->mac, e->mac, 6) == 0) == !!e->mac_invert)
+			return false;
+	}
+	return true;
+}
+
+static void trace_count(struct cp_trace *tr, __u32 counter)
+{
+	if (tr->ncounted < CP_TRACE_MAX)
+		tr->counted[tr->ncounted] = counter;
+	tr->ncounted++;
+}
+
+int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct cp_packet *p,
+		 struct cp_trace *tr)
+{
+	unsigned int nw = cc->nwords, n = cc->nslots[c];
+	bool frag = p->nonfirst_frag;
+	bool has_ports = p->has_ports && !frag;
+	long vid[BPFIPT_F_MAX];
+	__u64 stackbuf[64], *and = nw <= 64 ? stackbuf : malloc(nw * sizeof(__u64));
+	__u32 stack[BPFIPT_MAX_DEPTH];
+	unsigned int cursor = 0, depth = 0;
+	int rc = 1;
+
+	tr->verdict = BPFIPT_V_DROP;
+	tr->ncounted = 0;
+	if (!and)
+		return -1;
+	vid[BPFIPT_F_SRC] = lpm_lookup(&cc->src, c, p->saddr);
+	vid[BPFIPT_F_DST] = lpm_lookup(&cc->dst, c, p->daddr);
+	vid[BPFIPT_F_PROTO] = arr(&cc->proto, c, p->proto);
+	vid[BPFIPT_F_SPORT] = arr(&cc->sport, c, has_ports ? p->sport : BPFIPT_NO_PORT);
+	vid[BPFIPT_F_DPORT] = arr(&cc->dport, c, has_ports ? p->dport : BPFIPT_NO_PORT);
+	vid[BPFIPT_F_IIF] = if_lookup(&cc->iif, c, p->iif);
+	vid[BPFIPT_F_OIF] = if_lookup(&cc->oif, c, p->oif);
+	vid[BPFIPT_F_TCPFLAGS] = arr(&cc->tcpflags, c,
+				     p->has_tcp && !frag ? p->tcpflags : BPFIPT_NO_TCP);
+	vid[BPFIPT_F_ICMP] = arr(&cc->icmp, c, p->has_icmp && !frag ?
+				 (unsigned int)p->icmp_type << 8 | p->icmp_code : BPFIPT_NO_ICMP);
+	vid[BPFIPT_F_FRAG] = arr(&cc->frag, c, frag);
+	vid[BPFIPT_F_LEN] = arr(&cc->len, c, p->len);
+	vid[BPFIPT_F_CTSTATE] = arr(&cc->ctstate, c, 0);
+	for (unsigned int w = 0; w < nw; w++)
+		and[w] = ~0ull;
+	for (int f = 0; f < BPFIPT_F_MAX; f++) {
+		if (vid[f] < 0 || (size_t)vid[f] >= cc->nvecs) {
+			rc = -1;
+			goto out;
+		}
+		const __u64 *v = cc->pool + (size_t)vid[f] * nw;
+
+		for (unsigned int w = 0; w < nw; w++)
+			and[w] &= v[w];
+	}
+
+	for (unsigned int step = 0; step < BPFIPT_MAX_STEPS; step++) {
+		unsigned int s = n, w = cursor / 64;
+
+		if (cursor < n) {
+			__u64 bits = and[w] & (~0ull << (cursor % 64));
+
+			for (;;) {
+				if (bits) {
+					s = w * 64 + __builtin_ctzll(bits);
+					break;
+				}
+				if (++w >= nw)
+					break;
+				bits = and[w];
+			}
+		}
+		if (s >= n) {
+			rc = -1;	/* POLICY/RETURN always match: cannot happen */
+			goto out;
+		}
+		const struct bpfipt_slot *sl = &cc->slots[c][s];
+
+		if (!extras_ok(cc, sl, p, has_ports)) {
+			cursor = s + 1;
+			continue;
+		}
+		if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
+			bool dst = sl->xflags & BPFIPT_X_GROUP_DST;
+			long v = lpm_lookup(dst ? &cc->group_dst : &cc->group_src, sl->group,
+					    dst ? p->daddr : p->saddr);
+
+			if (v < 0) {
+				rc = -1;
+				goto out;
+			}
+			trace_count(tr, (__u32)v);
+		} else if (sl->counter != BPFIPT_NO_COUNTER) {
+			trace_count(tr, sl->counter);
+		}
+		switch (sl->kind) {
+		case BPFIPT_S_VERDICT:
+		case BPFIPT_S_POLICY:
+			tr->verdict = sl->verdict;
+			rc = 0;
+			goto out;
+		case BPFIPT_S_CONTINUE:
+			cursor = s + 1;
+			break;
+		case BPFIPT_S_JUMP:
+			if (depth >= BPFIPT_MAX_DEPTH) {
+				rc = 2;
+				goto out;
+			}
+			stack[depth++] = s + 1;
+			cursor = sl->target;
+			break;
+		case BPFIPT_S_GOTO:
+			cursor = sl->target;
+			break;
+		case BPFIPT_S_RETURN:
+			cursor = depth ? stack[--depth] : cc->policy_slot[c];
+			break;
+		default:
+			rc = -1;
+			goto out;
+		}
+	}
+out:
+	if (rc)
+		tr->verdict = BPFIPT_V_DROP;
+	if (and != stackbuf)
+		free(and);
+	return rc;
+}
+
+void cp_counter_owner(const struct ipt_table *t, __u32 counter, unsigned int *chain, int *rule)
+{
+	static const char *const names[BPFIPT_NCHAINS] = { "INPUT", "FORWARD", "OUTPUT" };
+	__u32 base = 0;
+
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		if (counter < base + t->chains[i]->nrules) {
+			*chain = i;
+			*rule = (int)(counter - base);
+			return;
+		}
+		base += t->chains[i]->nrules;
+	}
+	*rule = -1;
+	*chain = UINT32_MAX;
+	if (counter - base < BPFIPT_NCHAINS) {
+		for (unsigned int i = 0; i < t->nchains; i++)
+			if (t->chains[i]->builtin && !strcmp(t->chains[i]->name, names[counter - base]))
+				*chain = i;
+	}
+}

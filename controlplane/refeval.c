@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reference evaluator: ipt_do_table() of the kernel on the rule model, rule
+ * by rule, with the matches written after the kernel's xt_* modules. It shares no
+ * code with the compiler on purpose: the two are tested against each other.
+ *
+ * Where the data plane knows less than the kernel (documented in compile.h):
+ * limit, conntrack and state count as matching; a tcp/udp/multiport/icmp match
+ * on a packet whose header is missing does not match (the kernel would hotdrop).
+ */
+#include "compile.h"
+#include "ext.h"
+#include "proto_ext.h"
+#include "misc_ext.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The name of an ifindex: all-zero for 0 and for an ifindex not in the env. */
+static void if_name(const struct cp_env *env, __u32 ifindex, char out[IPT_IFNAMSIZ])
+{
+	memset(out, 0, IPT_IFNAMSIZ);
+	if (!ifindex || !env)
+		return;
+	for (unsigned int i = 0; i < env->nlinks; i++) {
+		if (env->links[i].ifindex == ifindex) {
+			memcpy(out, env->links[i].name,
+			       strnlen(env->links[i].name, IPT_IFNAMSIZ - 1));
+			return;
+		}
+	}
+}
+
+/* iptables' xtables_parse_interface() mask, then the kernel's ifname_compare. */
+static bool if_cmp(const char dev[IPT_IFNAMSIZ], const char *vianame)
+{
+	unsigned char mask[IPT_IFNAMSIZ];
+	size_t len = strnlen(vianame, IPT_IFNAMSIZ);
+
+	memset(mask, 0, sizeof(mask));
+	if (len == 0)
+		;
+	else if (vianame[len - 1] == '+')
+		memset(mask, 0xff, len - 1);
+	else
+		memset(mask, 0xff, len + 1 > IPT_IFNAMSIZ ? IPT_IFNAMSIZ : len + 1);
+	for (int i = 0; i < IPT_IFNAMSIZ; i++) {
+		char v = i < (int)len ? vianame[i] : 0;
+
+		if ((dev[i] ^ v) & mask[i])
+			return false;
+	}
+	return true;
+}
+
+#define FWINV(bool, flag) ((bool) ^ !!(ip->invflags & (flag)))
+
+static bool ip_packet_match(const struct ipt_ip *ip, const struct cp_packet *p,
+			    const char indev[IPT_IFNAMSIZ], const char outdev[IPT_IFNAMSIZ])
+{
+	if (FWINV((p->saddr & ip->smsk) != ip->src, IPT_INV_SRCIP) ||
+	    FWINV((p->daddr & ip->dmsk) != ip->dst, IPT_INV_DSTIP))
+		return false;
+	if (FWINV(!if_cmp(indev, ip->iniface), IPT_INV_VIA_IN))
+		return false;
+	if (FWINV(!if_cmp(outdev, ip->outiface), IPT_INV_VIA_OUT))
+		return false;
+	if (ip->proto && FWINV(p->proto != ip->proto, IPT_INV_PROTO))
+		return false;
+	if (FWINV((ip->flags & IPT_F_FRAG) && !p->nonfirst_frag, IPT_INV_FRAG))
+		return false;
+	return true;
+}
+
+static bool port_match(__u16 min, __u16 max, __u16 port, bool invert)
+{
+	return (port >= min && port <= max) ^ invert;
+}
+
+static bool multiport_match(const struct ipt_multiport_info *m, __u16 src, __u16 dst)
+{
+	for (unsigned int i = 0; i < m->count; i++) {
+		__u16 s = m->ports[i], e = s;
+
+		if (m->pflags[i])
+			e = m->ports[++i];
+		switch (m->flags) {
+		case IPT_MPORT_SOURCE:
+			if (src >= s && src <= e)
+				return !m->invert;
+			break;
+		case IPT_MPORT_DESTINATION:
+			if (dst >= s && dst <= e)
+				return !m->invert;
+			break;
+		case IPT_MPORT_EITHER:
+			if ((src >= s && src <= e) || (dst >= s && dst <= e))
+				return !m->invert;
+			break;
+		}
+	}
+	return m->invert;
+}
+
+static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
+{
+	const char *name = m->ext->name;
+	bool frag = p->nonfirst_frag;
+
+	if (!strcmp(name, "tcp")) {
+		const struct ipt_tcp_info *d = m->data;
+
+		if (frag || !p->has_tcp || !p->has_ports)
+			return false;
+		if (!port_match(d->spts[0], d->spts[1], p->sport, d->invflags & IPT_TCP_INV_SRCPT))
+			return false;
+		if (!port_match(d->dpts[0], d->dpts[1], p->dport, d->invflags & IPT_TCP_INV_DSTPT))
+			return false;
+		if ((((p->tcpflags & d->flg_mask) == d->flg_cmp) ^
+		     !!(d->invflags & IPT_TCP_INV_FLAGS)) == 0)
+			return false;
+		return true;	/* --tcp-option: refused by the compiler */
+	}
+	if (!strcmp(name, "udp")) {
+		const struct ipt_udp_info *d = m->data;
+
+		if (frag || !p->has_ports)
+			return false;
+		return port_match(d->spts[0], d->spts[1], p->sport, d->invflags & IPT_UDP_INV_SRCPT) &&
+		       port_match(d->dpts[0], d->dpts[1], p->dport, d->invflags & IPT_UDP_INV_DSTPT);
+	}
+	if (!strcmp(name, "multiport")) {
+		if (frag || !p->has_ports)
+			return false;
+		return multiport_match(m->data, p->sport, p->dport);
+	}
+	if (!strcmp(name, "icmp")) {
+		const struct ipt_icmp_info *d = m->data;
+
+		if (frag || !p->has_icmp)
+			return false;
+		return ((d->type == 0xFF) || (p->icmp_type == d->type && p->icmp_code >= d->code[0] &&
+					       p->icmp_code <= d->code[1])) ^ !!d->invert;
+	}
+	if (!strcmp(name, "iprange")) {
+		const struct iprange_data *d = m->data;
+
+		if (d->flags & IPR_SRC) {
+			__u32 a = ntohl(p->saddr);
+			bool in = a >= d->src_min && a <= d->src_max;
+
+			if (!(in ^ !!(d->flags & IPR_SRC_INV)))
+				return false;
+		}
+		if (d->flags & IPR_DST) {
+			__u32 a = ntohl(p->daddr);
+			bool in = a >= d->dst_min && a <= d->dst_max;
+
+			if (!(in ^ !!(d->flags & IPR_DST_INV)))
+				return false;
+		}
+		return true;
+	}
+	if (!strcmp(name, "length")) {
+		const struct length_data *d = m->data;
+
+		return (p->len >= d->min && p->len <= d->max) ^ !!d->invert;
+	}
+	if (!strcmp(name, "mark")) {
+		const struct mark_data *d = m->data;
+
+		return ((p->mark & d->mask) == d->mark) ^ !!d->invert;
+	}
+	if (!strcmp(name, "mac")) {
+		const struct mac_data *d = m->data;
+
+		if (!p->has_mac)
+			return false;
+		return (memcmp(p->mac, d->addr, 6) == 0) ^ !!d->invert;
+	}
+	/* limit, conntrack, state: match until issue 4 (see compile.h); comment */
+	return true;
+}
+
+static bool rule_match(const struct ipt_rule *r, const struct cp_packet *p,
+		       const char indev[IPT_IFNAMSIZ], const char outdev[IPT_IFNAMSIZ])
+{
+	if (!ip_packet_match(&r->ip, p, indev, outdev))
+		return false;
+	for (unsigned int i = 0; i < r->nmatches; i++)
+		if (!match_one(&r->matches[i], p))
+			return false;
+	return true;
+}
+
+static void count(struct cp_trace *tr, __u32 counter)
+{
+	if (tr->ncounted < CP_TRACE_MAX)
+		tr->counted[tr->ncounted] = counter;
+	tr->ncounted++;
+}
+
+static int chain_index(const struct ipt_table *t, const char *name)
+{
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (!strcmp(t->chains[i]->name, name))
+			return (int)i;
+	return -1;
+}
+
+#define REF_STACK 1024
+#define REF_STEPS 10000000u
+
+int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt_chain c,
+		const struct cp_packet *p, struct cp_trace *tr)
+{
+	static const char *const names[BPFIPT_NCHAINS] = { "INPUT", "FORWARD", "OUTPUT" };
+	char indev[IPT_IFNAMSIZ], outdev[IPT_IFNAMSIZ];
+	unsigned int nrules = 0, *base = calloc(t->nchains + 1, sizeof(*base));
+	struct { int chain; unsigned int rule; } *stack = malloc(REF_STACK * sizeof(*stack));
+	int bc = chain_index(t, names[c]), ci;
+	unsigned int sp = 0, ri = 0;
+	int rc = -1;
+
+	tr->verdict = BPFIPT_V_DROP;
+	tr->ncounted = 0;
+	if (!base || !stack || bc < 0)
+		goto out;
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		base[i] = nrules;
+		nrules += t->chains[i]->nrules;
+	}
+	if_name(env, p->iif, indev);
+	if_name(env, p->oif, outdev);
+
+	ci = bc;
+	for (unsigned int steps = 0; steps < REF_STEPS; steps++) {
+		const struct ipt_chain *ch = t->chains[ci];
+
+		if (ri >= ch->nrules) {
+			/* end of chain: the policy of a builtin one, or the implicit RETURN */
+			if (ch->builtin || sp == 0)
+				goto policy;
+			sp--;
+			ci = stack[sp].chain;
+			ri = stack[sp].rule + 1;
+			continue;
+		}
+		const struct ipt_rule *r = ch->rules[ri];
+
+		if (!rule_match(r, p, indev, outdev)) {
+			ri++;
+			continue;
+		}
+		count(tr, base[ci] + ri);
+		switch (r->tkind) {
+		case IPT_T_NONE:
+			ri++;
+			break;
+		case IPT_T_VERDICT:
+			if (r->verdict == IPT_V_ACCEPT || r->verdict == IPT_V_DROP) {
+				tr->verdict = r->verdict == IPT_V_ACCEPT ? BPFIPT_V_ACCEPT
+									 : BPFIPT_V_DROP;
+				rc = 0;
+				goto out;
+			}
+			/* RETURN */
+			if (sp == 0)
+				goto policy;
+			sp--;
+			ci = stack[sp].chain;
+			ri = stack[sp].rule + 1;
+			break;
+		case IPT_T_JUMP:
+		case IPT_T_GOTO: {
+			int target = chain_index(t, r->chain);
+
+			if (target < 0)
+				goto out;
+			if (r->tkind == IPT_T_JUMP) {
+				if (sp == REF_STACK)
+					goto out;
+				stack[sp].chain = ci;
+				stack[sp].rule = ri;
+				sp++;
+			}
+			ci = target;
+			ri = 0;
+			break;
+		}
+		case IPT_T_EXT:
+			if (!strcmp(r->target.ext->name, "REJECT")) {
+				tr->verdict = BPFIPT_V_REJECT;
+				rc = 0;
+				goto out;
+			}
+			ri++;	/* LOG, NFLOG, TCPMSS: XT_CONTINUE */
+			break;
+		default:
+			goto out;
+		}
+	}
+	goto out;	/* a loop */
+policy:
+	count(tr, nrules + c);
+	tr->verdict = t->chains[bc]->policy == IPT_V_DROP ? BPFIPT_V_DROP : BPFIPT_V_ACCEPT;
+	rc = 0;
+out:
+	free(base);
+	free(stack);
+	return rc;
+}

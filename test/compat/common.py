@@ -357,6 +357,9 @@ class IUT(Backend):
         self.ns = netns_create(tag) if netns else None
         env = dict(os.environ)
         env[STATE_ENV] = self.statedir
+        # these harnesses test the rule language: never attach programs to this
+        # machine's interfaces
+        env["BPF_IPTABLES_DATAPLANE"] = "off"
         self.env = env
 
     def _argv(self, tool, args):

@@ -14,9 +14,12 @@ for tool in bpf-iptables bpf-iptables-save bpf-iptables-restore; do
 done
 
 cd /
-export BPF_IPTABLES_STATE_DIR=$state
-env -i BPF_IPTABLES_STATE_DIR="$state" "$prefix/bin/bpf-iptables" -A INPUT -p tcp --dport 22 -j ACCEPT
-env -i BPF_IPTABLES_STATE_DIR="$state" "$prefix/bin/bpf-iptables" -P INPUT DROP
+# the rule language only: no programs attached to this machine's interfaces
+export BPF_IPTABLES_STATE_DIR=$state BPF_IPTABLES_DATAPLANE=off
+env -i BPF_IPTABLES_STATE_DIR="$state" BPF_IPTABLES_DATAPLANE=off \
+	"$prefix/bin/bpf-iptables" -A INPUT -p tcp --dport 22 -j ACCEPT
+env -i BPF_IPTABLES_STATE_DIR="$state" BPF_IPTABLES_DATAPLANE=off \
+	"$prefix/bin/bpf-iptables" -P INPUT DROP
 saved=$("$prefix/bin/bpf-iptables-save" | grep -v '^#')
 expected='*filter
 :INPUT DROP [0:0]

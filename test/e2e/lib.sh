@@ -7,7 +7,7 @@
 #
 # Source it, then call topo_up. BIN must point at the build directory.
 
-set -euo pipefail
+set -uo pipefail
 : "${BIN:?BIN must be the build directory}"
 SFX=$$
 CLI=bipt-cli-$SFX RTR=bipt-rtr-$SFX SRV=bipt-srv-$SFX

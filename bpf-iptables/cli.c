@@ -13,6 +13,7 @@
 #include "save.h"
 #include "state.h"
 #include "strbuf.h"
+#include "sync.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -181,6 +182,14 @@ int ipt_cli_iptables(int argc, char **argv)
 	struct ipt_table *t = NULL, *work = NULL;
 	int rc = 0;
 
+	/* not an iptables option: remove the data plane, keep the saved rules */
+	if (argc == 2 && !strcmp(argv[1], "--unload")) {
+		ipt_err_clear(&err);
+		memset(&cmd, 0, sizeof(cmd));
+		if (cp_unload(&err))
+			rc = report(IPT_PROG, &err, 0, NULL, 0);
+		return rc;
+	}
 	if (ipt_cmd_parse(argc - 1, argv + 1, false, &cmd, &err)) {
 		rc = report(IPT_PROG, &err, argc - 1, argv + 1, 0);
 		goto out;
@@ -202,7 +211,7 @@ int ipt_cli_iptables(int argc, char **argv)
 
 	if (modifies && ipt_state_lock(&st, cmd.wait_set, cmd.wait_secs, &err))
 		goto fail;
-	if (ipt_state_load(&st, &t, &err))
+	if (ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err))
 		goto fail;
 	/* -L/-S come before -Z when both are given, as in iptables */
 	if ((cmd.command & (CMD_LIST | CMD_LIST_RULES)) && do_list(t, &cmd, &err))
@@ -217,7 +226,8 @@ int ipt_cli_iptables(int argc, char **argv)
 	ipt_table_copy(t, &work);
 	if (ipt_table_apply(work, &cmd, &err) || ipt_table_validate(work, &err))
 		goto fail;
-	if (modifies && ipt_state_store(&st, work, &err))
+	/* the data plane first: a ruleset it cannot take is refused, state untouched */
+	if (modifies && (cp_sync_out(work, &err) || ipt_state_store(&st, work, &err)))
 		goto fail;
 	goto out;
 fail:
@@ -290,7 +300,8 @@ int ipt_cli_save(int argc, char **argv)
 			"`filter' table only\n", SAVE_PROG, table);
 		return 1;
 	}
-	if (ipt_state_open(&st, &err) || ipt_state_load(&st, &t, &err)) {
+	if (ipt_state_open(&st, &err) || ipt_state_load(&st, &t, &err) ||
+	    cp_sync_counters_in(t, &err)) {
 		rc = report(SAVE_PROG, &err, 0, NULL, 0);
 		goto out;
 	}
@@ -401,7 +412,7 @@ int ipt_cli_restore(int argc, char **argv)
 	}
 	if (ipt_state_open(&st, &err) ||
 	    (!o.test && ipt_state_lock(&st, wait, wait_secs, &err)) ||
-	    ipt_state_load(&st, &t, &err)) {
+	    ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err)) {
 		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
 		goto out;
 	}
@@ -409,7 +420,7 @@ int ipt_cli_restore(int argc, char **argv)
 		rc = report(RESTORE_PROG, &err, 0, NULL, err.style == IPT_ES_IPTC ? 0 : line);
 		goto out;
 	}
-	if (!o.test && ipt_state_store(&st, t, &err))
+	if (!o.test && (cp_sync_out(t, &err) || ipt_state_store(&st, t, &err)))
 		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
 out:
 	if (f && f != stdin)

@@ -59,7 +59,10 @@ bool ipt_is_builtin_name(const char *name)
 
 struct ipt_rule *ipt_rule_new(void)
 {
-	return xcalloc(1, sizeof(struct ipt_rule));
+	struct ipt_rule *r = xcalloc(1, sizeof(struct ipt_rule));
+
+	r->cidx = IPT_NO_CIDX;
+	return r;
 }
 
 static void match_free(struct ipt_match *m)
@@ -154,6 +157,7 @@ static struct ipt_chain *chain_new(const char *name, bool builtin)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->builtin = builtin;
 	c->policy = IPT_V_ACCEPT;
+	c->cidx = IPT_NO_CIDX;
 	return c;
 }
 
@@ -206,6 +210,7 @@ int ipt_table_copy(const struct ipt_table *src, struct ipt_table **pdst)
 		c->policy = s->policy;
 		c->pcnt = s->pcnt;
 		c->bcnt = s->bcnt;
+		c->cidx = s->cidx;
 		c->cap = c->nrules = s->nrules;
 		c->rules = xcalloc(c->cap, sizeof(*c->rules));
 		for (unsigned int j = 0; j < s->nrules; j++)

@@ -75,13 +75,20 @@ struct ipt_rule {
 	char chain[IPT_CHAIN_NAMESZ];		/* IPT_T_JUMP / IPT_T_GOTO */
 	struct ipt_match target;		/* IPT_T_EXT */
 	__u64 pcnt, bcnt;
+	/* Transient (never saved): the rule's counter index in the running data
+	 * plane when it was read, so a new generation continues its counter;
+	 * IPT_NO_CIDX for rules the command created or zeroed. */
+	__u32 cidx;
 };
+
+#define IPT_NO_CIDX 0xffffffffu
 
 struct ipt_chain {
 	char name[IPT_CHAIN_NAMESZ];
 	bool builtin;
 	enum ipt_verdict policy;		/* builtin chains only */
 	__u64 pcnt, bcnt;			/* policy counters */
+	__u32 cidx;				/* as struct ipt_rule's, for the policy */
 	struct ipt_rule **rules;
 	unsigned int nrules, cap;
 };

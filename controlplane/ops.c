@@ -58,37 +58,59 @@ static int resolve_target(const struct ipt_table *t, const struct ipt_rule *r,
 	return 0;
 }
 
-/* Which builtin chains reach each chain (IPT_HOOK_* bits), and whether a loop is
- * reachable from a builtin: the kernel's mark_source_chains. */
-static int reach(const struct ipt_table *t, const struct ipt_chain *c, unsigned int hook,
-		 unsigned int *hooks, unsigned char *onstack, struct ipt_err *err)
+/* A rule the kernel's walk cannot get past: no address, interface, protocol
+ * or fragment condition, no match, and a verdict (ACCEPT, DROP, RETURN). */
+static bool unconditional_verdict(const struct ipt_rule *r)
 {
-	unsigned int idx = 0;
+	static const struct ipt_ip none;
 
-	while (t->chains[idx] != c)
-		idx++;
-	if (onstack[idx])
-		return iptc_err(err, "Too many levels of symbolic links.");
-	if (hooks[idx] & hook)
-		return 0;
-	hooks[idx] |= hook;
-	onstack[idx] = 1;
+	return r->tkind == IPT_T_VERDICT && !r->nmatches && !memcmp(&r->ip, &none, sizeof(none));
+}
+
+struct walk {
+	const struct ipt_table *t;
+	unsigned int **rule_hooks;	/* [chain][rule]: builtin chains that reach it */
+	unsigned char *onstack;
+	struct ipt_err *err;
+};
+
+/* The kernel's mark_source_chains: walk from a builtin chain, following jumps
+ * and gotos, up to the first unconditional verdict of each chain (what lies
+ * beyond is never reached, so a loop there is no loop); a chain met again on
+ * the current path is a loop. */
+static int walk(struct walk *w, unsigned int ci, unsigned int hook)
+{
+	const struct ipt_chain *c = w->t->chains[ci];
+
+	if (w->onstack[ci])
+		return iptc_err(w->err, "Too many levels of symbolic links.");
+	w->onstack[ci] = 1;
 	for (unsigned int i = 0; i < c->nrules; i++) {
 		const struct ipt_rule *r = c->rules[i];
 
-		if (r->tkind != IPT_T_JUMP && r->tkind != IPT_T_GOTO)
-			continue;
-		const struct ipt_chain *to = ipt_chain_find(t, r->chain);
+		if (w->rule_hooks[ci][i] & hook) {
+			/* this stretch was walked for this hook already */
+			break;
+		}
+		w->rule_hooks[ci][i] |= hook;
+		if (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) {
+			unsigned int to;
 
-		if (!to)
-			continue;
-		if (to->builtin)
-			return iptc_err(err, "Invalid argument: a rule may not jump to a "
-				"built-in chain.");
-		if (reach(t, to, hook, hooks, onstack, err))
-			return -1;
+			for (to = 0; to < w->t->nchains; to++)
+				if (!strcmp(w->t->chains[to]->name, r->chain))
+					break;
+			if (to == w->t->nchains)
+				continue;
+			if (w->t->chains[to]->builtin)
+				return iptc_err(w->err, "Invalid argument: a rule may not jump to a "
+						"built-in chain.");
+			if (walk(w, to, hook))
+				return -1;
+		}
+		if (unconditional_verdict(r))
+			break;
 	}
-	onstack[idx] = 0;
+	w->onstack[ci] = 0;
 	return 0;
 }
 
@@ -103,12 +125,18 @@ static unsigned int ext_hooks(const struct ipt_match *m)
 
 int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err)
 {
-	unsigned int *hooks = calloc(t->nchains, sizeof(*hooks));
-	unsigned char *onstack = calloc(t->nchains, 1);
+	struct walk w = { .t = t, .err = err };
 	int r = 0;
 
-	if (!hooks || !onstack)
+	w.rule_hooks = calloc(t->nchains, sizeof(*w.rule_hooks));
+	w.onstack = calloc(t->nchains, 1);
+	if (!w.rule_hooks || !w.onstack)
 		abort();
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		w.rule_hooks[i] = calloc(t->chains[i]->nrules + 1, sizeof(**w.rule_hooks));
+		if (!w.rule_hooks[i])
+			abort();
+	}
 	for (unsigned int i = 0; i < t->nchains && !r; i++) {
 		const struct ipt_chain *c = t->chains[i];
 
@@ -117,9 +145,10 @@ int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err)
 		unsigned int hook = !strcmp(c->name, "INPUT") ? IPT_HOOK_INPUT :
 				    !strcmp(c->name, "FORWARD") ? IPT_HOOK_FORWARD :
 				    IPT_HOOK_OUTPUT;
-		r = reach(t, c, hook, hooks, onstack, err);
+		r = walk(&w, i, hook);
 	}
-	/* extensions limited to some hooks (-m mac: not in OUTPUT) */
+	/* extensions limited to some hooks (-m mac: not in OUTPUT), checked as the
+	 * kernel does: on the rules the walk reached, for the hooks that reach them */
 	for (unsigned int i = 0; i < t->nchains && !r; i++) {
 		const struct ipt_chain *c = t->chains[i];
 
@@ -131,14 +160,16 @@ int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err)
 							    &ru->target;
 				unsigned int allowed = ext_hooks(m);
 
-				if (allowed && (hooks[i] & ~allowed))
+				if (allowed && (w.rule_hooks[i][j] & ~allowed))
 					r = iptc_err(err, "Invalid argument: this match or target "
 						     "cannot be used from this chain.");
 			}
 		}
 	}
-	free(hooks);
-	free(onstack);
+	for (unsigned int i = 0; i < t->nchains; i++)
+		free(w.rule_hooks[i]);
+	free(w.rule_hooks);
+	free(w.onstack);
 	return r;
 }
 
@@ -225,8 +256,11 @@ static int flush_or_zero(struct ipt_table *t, const struct ipt_cmd *cmd, bool ze
 			continue;
 		}
 		c->pcnt = c->bcnt = 0;
-		for (unsigned int j = 0; j < c->nrules; j++)
+		c->cidx = IPT_NO_CIDX;
+		for (unsigned int j = 0; j < c->nrules; j++) {
 			c->rules[j]->pcnt = c->rules[j]->bcnt = 0;
+			c->rules[j]->cidx = IPT_NO_CIDX;
+		}
 	}
 	return 0;
 }
@@ -240,6 +274,7 @@ static int zero_num(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_e
 	if (cmd->rulenum > c->nrules)
 		return iptc_err(err, "Index of counter too big.");
 	c->rules[cmd->rulenum - 1]->pcnt = c->rules[cmd->rulenum - 1]->bcnt = 0;
+	c->rules[cmd->rulenum - 1]->cidx = IPT_NO_CIDX;
 	return 0;
 }
 
@@ -307,6 +342,7 @@ static int set_policy(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt
 	if (cmd->options & OPT_COUNTERS) {
 		c->pcnt = cmd->policy_pcnt;
 		c->bcnt = cmd->policy_bcnt;
+		c->cidx = IPT_NO_CIDX;
 	}
 	return 0;
 }

@@ -196,22 +196,49 @@ enum bpfipt_stat {
  * generation only, so writing cur switches every hook of every interface at once.
  * (A prog_array slot cannot do it: the kernel empties a prog_array when its last
  * user reference goes, and without bpffs pins nothing holds one between commands.)
+ * The generation not in use keeps its maps; the next ruleset is written into them
+ * when they are big enough (every userspace update of an outer map costs an RCU
+ * grace period).
  */
 #define BPFIPT_ABI		1
 #define BPFIPT_NO_VEC		0xffffffffu
 
 /* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of
- * the vector, so a pool entry has a fixed size whatever nwords is. */
+ * the vector, so a pool entry has a fixed size whatever nwords is, then a summary
+ * word: bit j set when word j is not zero. The AND of the summaries tells which
+ * words can hold a match: a packet that matches nothing in 4096 slots costs one
+ * word per field instead of 64. */
 #define BPFIPT_CHUNK_WORDS	64
+#define BPFIPT_POOL_WORDS	(BPFIPT_CHUNK_WORDS + 1)
 
-/* Array fields: the vector id of key k in chain c is element (c * keys + k) of a
- * flat __u32 array, stored BPFIPT_PACK ids per map entry. */
+/* Generation maps (inner maps of the outer maps of the same name):
+ *   bpfipt_addr    LPM, struct bpfipt_lpm_key: source prefixes with .chain = chain,
+ *                  destination prefixes with .chain = chain | BPFIPT_KEY_DST
+ *   bpfipt_group   LPM, struct bpfipt_group_key (group ids are shared by -s and -d runs)
+ *   bpfipt_fields  the array fields: the vector id of key k of field f in chain c
+ *                  is element BPFIPT_FB_<f> + c * keys + k of a flat __u32 array,
+ *                  stored BPFIPT_PACK ids per map entry
+ *   bpfipt_ifs     hash, struct bpfipt_if_key: .chain = chain (input interface) or
+ *                  chain | BPFIPT_KEY_OIF (output interface)
+ *   bpfipt_pool, bpfipt_slots, bpfipt_extras, bpfipt_limits, bpfipt_counters */
+#define BPFIPT_KEY_DST		0x10
+#define BPFIPT_KEY_OIF		0x10
 #define BPFIPT_PACK		16
 #define BPFIPT_KEYS_PROTO	256
 #define BPFIPT_KEYS_TCPFLAGS	257
 #define BPFIPT_KEYS_FRAG	2
 #define BPFIPT_KEYS_LEN		65536
 #define BPFIPT_KEYS_CTSTATE	32
+#define BPFIPT_FB_AL(n)		(((n) * BPFIPT_NCHAINS + BPFIPT_PACK - 1) / BPFIPT_PACK * BPFIPT_PACK)
+#define BPFIPT_FB_PROTO		0
+#define BPFIPT_FB_SPORT		(BPFIPT_FB_PROTO + BPFIPT_FB_AL(BPFIPT_KEYS_PROTO))
+#define BPFIPT_FB_DPORT		(BPFIPT_FB_SPORT + BPFIPT_FB_AL(BPFIPT_CLASS_KEYS))
+#define BPFIPT_FB_TCPFLAGS	(BPFIPT_FB_DPORT + BPFIPT_FB_AL(BPFIPT_CLASS_KEYS))
+#define BPFIPT_FB_ICMP		(BPFIPT_FB_TCPFLAGS + BPFIPT_FB_AL(BPFIPT_KEYS_TCPFLAGS))
+#define BPFIPT_FB_FRAG		(BPFIPT_FB_ICMP + BPFIPT_FB_AL(BPFIPT_CLASS_KEYS))
+#define BPFIPT_FB_LEN		(BPFIPT_FB_FRAG + BPFIPT_FB_AL(BPFIPT_KEYS_FRAG))
+#define BPFIPT_FB_CTSTATE	(BPFIPT_FB_LEN + BPFIPT_FB_AL(BPFIPT_KEYS_LEN))
+#define BPFIPT_FB_END		(BPFIPT_FB_CTSTATE + BPFIPT_FB_AL(BPFIPT_KEYS_CTSTATE))
 
 struct bpfipt_inst {
 	__u32 cur;		/* generation in use: 0 or 1 */
@@ -222,6 +249,7 @@ struct bpfipt_inst {
 
 enum {
 	BPFIPT_I_XDP	= 1 << 0,	/* XDP attached: ingress judged there (unless BPFIPT_C_TC_INGRESS) */
+	BPFIPT_I_PENDING = 1 << 1,	/* switched; the grace period not yet waited for */
 };
 
 struct bpfipt_conf {
@@ -235,6 +263,7 @@ struct bpfipt_conf {
 	__u32 iif_dflt[BPFIPT_NCHAINS], oif_dflt[BPFIPT_NCHAINS];
 	__u32 lookup[BPFIPT_NCHAINS];		/* bit f: field f varies in the chain, look it up */
 	__u32 cvec[BPFIPT_NCHAINS];		/* AND of the chain's constant fields' vectors */
+	__u32 naddr, ngroup, nifs;		/* entries of the tries and the hash (loader) */
 };
 
 enum {

@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# The main job: a ruleset typed as iptables commands into a fresh network
-# namespace, listed back the way iptables lists it, saved and restored.
-set -euo pipefail
+# The main job: three network namespaces (client - router - server), a firewall
+# typed as iptables commands into the server, real traffic from the client, and
+# the counters that show what the eBPF data plane did. Leaves nothing behind.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-B=build
-NS=bipt-demo-$$
-cleanup() { ip netns del "$NS" 2>/dev/null || true; }
-trap cleanup EXIT
-ip netns add "$NS"
-run() { echo "# $*"; ip netns exec "$NS" "$B/$@"; }
+BIN=$(pwd)/build
+. test/e2e/lib.sh
+topo_up
+say() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
+run() { echo "\$ bpf-iptables $*"; bpt "$SRV" "$@"; }
 
-run bpf-iptables -P INPUT DROP
-run bpf-iptables -A INPUT -i lo -j ACCEPT
-run bpf-iptables -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT
-run bpf-iptables -N ssh-in
-run bpf-iptables -A INPUT -p tcp --dport 22 -j ssh-in
-run bpf-iptables -A ssh-in -s 10.0.0.0/8,192.168.0.0/16 -j ACCEPT
-run bpf-iptables -A ssh-in -m limit --limit 3/min -j LOG --log-prefix "ssh denied: "
-run bpf-iptables -A INPUT -p icmp --icmp-type echo-request -j ACCEPT
-run bpf-iptables -A INPUT -j REJECT
-run bpf-iptables -L -n -v --line-numbers
-run bpf-iptables-save
-echo "# a bad rule is refused and changes nothing:"
-ip netns exec "$NS" "$B/bpf-iptables" -A INPUT -p tcp --dport 99999 -j ACCEPT || true
-run bpf-iptables -S INPUT
+say "a firewall on the server ($SRV_IP), typed as iptables commands"
+run -P INPUT DROP
+run -A INPUT -i lo -j ACCEPT
+run -N services
+run -A services -p tcp --dport 22 -j ACCEPT
+run -A services -p udp --dport 53 -j ACCEPT
+run -A INPUT -s 10.1.0.0/24 -j services
+run -A INPUT -p icmp --icmp-type echo-request -j ACCEPT
+run -A INPUT -p tcp --sport 22 -j ACCEPT
+
+tcp_listen "$SRV" 22
+tcp_listen "$SRV" 8080
+say "traffic from the client ($CLI_IP)"
+tcp_ok "$CLI" $SRV_IP 22 && echo "tcp 22:   connected" || echo "tcp 22:   blocked"
+tcp_ok "$CLI" $SRV_IP 8080 && echo "tcp 8080: connected" || echo "tcp 8080: blocked"
+echo "udp 53:   $(udp_count "$CLI" "$SRV" $SRV_IP 53 100)/100 datagrams delivered"
+echo "udp 5000: $(udp_count "$CLI" "$SRV" $SRV_IP 5000 100)/100 datagrams delivered"
+ping_ok "$CLI" $SRV_IP && echo "ping:     answered" || echo "ping:     no answer"
+
+say "what the data plane counted"
+run -L -n -v --line-numbers
+say "the same ruleset as iptables-save prints it"
+ip netns exec "$SRV" "$BIN/bpf-iptables-save" -c
+say "a bad rule is refused and changes nothing"
+run -A INPUT -p tcp --dport 99999 -j ACCEPT || true
+say "the programs attached to the server's interfaces"
+ip netns exec "$SRV" tc filter show dev eth0 ingress | head -3
+ip netns exec "$SRV" "$BIN/bpf-iptables" --unload && echo "--unload: programs, maps and qdiscs removed"

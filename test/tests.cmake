@@ -11,6 +11,9 @@ foreach(src ${UNIT_TESTS})
   set_tests_properties(unit.${name} PROPERTIES ENVIRONMENT "CK_FORK=yes")
 endforeach()
 
+# ---- data plane on the real kernel ----
+include(${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/tests.cmake)
+
 # ---- install: self-contained commands in a fresh prefix ----
 add_test(NAME install.prefix
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/install/test_install.sh ${CMAKE_BINARY_DIR})
@@ -27,3 +30,10 @@ foreach(h conformance differential dumps)
     ENVIRONMENT "CONFORMANCE_DIR=${BPFIPT_CONFORMANCE_DIR};BPF_IPTABLES_DATAPLANE=off"
     SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
+
+# ---- end to end: real traffic through namespaces (root, BPF) ----
+add_test(NAME e2e.filter COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter.sh
+                                 ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.scale COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_scale.sh
+                                ${CMAKE_BINARY_DIR} 100000)
+set_tests_properties(e2e.filter e2e.scale PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

@@ -1,0 +1,1641 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The loader: instance, generations, attachment, discovery, removal.
+ * See loader.h for the design; dataplane/bpfipt.h for the maps' contents.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <linux/membarrier.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "bpfipt.skel.h"
+
+/* ------------------------------------------------------------- logging ---- */
+
+enum dp_level { DP_ERR, DP_WARN, DP_INFO, DP_DEBUG };
+
+static int dp_verbosity = -1;
+
+static void dp_log(enum dp_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	/* libbpf's warnings include expected probes: shown only when debugging */
+	if (dp_verbosity < DP_DEBUG)
+		return 0;
+	fprintf(stderr, "libbpf: ");
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void dp_log_init(void)
+{
+	const char *e;
+
+	if (dp_verbosity >= 0)
+		return;
+	e = getenv("BPF_IPTABLES_DEBUG");
+	dp_verbosity = e && *e && strcmp(e, "0") ? DP_DEBUG : DP_ERR - 1;
+	libbpf_set_print(libbpf_print);
+}
+
+static void dp_log(enum dp_level lvl, const char *fmt, ...)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	va_list ap;
+
+	if ((int)lvl > dp_verbosity)
+		return;
+	fprintf(stderr, "bpf-iptables loader %s: ", names[lvl]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Record the error (first one wins) and return r, a negative errno. */
+static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r >= 0)
+		r = -EINVAL;
+	dp_log(DP_ERR, "%s: %s", msg, strerror(-r));
+	if (err)
+		ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "data plane: %s: %s", msg,
+			    strerror(-r));
+	return r;
+}
+
+/* --------------------------------------------------------------- maps ---- */
+
+enum om {
+	OM_ADDR, OM_GROUP, OM_FIELDS, OM_IFS,
+	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
+	OM_MAX,
+};
+
+#define POOL_CHUNK_BYTES (BPFIPT_POOL_WORDS * 8)
+#define VAR_ARRAY (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
+
+/* The shape of each generation map: must match the inner-map templates of
+ * dataplane/bpfipt.bpf.c (the kernel compares type, sizes and flags). */
+static const struct om_def {
+	const char *outer;	/* the outer map's name */
+	const char *inner;	/* name given to the inner maps */
+	enum bpf_map_type type;
+	__u32 key_size, value_size, flags;
+	__u32 fixed;		/* fixed-size arrays: max_entries */
+} om_defs[OM_MAX] = {
+	[OM_ADDR] = { "bpfipt_addr", "g_addr", BPF_MAP_TYPE_LPM_TRIE,
+		      sizeof(struct bpfipt_lpm_key), 4, BPF_F_NO_PREALLOC },
+	[OM_GROUP] = { "bpfipt_group", "g_group", BPF_MAP_TYPE_LPM_TRIE,
+		       sizeof(struct bpfipt_group_key), 4, BPF_F_NO_PREALLOC },
+	[OM_FIELDS] = { "bpfipt_fields", "g_fields", BPF_MAP_TYPE_ARRAY, 4, 4 * BPFIPT_PACK,
+			BPF_F_MMAPABLE, BPFIPT_FB_END / BPFIPT_PACK },
+	[OM_IFS] = { "bpfipt_ifs", "g_ifs", BPF_MAP_TYPE_HASH,
+		     sizeof(struct bpfipt_if_key), 4, BPF_F_NO_PREALLOC },
+	[OM_POOL] = { "bpfipt_pool", "g_pool", BPF_MAP_TYPE_ARRAY, 4, POOL_CHUNK_BYTES,
+		      VAR_ARRAY },
+	[OM_SLOTS] = { "bpfipt_slots", "g_slots", BPF_MAP_TYPE_ARRAY, 4,
+		       sizeof(struct bpfipt_slot), VAR_ARRAY },
+	[OM_EXTRAS] = { "bpfipt_extras", "g_extras", BPF_MAP_TYPE_ARRAY, 4,
+			sizeof(struct bpfipt_extra), VAR_ARRAY },
+	[OM_LIMITS] = { "bpfipt_limits", "g_limits", BPF_MAP_TYPE_ARRAY, 4,
+			sizeof(struct bpfipt_limit_state), BPF_F_INNER_MAP },
+	[OM_COUNTERS] = { "bpfipt_counters", "g_counters", BPF_MAP_TYPE_ARRAY, 4,
+			  sizeof(struct bpfipt_counter), VAR_ARRAY },
+};
+
+static const char *const prog_names[DP_PROG_MAX] = {
+	[DP_PROG_XDP] = "bpfipt_xdp",
+	[DP_PROG_TC_IN] = "bpfipt_tc_in",
+	[DP_PROG_TC_OUT] = "bpfipt_tc_out",
+	[DP_PROG_TC_IN3] = "bpfipt_tc_in3",
+	[DP_PROG_TC_OUT3] = "bpfipt_tc_out3",
+	[DP_PROG_TEST] = "bpfipt_test",
+};
+
+/* Instance maps (created once with the programs). */
+enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_MAX };
+
+static const char *const im_names[IM_MAX] = {
+	[IM_INST] = "bpfipt_inst",
+	[IM_CONF] = "bpfipt_conf",
+	[IM_STATS] = "bpfipt_stats",
+	[IM_XDPIFS] = "bpfipt_xdpifs",
+	[IM_SCRATCH] = "bpfipt_scratch",
+};
+
+_Static_assert(OM_MAX == 9, "om_defs covers every generation map");
+_Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
+_Static_assert(IM_MAX == 5, "im_names covers every instance map");
+
+struct dp_inst {
+	int prog[DP_PROG_MAX];		/* -1: not loaded */
+	int map[IM_MAX];
+	int outer[OM_MAX];
+	int btf_fd;			/* BTF holding struct bpfipt_limit_state */
+	__u32 limit_tid, u32_tid;
+	int ncpus;
+};
+
+static void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static struct dp_inst *inst_alloc(void)
+{
+	struct dp_inst *in = calloc(1, sizeof(*in));
+	int i;
+
+	if (!in)
+		return NULL;
+	for (i = 0; i < DP_PROG_MAX; i++)
+		in->prog[i] = -1;
+	for (i = 0; i < IM_MAX; i++)
+		in->map[i] = -1;
+	for (i = 0; i < OM_MAX; i++)
+		in->outer[i] = -1;
+	in->btf_fd = -1;
+	in->ncpus = libbpf_num_possible_cpus();
+	return in;
+}
+
+void dp_inst_free(struct dp_inst **pin)
+{
+	struct dp_inst *in = *pin;
+	int i;
+
+	if (!in)
+		return;
+	for (i = 0; i < DP_PROG_MAX; i++)
+		fd_close(&in->prog[i]);
+	for (i = 0; i < IM_MAX; i++)
+		fd_close(&in->map[i]);
+	for (i = 0; i < OM_MAX; i++)
+		fd_close(&in->outer[i]);
+	fd_close(&in->btf_fd);
+	free(in);
+	*pin = NULL;
+}
+
+int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p)
+{
+	return p < DP_PROG_MAX ? in->prog[p] : -1;
+}
+
+static int dup_fd(int fd)
+{
+	return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+/* Is program `id` one of ours called `name`? */
+static bool prog_named(__u32 id, const char *name)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	bool r;
+	int fd;
+
+	if (!id)
+		return false;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return false;
+	r = !bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name);
+	close(fd);
+	return r;
+}
+
+/* RCU grace period: every program run that started before has finished (BPF
+ * programs run in RCU read-side sections; MEMBARRIER_CMD_GLOBAL is
+ * synchronize_rcu()). */
+static bool sync_rcu(void)
+{
+	return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
+/* -------------------------------------------------------- loading ---- */
+
+static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *err)
+{
+	int t = btf__find_by_name_kind(b, "bpfipt_limit_state", BTF_KIND_STRUCT);
+	int u = btf__find_by_name_kind(b, "unsigned int", BTF_KIND_INT);
+
+	if (t <= 0 || u <= 0)
+		return dp_fail(err, -ENOENT, "no BTF for struct bpfipt_limit_state");
+	in->limit_tid = t;
+	in->u32_tid = u;
+	return 0;
+}
+
+/* Load the programs in `progs` that `in` does not have yet. reuse: into the maps
+ * of `in` (a running or already loaded instance); else create the maps too. */
+static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, struct ipt_err *err)
+{
+	struct bpfipt_bpf *skel;
+	struct bpf_program *pg;
+	struct bpf_map *m;
+	unsigned int load = 0;
+	int r = 0, i;
+
+	for (i = 0; i < DP_PROG_MAX; i++)
+		if ((progs & (1u << i)) && in->prog[i] < 0)
+			load |= 1u << i;
+	if (!load && reuse)
+		return 0;
+	skel = bpfipt_bpf__open();
+	if (!skel)
+		return dp_fail(err, -errno, "cannot open the BPF object");
+	for (i = 0; i < DP_PROG_MAX; i++) {
+		pg = bpf_object__find_program_by_name(skel->obj, prog_names[i]);
+		if (!pg) {
+			r = dp_fail(err, -ENOENT, "BPF program %s missing", prog_names[i]);
+			goto out;
+		}
+		bpf_program__set_autoload(pg, !!(load & (1u << i)));
+	}
+	for (i = 0; reuse && i < IM_MAX + OM_MAX; i++) {
+		const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
+		int fd = i < IM_MAX ? in->map[i] : in->outer[i - IM_MAX];
+
+		m = bpf_object__find_map_by_name(skel->obj, name);
+		if (!m || fd < 0 || (r = bpf_map__reuse_fd(m, fd))) {
+			r = dp_fail(err, r ? r : -ENOENT, "cannot reuse map %s", name);
+			goto out;
+		}
+	}
+	r = bpfipt_bpf__load(skel);
+	if (r) {
+		r = dp_fail(err, r, "cannot load the BPF programs (root and a kernel >= 6.4 "
+			    "with BTF are needed; BPF_IPTABLES_DEBUG=1 shows why)");
+		goto out;
+	}
+	for (i = 0; i < DP_PROG_MAX; i++) {
+		if (!(load & (1u << i)))
+			continue;
+		pg = bpf_object__find_program_by_name(skel->obj, prog_names[i]);
+		in->prog[i] = dup_fd(bpf_program__fd(pg));
+		if (in->prog[i] < 0) {
+			r = dp_fail(err, -errno, "dup");
+			goto out;
+		}
+	}
+	if (!reuse) {
+		for (i = 0; i < IM_MAX + OM_MAX; i++) {
+			const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
+			int *fd = i < IM_MAX ? &in->map[i] : &in->outer[i - IM_MAX];
+
+			m = bpf_object__find_map_by_name(skel->obj, name);
+			*fd = m ? dup_fd(bpf_map__fd(m)) : -1;
+			if (*fd < 0) {
+				r = dp_fail(err, -ENOENT, "map %s", name);
+				goto out;
+			}
+		}
+		in->btf_fd = dup_fd(btf__fd(bpf_object__btf(skel->obj)));
+		if (in->btf_fd < 0) {
+			r = dp_fail(err, -errno, "no BTF");
+			goto out;
+		}
+		r = btf_types(in, bpf_object__btf(skel->obj), err);
+	}
+	dp_log(DP_DEBUG, "loaded programs 0x%x", load);
+out:
+	bpfipt_bpf__destroy(skel);
+	return r;
+}
+
+int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err)
+{
+	struct bpfipt_inst iv = { .abi = BPFIPT_ABI };
+	struct dp_inst *in;
+	__u32 zero = 0;
+	int r;
+
+	dp_log_init();
+	*out = NULL;
+	in = inst_alloc();
+	if (!in)
+		return dp_fail(err, -ENOMEM, "out of memory");
+	r = inst_load(in, progs, false, err);
+	if (!r && bpf_map_update_elem(in->map[IM_INST], &zero, &iv, BPF_ANY))
+		r = dp_fail(err, -errno, "cannot write bpfipt_inst");
+	if (r) {
+		dp_inst_free(&in);
+		return r;
+	}
+	*out = in;
+	return 0;
+}
+
+/* The maps (and BTF) of a running instance, from its programs (prog2: -1 or a
+ * second one). */
+static int inst_maps_from_prog(struct dp_inst *in, int prog_fd, int prog2, struct ipt_err *err)
+{
+	__u32 ids[128], n = 0, i, btf_id = 0;
+	struct btf *b;
+	int r = 0, j, p;
+
+	for (p = 0; p < 2; p++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = p ? prog2 : prog_fd;
+
+		if (fd < 0)
+			continue;
+		info.nr_map_ids = 64;
+		info.map_ids = (__u64)(unsigned long)(ids + n);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return dp_fail(err, -errno, "cannot read the running program");
+		n += info.nr_map_ids < 64 ? info.nr_map_ids : 64;
+		if (!btf_id)
+			btf_id = info.btf_id;
+	}
+	for (i = 0; i < n; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]), *slot = NULL;
+
+		if (fd < 0)
+			return dp_fail(err, -errno, "cannot open map id %u", ids[i]);
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			return dp_fail(err, -errno, "cannot read map id %u", ids[i]);
+		}
+		for (j = 0; j < IM_MAX && !slot; j++)
+			if (!strcmp(mi.name, im_names[j]))
+				slot = &in->map[j];
+		for (j = 0; j < OM_MAX && !slot; j++)
+			if (!strcmp(mi.name, om_defs[j].outer))
+				slot = &in->outer[j];
+		if (slot && *slot < 0)
+			*slot = fd;
+		else
+			close(fd);
+	}
+	for (j = 0; j < IM_MAX; j++)
+		if (in->map[j] < 0)
+			return dp_fail(err, -ENOENT, "running data plane: no map %s", im_names[j]);
+	for (j = 0; j < OM_MAX; j++)
+		if (in->outer[j] < 0)
+			return dp_fail(err, -ENOENT, "running data plane: no map %s",
+				       om_defs[j].outer);
+	if (!btf_id)
+		return dp_fail(err, -ENOENT, "running data plane: no BTF");
+	in->btf_fd = bpf_btf_get_fd_by_id(btf_id);
+	b = btf__load_from_kernel_by_id(btf_id);
+	if (in->btf_fd < 0 || !b)
+		r = dp_fail(err, -errno ? -errno : -ENOENT, "running data plane: cannot read BTF");
+	else
+		r = btf_types(in, b, err);
+	btf__free(b);
+	return r;
+}
+
+/* ------------------------------------------------------ interfaces ---- */
+
+enum ifclass { IF_ETH, IF_L3, IF_SKIP };
+
+struct iface {
+	int ifindex;
+	char name[IF_NAMESIZE];
+	enum ifclass cls;
+};
+
+#ifndef ARPHRD_RAWIP
+#define ARPHRD_RAWIP 519
+#endif
+#ifndef ARPHRD_IP6GRE
+#define ARPHRD_IP6GRE 823
+#endif
+
+static enum ifclass iface_class(int sock, const char *name)
+{
+	struct ifreq ifr = {};
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(sock, SIOCGIFHWADDR, &ifr) < 0)
+		return IF_SKIP;
+	switch (ifr.ifr_hwaddr.sa_family) {
+	case ARPHRD_ETHER:
+	case ARPHRD_LOOPBACK:	/* lo carries a zeroed Ethernet header */
+		return IF_ETH;
+	case ARPHRD_NONE:	/* tun, wireguard */
+	case ARPHRD_TUNNEL:
+	case ARPHRD_TUNNEL6:
+	case ARPHRD_SIT:
+	case ARPHRD_IPGRE:
+	case ARPHRD_IP6GRE:
+	case ARPHRD_PPP:
+	case ARPHRD_RAWIP:
+		return IF_L3;
+	default:
+		return IF_SKIP;
+	}
+}
+
+/* Every interface of the namespace, lo first. */
+static int iface_list(struct iface **out, int *n, struct ipt_err *err)
+{
+	struct if_nameindex *ni = if_nameindex(), *p;
+	struct iface *v;
+	int cnt = 0, sock, i;
+
+	*out = NULL;
+	*n = 0;
+	if (!ni)
+		return dp_fail(err, -errno, "cannot list the interfaces");
+	for (p = ni; p->if_index; p++)
+		cnt++;
+	v = calloc(cnt ? cnt : 1, sizeof(*v));
+	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (!v || sock < 0) {
+		free(v);
+		if_freenameindex(ni);
+		if (sock >= 0)
+			close(sock);
+		return dp_fail(err, -ENOMEM, "cannot list the interfaces");
+	}
+	for (i = 0, p = ni; p->if_index; p++, i++) {
+		v[i].ifindex = p->if_index;
+		snprintf(v[i].name, sizeof(v[i].name), "%s", p->if_name);
+		v[i].cls = iface_class(sock, p->if_name);
+		if (i && !strcmp(v[i].name, "lo")) {
+			struct iface t = v[0];
+
+			v[0] = v[i];
+			v[i] = t;
+		}
+	}
+	close(sock);
+	if_freenameindex(ni);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+/* Our tc filter on a hook: its program id (0 if none) and handle. */
+static __u32 tc_ours(int ifindex, enum bpf_tc_attach_point ap, __u32 *handle)
+{
+	static const __u32 handles[] = { DP_TC_HANDLE_OURS, DP_TC_HANDLE_THEIRS };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = ap);
+		LIBBPF_OPTS(bpf_tc_opts, o, .handle = handles[i], .priority = DP_TC_PRIO);
+
+		if (!bpf_tc_query(&hook, &o)) {
+			*handle = handles[i];
+			return o.prog_id;
+		}
+	}
+	return 0;
+}
+
+static int tc_attach(const struct iface *f, enum bpf_tc_attach_point ap, __u32 handle, int fd,
+		     struct ipt_err *err)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex, .attach_point = ap);
+	LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = fd, .handle = handle, .priority = DP_TC_PRIO);
+	int r = bpf_tc_attach(&hook, &o);
+
+	if (r)
+		return dp_fail(err, r, "cannot attach to %s %s", f->name,
+			       ap == BPF_TC_INGRESS ? "ingress" : "egress");
+	return 0;
+}
+
+static void xdp_ids(int ifindex, __u32 *drv, __u32 *skb)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	*drv = *skb = 0;
+	if (!bpf_xdp_query(ifindex, 0, &q)) {
+		*drv = q.drv_prog_id;
+		*skb = q.skb_prog_id;
+	}
+}
+
+/* The fd of a program we find attached to some interface, or -1. */
+static int find_attached(const struct iface *v, int n, enum dp_prog p)
+{
+	__u32 h, id, drv, skb;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		switch (p) {
+		case DP_PROG_TC_IN:
+		case DP_PROG_TC_IN3:
+			id = tc_ours(v[i].ifindex, BPF_TC_INGRESS, &h);
+			break;
+		case DP_PROG_TC_OUT:
+		case DP_PROG_TC_OUT3:
+			id = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h);
+			break;
+		case DP_PROG_XDP:
+			xdp_ids(v[i].ifindex, &drv, &skb);
+			id = drv ? drv : skb;
+			break;
+		default:
+			return -1;
+		}
+		if (id && prog_named(id, prog_names[p]))
+			return bpf_prog_get_fd_by_id(id);
+	}
+	return -1;
+}
+
+/* Make sure `in` has the programs in `progs`: the ones already attached
+ * somewhere, else freshly loaded into its maps. */
+static int inst_need(struct dp_inst *in, const struct iface *v, int n, unsigned int progs,
+		     struct ipt_err *err)
+{
+	int i;
+
+	for (i = 0; i < DP_PROG_MAX; i++)
+		if ((progs & (1u << i)) && in->prog[i] < 0)
+			in->prog[i] = find_attached(v, n, i);
+	return inst_load(in, progs, true, err);
+}
+
+static int xdp_mark(const struct dp_inst *in, int ifindex, bool on)
+{
+	__u32 k = ifindex, one = 1;
+
+	if (on)
+		return bpf_map_update_elem(in->map[IM_XDPIFS], &k, &one, BPF_ANY) ? -errno : 0;
+	bpf_map_delete_elem(in->map[IM_XDPIFS], &k);
+	return 0;
+}
+
+/* tc ingress + egress on every IP-capable interface; XDP on the Ethernet ones
+ * when asked. Idempotent: what is already attached stays. */
+static int attach_iface(const struct dp_inst *in, const struct iface *f, bool xdp, bool generic,
+			struct ipt_err *err)
+{
+	int pin = f->cls == IF_ETH ? DP_PROG_TC_IN : DP_PROG_TC_IN3;
+	int pout = f->cls == IF_ETH ? DP_PROG_TC_OUT : DP_PROG_TC_OUT3;
+	__u32 hin = 0, hout = 0, handle = 0, id_in, id_out, drv, skb;
+	int r;
+
+	if (f->cls == IF_SKIP) {
+		dp_log(DP_WARN, "%s: neither an Ethernet nor an IP device: not filtered", f->name);
+		return 0;
+	}
+	id_in = tc_ours(f->ifindex, BPF_TC_INGRESS, &hin);
+	id_out = tc_ours(f->ifindex, BPF_TC_EGRESS, &hout);
+	handle = id_in ? hin : id_out ? hout : 0;
+	if (!handle) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+			    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+
+		r = bpf_tc_hook_create(&hook);
+		if (r && r != -EEXIST)
+			return dp_fail(err, r, "cannot add a clsact qdisc to %s", f->name);
+		/* the handle remembers whether the qdisc is ours to delete */
+		handle = r ? DP_TC_HANDLE_THEIRS : DP_TC_HANDLE_OURS;
+	}
+	if (!id_in && (r = tc_attach(f, BPF_TC_INGRESS, handle, in->prog[pin], err)))
+		return r;
+	if (!id_out && (r = tc_attach(f, BPF_TC_EGRESS, handle, in->prog[pout], err)))
+		return r;
+	if (!xdp || f->cls != IF_ETH)
+		return 0;
+	xdp_ids(f->ifindex, &drv, &skb);
+	if (prog_named(drv, prog_names[DP_PROG_XDP]) || prog_named(skb, prog_names[DP_PROG_XDP]))
+		return xdp_mark(in, f->ifindex, true);
+	if (drv || skb) {
+		dp_log(DP_WARN, "%s: another XDP program is attached: ingress judged at tc",
+		       f->name);
+		return 0;
+	}
+	r = -EOPNOTSUPP;
+	if (!generic)
+		r = bpf_xdp_attach(f->ifindex, in->prog[DP_PROG_XDP],
+				   XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
+	if (r)
+		r = bpf_xdp_attach(f->ifindex, in->prog[DP_PROG_XDP],
+				   XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE, NULL);
+	if (r)
+		return dp_fail(err, r, "cannot attach XDP to %s", f->name);
+	dp_log(DP_DEBUG, "%s: XDP attached", f->name);
+	return xdp_mark(in, f->ifindex, true);
+}
+
+static void detach_xdp(const struct dp_inst *in, const struct iface *f)
+{
+	static const __u32 modes[2] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	__u32 ids[2];
+	int i;
+
+	if (in)
+		xdp_mark(in, f->ifindex, false);
+	xdp_ids(f->ifindex, &ids[0], &ids[1]);
+	for (i = 0; i < 2; i++) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o);
+
+		if (!prog_named(ids[i], prog_names[DP_PROG_XDP]))
+			continue;
+		o.old_prog_fd = bpf_prog_get_fd_by_id(ids[i]);
+		if (o.old_prog_fd < 0)
+			continue;
+		if (bpf_xdp_detach(f->ifindex, modes[i], &o))
+			dp_log(DP_WARN, "%s: cannot detach XDP", f->name);
+		close(o.old_prog_fd);
+	}
+}
+
+static void detach_iface(const struct dp_inst *in, const struct iface *f)
+{
+	static const enum bpf_tc_attach_point aps[2] = { BPF_TC_INGRESS, BPF_TC_EGRESS };
+	bool ours = false;
+	__u32 h;
+	int i;
+
+	detach_xdp(in, f);
+	for (i = 0; i < 2; i++) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex, .attach_point = aps[i]);
+		LIBBPF_OPTS(bpf_tc_opts, o, .priority = DP_TC_PRIO);
+
+		if (!tc_ours(f->ifindex, aps[i], &h))
+			continue;
+		o.handle = h;
+		if (bpf_tc_detach(&hook, &o))
+			dp_log(DP_WARN, "%s: cannot detach the tc program", f->name);
+		ours |= h == DP_TC_HANDLE_OURS;
+	}
+	if (ours) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+			    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+
+		bpf_tc_hook_destroy(&hook);
+	}
+}
+
+/* ------------------------------------------------------- discovery ---- */
+
+int dp_inst_open(struct dp_inst **out, struct ipt_err *err)
+{
+	struct bpfipt_inst iv = {};
+	struct iface *v = NULL;
+	struct dp_inst *in = NULL;
+	__u32 h, id = 0, zero = 0;
+	int n, i, r, fd = -1, kind = DP_PROG_TC_OUT;
+
+	dp_log_init();
+	*out = NULL;
+	r = iface_list(&v, &n, err);
+	if (r)
+		return r;
+	/* lo first: the common case is one netlink query */
+	for (i = 0; i < n && !id; i++) {
+		id = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h);
+		kind = v[i].cls == IF_L3 ? DP_PROG_TC_OUT3 : DP_PROG_TC_OUT;
+	}
+	if (!id)
+		goto out;
+	in = inst_alloc();
+	if (!in) {
+		r = dp_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0) {
+		r = dp_fail(err, -errno, "cannot open the running program");
+		goto out;
+	}
+	in->prog[kind] = fd;
+	/* the maps: the union of what the egress and ingress programs use */
+	id = tc_ours(v[i - 1].ifindex, BPF_TC_INGRESS, &h);
+	fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+	if (fd >= 0)
+		in->prog[kind == DP_PROG_TC_OUT ? DP_PROG_TC_IN : DP_PROG_TC_IN3] = fd;
+	r = inst_maps_from_prog(in, in->prog[kind], fd, err);
+	if (r)
+		goto out;
+	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
+		r = dp_fail(err, -errno, "cannot read bpfipt_inst");
+		goto out;
+	}
+	if (iv.abi != BPFIPT_ABI) {
+		r = dp_fail(err, -EPROTO, "the running data plane comes from another version of "
+			    "bpf-iptables (ABI %u, this one %u): remove it first", iv.abi,
+			    BPFIPT_ABI);
+		goto out;
+	}
+	dp_log(DP_DEBUG, "found the running instance (program id %u)", id);
+	*out = in;
+	in = NULL;
+out:
+	dp_inst_free(&in);
+	free(v);
+	return r;
+}
+
+bool dp_running(void)
+{
+	struct iface *v = NULL;
+	__u32 h = 0;
+	bool r = false;
+	int n, i;
+
+	dp_log_init();
+	if (iface_list(&v, &n, NULL))
+		return false;
+	for (i = 0; i < n && !r; i++)
+		r = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h) != 0;
+	free(v);
+	return r;
+}
+
+/* ------------------------------------------------------ generations ---- */
+
+struct gen {
+	int fd[OM_MAX];
+	bool fresh[OM_MAX];		/* a new map: the outer map must get it */
+	struct bpfipt_conf conf;
+	struct bpfipt_counter *cnt;	/* the counters map, mmapped */
+	size_t cnt_len;
+};
+
+static size_t page_round(size_t n)
+{
+	size_t ps = sysconf(_SC_PAGESIZE);
+
+	return (n + ps - 1) / ps * ps;
+}
+
+static void *map_mmap(int fd, size_t bytes, bool write, struct ipt_err *err)
+{
+	void *p = mmap(NULL, page_round(bytes ? bytes : 1), PROT_READ | (write ? PROT_WRITE : 0),
+		       MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED) {
+		dp_fail(err, -errno, "cannot map %zu bytes of a BPF map", bytes);
+		return NULL;
+	}
+	return p;
+}
+
+static void gen_release(struct gen *g)
+{
+	int i;
+
+	for (i = 0; i < OM_MAX; i++)
+		fd_close(&g->fd[i]);
+	if (g->cnt)
+		munmap(g->cnt, page_round(g->cnt_len));
+	g->cnt = NULL;
+}
+
+static int inner_create(const struct dp_inst *in, enum om m, size_t entries, struct ipt_err *err)
+{
+	const struct om_def *d = &om_defs[m];
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = d->flags);
+	int fd;
+
+	if (m == OM_LIMITS) {
+		/* the spin lock's place comes from BTF */
+		o.btf_fd = in->btf_fd;
+		o.btf_key_type_id = in->u32_tid;
+		o.btf_value_type_id = in->limit_tid;
+	}
+	if (entries > 0xffffffffu / 2 || entries * d->value_size > (1ull << 40))
+		return dp_fail(err, -E2BIG, "map %s: %zu entries", d->inner, entries);
+	fd = bpf_map_create(d->type, d->inner, d->key_size, d->value_size, entries, &o);
+	if (fd < 0)
+		return dp_fail(err, -errno, "cannot create map %s (%zu entries of %u bytes)",
+			       d->inner, entries, d->value_size);
+	return fd;
+}
+
+/* Delete every key of a (small) trie or hash. */
+static int map_clear(int fd, size_t ksz)
+{
+	size_t n = 0, cap = 64, i;
+	char *keys = malloc(cap * ksz);
+	int r = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			char *k = realloc(keys, 2 * cap * ksz);
+
+			if (!k) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = k;
+			cap *= 2;
+		}
+		if (bpf_map_get_next_key(fd, n ? keys + (n - 1) * ksz : NULL, keys + n * ksz))
+			break;
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, keys + i * ksz) && errno != ENOENT)
+			r = -errno;
+	free(keys);
+	return r;
+}
+
+/* Map m of generation `slot`, for `need` entries: the one already there when it
+ * is big enough (a trie or hash also small enough to empty quickly: old_n
+ * entries), emptied; else a new one with room to grow. Replacing a map costs a
+ * grace period (the outer map update); rewriting one costs nothing. */
+static int inner_get(const struct dp_inst *in, enum om m, __u32 slot, size_t need, __u32 old_n,
+		     struct gen *g, struct ipt_err *err)
+{
+	const struct om_def *d = &om_defs[m];
+	bool keyed = d->type != BPF_MAP_TYPE_ARRAY;
+	size_t cap;
+	__u32 id;
+	int fd;
+
+	if (!need)
+		need = 1;
+	if (!bpf_map_lookup_elem(in->outer[m], &slot, &id) && (fd = bpf_map_get_fd_by_id(id)) >= 0) {
+		struct bpf_map_info mi = {};
+		__u32 ml = sizeof(mi);
+
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && mi.max_entries >= need &&
+		    (!keyed || (old_n <= 4096 && !map_clear(fd, d->key_size)))) {
+			g->fd[m] = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	cap = d->fixed ? d->fixed : keyed ? (need < 512 ? 1024 : 2 * need) : need + need / 4 + 15;
+	g->fd[m] = inner_create(in, m, cap, err);
+	if (g->fd[m] < 0)
+		return g->fd[m];
+	g->fresh[m] = true;
+	return 0;
+}
+
+/* Many updates at once; element by element where batches are not supported. */
+static int update_many(int fd, const void *keys, const void *vals, __u32 n, size_t ksz,
+		       size_t vsz)
+{
+	__u32 i, count = n;
+
+	if (!n || !bpf_map_update_batch(fd, keys, vals, &count, NULL))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, (const char *)keys + i * ksz,
+					(const char *)vals + i * vsz, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/* The tries: addresses (source, then destination with BPFIPT_KEY_DST) or groups. */
+static int fill_lpm(int fd, const struct cp_lpm *l1, const struct cp_lpm *l2, bool group,
+		    struct ipt_err *err)
+{
+	size_t ksz = group ? sizeof(struct bpfipt_group_key) : sizeof(struct bpfipt_lpm_key);
+	size_t n = l1->n + l2->n, i;
+	char *keys = calloc(n ? n : 1, ksz);
+	__u32 *vals = calloc(n ? n : 1, sizeof(*vals));
+	int r;
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return dp_fail(err, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const struct cp_lpm_entry *e = i < l1->n ? &l1->e[i] : &l2->e[i - l1->n];
+
+		if (group) {
+			struct bpfipt_group_key *k = (void *)(keys + i * ksz);
+
+			k->prefixlen = 32 + e->plen;
+			k->group = htonl(e->key);
+			memcpy(k->addr, &e->addr, 4);
+		} else {
+			struct bpfipt_lpm_key *k = (void *)(keys + i * ksz);
+
+			k->prefixlen = 8 + e->plen;
+			k->chain = e->key | (i < l1->n ? 0 : BPFIPT_KEY_DST);
+			memcpy(k->addr, &e->addr, 4);
+		}
+		vals[i] = e->value;
+	}
+	r = update_many(fd, keys, vals, n, ksz, sizeof(*vals));
+	free(keys);
+	free(vals);
+	return r ? dp_fail(err, r, "cannot fill the %s trie (%zu prefixes)",
+			   group ? "group" : "address", n) : 0;
+}
+
+static int fill_ifs(int fd, const struct cp_if_field *in_, const struct cp_if_field *out,
+		    struct ipt_err *err)
+{
+	size_t n = in_->n + out->n, i;
+	struct bpfipt_if_key *keys = calloc(n ? n : 1, sizeof(*keys));
+	__u32 *vals = calloc(n ? n : 1, sizeof(*vals));
+	int r;
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return dp_fail(err, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const struct cp_if_entry *e = i < in_->n ? &in_->e[i] : &out->e[i - in_->n];
+
+		keys[i].chain = e->chain | (i < in_->n ? 0 : BPFIPT_KEY_OIF);
+		keys[i].ifindex = e->ifindex;
+		vals[i] = e->vec;
+	}
+	r = update_many(fd, keys, vals, n, sizeof(*keys), sizeof(*vals));
+	free(keys);
+	free(vals);
+	return r ? dp_fail(err, r, "cannot fill the interface map") : 0;
+}
+
+/* Does a field give every packet of chain c the same vector (*vid)? */
+static int lpm_const(const struct cp_lpm *l, __u32 c, __u32 nvecs, bool *cst, __u32 *vid,
+		     const char *what, struct ipt_err *err)
+{
+	bool any = false, dflt = false, same = true;
+	__u32 v = 0;
+	unsigned int i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct cp_lpm_entry *e = &l->e[i];
+
+		if (e->key >= BPFIPT_NCHAINS || e->value >= nvecs || e->plen > 32)
+			return dp_fail(err, -EINVAL, "%s trie: bad entry %u", what, i);
+		if (e->key != c)
+			continue;
+		if (any && e->value != v)
+			same = false;
+		v = e->value;
+		any = true;
+		dflt |= e->plen == 0;
+	}
+	if (any && !dflt)
+		return dp_fail(err, -EINVAL, "%s trie of chain %u has no 0.0.0.0/0 entry", what, c);
+	*cst = !any || same;
+	*vid = any ? v : BPFIPT_NO_VEC;		/* no entry at all: unconstrained */
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	unsigned int keys, base;
+} fa_def[] = {
+	{ "proto", BPFIPT_KEYS_PROTO, BPFIPT_FB_PROTO },
+	{ "sport", BPFIPT_CLASS_KEYS, BPFIPT_FB_SPORT },
+	{ "dport", BPFIPT_CLASS_KEYS, BPFIPT_FB_DPORT },
+	{ "tcpflags", BPFIPT_KEYS_TCPFLAGS, BPFIPT_FB_TCPFLAGS },
+	{ "icmp", BPFIPT_CLASS_KEYS, BPFIPT_FB_ICMP },
+	{ "frag", BPFIPT_KEYS_FRAG, BPFIPT_FB_FRAG },
+	{ "len", BPFIPT_KEYS_LEN, BPFIPT_FB_LEN },
+	{ "ctstate", BPFIPT_KEYS_CTSTATE, BPFIPT_FB_CTSTATE },
+};
+static const int fa_field[] = { BPFIPT_F_PROTO, BPFIPT_F_SPORT, BPFIPT_F_DPORT,
+				BPFIPT_F_TCPFLAGS, BPFIPT_F_ICMP, BPFIPT_F_FRAG, BPFIPT_F_LEN,
+				BPFIPT_F_CTSTATE };
+#define NFA ((int)(sizeof(fa_def) / sizeof(fa_def[0])))
+
+static const struct cp_array_field *fa_of(const struct cp_compiled *cc, int i)
+{
+	const struct cp_array_field *t[] = { &cc->proto, &cc->sport, &cc->dport, &cc->tcpflags,
+					     &cc->icmp, &cc->frag, &cc->len, &cc->ctstate };
+	return t[i];
+}
+
+static int array_const(const struct cp_compiled *cc, int i, __u32 c, bool *cst, __u32 *vid,
+		       struct ipt_err *err)
+{
+	const struct cp_array_field *a = fa_of(cc, i);
+	const __u32 *v;
+	unsigned int k;
+
+	if (!a->vec || a->nkeys != fa_def[i].keys)
+		return dp_fail(err, -EINVAL, "field %s: %u keys per chain, expected %u",
+			       fa_def[i].name, a->nkeys, fa_def[i].keys);
+	v = a->vec + (size_t)c * a->nkeys;
+	*cst = true;
+	*vid = v[0];
+	for (k = 0; k < a->nkeys; k++) {
+		if (v[k] >= cc->nvecs)
+			return dp_fail(err, -EINVAL, "field %s: bad vector id", fa_def[i].name);
+		if (v[k] != v[0])
+			*cst = false;
+	}
+	return 0;
+}
+
+static int if_const(const struct cp_if_field *f, __u32 c, __u32 nvecs, bool *cst, __u32 *vid,
+		    struct ipt_err *err)
+{
+	unsigned int i;
+
+	if (f->dflt[c] >= nvecs)
+		return dp_fail(err, -EINVAL, "interface field: bad default vector");
+	*cst = true;
+	*vid = f->dflt[c];
+	for (i = 0; i < f->n; i++) {
+		if (f->e[i].vec >= nvecs || f->e[i].chain >= BPFIPT_NCHAINS)
+			return dp_fail(err, -EINVAL, "interface field: bad entry");
+		if (f->e[i].chain == c && f->e[i].vec != f->dflt[c])
+			*cst = false;
+	}
+	return 0;
+}
+
+static int validate(const struct cp_compiled *cc, struct ipt_err *err)
+{
+	unsigned int c, s, i;
+
+	if (!cc || !cc->pool || cc->nvecs == 0 || cc->nwords == 0 ||
+	    cc->nwords > BPFIPT_MAX_WORDS)
+		return dp_fail(err, -EINVAL, "compiled ruleset: %u words, %u vectors",
+			       cc ? cc->nwords : 0, cc ? cc->nvecs : 0);
+	for (c = 0; c < BPFIPT_NCHAINS; c++) {
+		if (cc->nslots[c] == 0 || cc->nslots[c] > cc->nwords * 64 || !cc->slots[c] ||
+		    cc->policy_slot[c] >= cc->nslots[c])
+			return dp_fail(err, -EINVAL, "compiled chain %u: %u slots", c,
+				       cc->nslots[c]);
+		for (s = 0; s < cc->nslots[c]; s++) {
+			const struct bpfipt_slot *sl = &cc->slots[c][s];
+
+			if (sl->kind >= BPFIPT_S_MAX || sl->verdict >= BPFIPT_V_MAX ||
+			    ((sl->kind == BPFIPT_S_JUMP || sl->kind == BPFIPT_S_GOTO) &&
+			     sl->target >= cc->nslots[c]) ||
+			    (sl->counter != BPFIPT_NO_COUNTER && sl->counter >= cc->ncounters) ||
+			    ((sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
+			     sl->extra >= cc->nextras))
+				return dp_fail(err, -EINVAL, "compiled chain %u: bad slot %u", c, s);
+		}
+	}
+	for (i = 0; i < cc->group_src.n + cc->group_dst.n; i++) {
+		const struct cp_lpm_entry *e = i < cc->group_src.n ? &cc->group_src.e[i] :
+					       &cc->group_dst.e[i - cc->group_src.n];
+
+		if (e->value >= cc->ncounters || e->plen > 32)
+			return dp_fail(err, -EINVAL, "group trie: bad entry");
+	}
+	return 0;
+}
+
+/* The conf of cc: sizes, and the fields that never vary in a chain (never looked
+ * up: folded into one vector per chain, written to cv). */
+static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
+		    struct bpfipt_conf *cf, __u64 *cv, struct ipt_err *err)
+{
+	__u32 nwords = cc->nwords, total = 0, vid = 0, c, k;
+	bool cst = false;
+	int f, r;
+
+	memset(cf, 0, sizeof(*cf));
+	cf->nwords = nwords;
+	cf->nchunks = (nwords + BPFIPT_CHUNK_WORDS - 1) / BPFIPT_CHUNK_WORDS;
+	cf->ncounters = cc->ncounters;
+	cf->ncpus = in->ncpus;
+	cf->naddr = cc->src.n + cc->dst.n;
+	cf->ngroup = cc->group_src.n + cc->group_dst.n;
+	cf->nifs = cc->iif.n + cc->oif.n;
+	memset(cv, 0xff, (size_t)BPFIPT_NCHAINS * nwords * 8);
+	for (c = 0; c < BPFIPT_NCHAINS; c++) {
+		cf->nslots[c] = cc->nslots[c];
+		cf->slot_base[c] = total;
+		cf->policy[c] = cc->policy_slot[c];
+		cf->iif_dflt[c] = cc->iif.dflt[c];
+		cf->oif_dflt[c] = cc->oif.dflt[c];
+		cf->cvec[c] = cc->nvecs + c;
+		total += cc->nslots[c];
+		for (f = -4; f < NFA; f++) {
+			int field;
+
+			switch (f) {
+			case -4:
+				r = lpm_const(&cc->src, c, cc->nvecs, &cst, &vid, "source", err);
+				field = BPFIPT_F_SRC;
+				break;
+			case -3:
+				r = lpm_const(&cc->dst, c, cc->nvecs, &cst, &vid, "destination", err);
+				field = BPFIPT_F_DST;
+				break;
+			case -2:
+				r = if_const(&cc->iif, c, cc->nvecs, &cst, &vid, err);
+				field = BPFIPT_F_IIF;
+				break;
+			case -1:
+				r = if_const(&cc->oif, c, cc->nvecs, &cst, &vid, err);
+				field = BPFIPT_F_OIF;
+				break;
+			default:
+				r = array_const(cc, f, c, &cst, &vid, err);
+				field = fa_field[f];
+			}
+			if (r)
+				return r;
+			if (!cst) {
+				cf->lookup[c] |= 1u << field;
+				continue;
+			}
+			for (k = 0; vid != BPFIPT_NO_VEC && k < nwords; k++)
+				cv[(size_t)c * nwords + k] &= cc->pool[(size_t)vid * nwords + k];
+		}
+		for (k = 0; k < cc->nslots[c]; k++)
+			if (c != BPFIPT_OUTPUT && (cc->slots[c][k].xflags & BPFIPT_X_MARK))
+				cf->flags |= BPFIPT_C_TC_INGRESS;
+	}
+	return 0;
+}
+
+/* Write generation `slot` from cc: its maps reused when they fit, else new ones
+ * (g->fresh). old: what the slot held before. Nothing is installed yet. */
+static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *old,
+		     const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
+		     struct gen *g, struct ipt_err *err)
+{
+	struct bpfipt_conf *cf = &g->conf;
+	size_t total, rows, bytes, i, k;
+	__u32 nwords, nchunks, nvecs;
+	__u64 *cv = NULL, *pool;
+	void *p;
+	int r, m;
+
+	memset(g, 0, sizeof(*g));
+	for (m = 0; m < OM_MAX; m++)
+		g->fd[m] = -1;
+	if ((r = validate(cc, err)))
+		return r;
+	nwords = cc->nwords;
+	nvecs = cc->nvecs;
+	cv = malloc((size_t)BPFIPT_NCHAINS * nwords * 8);
+	if (!cv)
+		return dp_fail(err, -ENOMEM, "out of memory");
+	if ((r = gen_conf(in, cc, cf, cv, err)))
+		goto out;
+	nchunks = cf->nchunks;
+	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT];
+	rows = (size_t)in->ncpus + 1;
+
+	if ((r = inner_get(in, OM_ADDR, slot, cf->naddr, old->naddr, g, err)) ||
+	    (r = inner_get(in, OM_GROUP, slot, cf->ngroup, old->ngroup, g, err)) ||
+	    (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err)) ||
+	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
+	    (r = inner_get(in, OM_POOL, slot, (size_t)(nvecs + BPFIPT_NCHAINS) * nchunks, 0, g,
+			   err)) ||
+	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
+	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
+	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
+	    (r = inner_get(in, OM_COUNTERS, slot, cc->ncounters * rows, 0, g, err)))
+		goto out;
+
+	if ((r = fill_lpm(g->fd[OM_ADDR], &cc->src, &cc->dst, false, err)) ||
+	    (r = fill_lpm(g->fd[OM_GROUP], &cc->group_src, &cc->group_dst, true, err)) ||
+	    (r = fill_ifs(g->fd[OM_IFS], &cc->iif, &cc->oif, err)))
+		goto out;
+
+	/* the array fields: each one's flat id array at its base */
+	bytes = (size_t)om_defs[OM_FIELDS].fixed * om_defs[OM_FIELDS].value_size;
+	p = map_mmap(g->fd[OM_FIELDS], bytes, true, err);
+	if (!p) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < (size_t)NFA; i++)
+		memcpy((__u32 *)p + fa_def[i].base, fa_of(cc, i)->vec,
+		       (size_t)BPFIPT_NCHAINS * fa_def[i].keys * 4);
+	munmap(p, page_round(bytes));
+
+	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant vectors */
+	bytes = (size_t)(nvecs + BPFIPT_NCHAINS) * nchunks * POOL_CHUNK_BYTES;
+	pool = map_mmap(g->fd[OM_POOL], bytes, true, err);
+	if (!pool) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < (size_t)nvecs + BPFIPT_NCHAINS; i++) {
+		const __u64 *src = i < nvecs ? cc->pool + i * nwords : cv + (i - nvecs) * nwords;
+
+		for (k = 0; k < nchunks; k++) {
+			size_t n = nwords - k * BPFIPT_CHUNK_WORDS, j;
+			__u64 *dst = pool + (i * nchunks + k) * BPFIPT_POOL_WORDS, sum = 0;
+
+			if (n > BPFIPT_CHUNK_WORDS)
+				n = BPFIPT_CHUNK_WORDS;
+			memcpy(dst, src + k * BPFIPT_CHUNK_WORDS, n * 8);
+			memset(dst + n, 0, (BPFIPT_CHUNK_WORDS - n) * 8);
+			for (j = 0; j < n; j++)
+				sum |= (__u64)(dst[j] != 0) << j;
+			dst[BPFIPT_CHUNK_WORDS] = sum;	/* the summary */
+		}
+	}
+	munmap(pool, page_round(bytes));
+
+	/* slots, chain after chain; extras; limits full */
+	bytes = total * sizeof(struct bpfipt_slot);
+	p = map_mmap(g->fd[OM_SLOTS], bytes, true, err);
+	if (!p) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < BPFIPT_NCHAINS; i++)
+		memcpy((struct bpfipt_slot *)p + cf->slot_base[i], cc->slots[i],
+		       cc->nslots[i] * sizeof(struct bpfipt_slot));
+	munmap(p, page_round(bytes));
+	if (cc->nextras) {
+		bytes = cc->nextras * sizeof(*cc->extras);
+		p = map_mmap(g->fd[OM_EXTRAS], bytes, true, err);
+		if (!p) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(p, cc->extras, bytes);
+		munmap(p, page_round(bytes));
+	}
+	for (i = 0; i < cc->nextras; i++) {
+		struct bpfipt_limit_state ls = { .credit = cc->extras[i].limit_credit_cap };
+		__u32 key = i;
+
+		if (bpf_map_update_elem(g->fd[OM_LIMITS], &key, &ls, BPF_ANY)) {
+			r = dp_fail(err, -errno, "cannot initialise a limit");
+			goto out;
+		}
+	}
+
+	/* counters: one row per CPU, then the carried row, seeded */
+	g->cnt_len = (cc->ncounters ? cc->ncounters : 1) * rows * sizeof(struct bpfipt_counter);
+	g->cnt = map_mmap(g->fd[OM_COUNTERS], g->cnt_len, true, err);
+	if (!g->cnt) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(g->cnt, 0, g->cnt_len);
+	for (i = 0; seed && i < nseed && i < cc->ncounters; i++) {
+		struct bpfipt_counter *b = &g->cnt[(size_t)in->ncpus * cc->ncounters + i];
+
+		b->packets = seed[i][0];
+		b->bytes = seed[i][1];
+	}
+out:
+	free(cv);
+	if (r)
+		gen_release(g);
+	return r;
+}
+
+/* Counters of generation `slot`, summed: n entries of { packets, bytes }. */
+static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
+			__u64 (**out)[2], unsigned int *n, struct ipt_err *err)
+{
+	struct bpfipt_counter *p;
+	__u64 (*v)[2];
+	size_t rows = (size_t)cf->ncpus + 1, len, i, c;
+	__u32 id;
+	int fd;
+
+	*out = NULL;
+	*n = 0;
+	if (!cf->nwords || !cf->ncounters)
+		return 0;
+	if (bpf_map_lookup_elem(in->outer[OM_COUNTERS], &slot, &id))
+		return dp_fail(err, -errno, "no counters in the running generation");
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return dp_fail(err, -errno, "cannot open the counters");
+	len = cf->ncounters * rows * sizeof(*p);
+	p = map_mmap(fd, len, false, err);
+	close(fd);
+	if (!p)
+		return -ENOMEM;
+	v = calloc(cf->ncounters, sizeof(*v));
+	if (!v) {
+		munmap(p, page_round(len));
+		return dp_fail(err, -ENOMEM, "out of memory");
+	}
+	for (c = 0; c < rows; c++)
+		for (i = 0; i < cf->ncounters; i++) {
+			v[i][0] += p[c * cf->ncounters + i].packets;
+			v[i][1] += p[c * cf->ncounters + i].bytes;
+		}
+	munmap(p, page_round(len));
+	*out = v;
+	*n = cf->ncounters;
+	return 0;
+}
+
+static int read_cur(const struct dp_inst *in, __u32 *cur, struct bpfipt_conf *cf,
+		    struct ipt_err *err)
+{
+	struct bpfipt_inst iv;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
+		return dp_fail(err, -errno, "cannot read bpfipt_inst");
+	*cur = iv.cur & 1;
+	if (bpf_map_lookup_elem(in->map[IM_CONF], cur, cf))
+		return dp_fail(err, -errno, "cannot read bpfipt_conf");
+	return 0;
+}
+
+static int write_inst(const struct dp_inst *in, const struct bpfipt_inst *iv, struct ipt_err *err)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(in->map[IM_INST], &zero, iv, BPF_ANY))
+		return dp_fail(err, -errno, "cannot write bpfipt_inst");
+	return 0;
+}
+
+int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
+		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
+		    unsigned int ncarry, struct ipt_err *err)
+{
+	struct bpfipt_conf run = {}, spare = {};
+	struct bpfipt_inst iv;
+	__u64 (*tot)[2] = NULL;
+	unsigned int ntot = 0, i;
+	__u32 zero = 0, cur, nxt;
+	struct gen g;
+	int r, m;
+
+	dp_log_init();
+	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
+		return dp_fail(err, -errno, "cannot read bpfipt_inst");
+	cur = iv.cur & 1;
+	nxt = cur ^ 1;
+	/* the spare generation is about to be rewritten: no packet may still use it */
+	if ((iv.flags & BPFIPT_I_PENDING) && !sync_rcu())
+		return dp_fail(err, -errno, "membarrier");
+	if (bpf_map_lookup_elem(in->map[IM_CONF], &cur, &run) ||
+	    bpf_map_lookup_elem(in->map[IM_CONF], &nxt, &spare))
+		return dp_fail(err, -errno, "cannot read bpfipt_conf");
+	r = gen_build(in, nxt, &spare, cc, seed, nseed, &g, err);
+	if (r)
+		return r;
+	for (m = 0; m < OM_MAX; m++)
+		if (g.fresh[m] && bpf_map_update_elem(in->outer[m], &nxt, &g.fd[m], BPF_ANY)) {
+			r = dp_fail(err, -errno, "cannot install map %s", om_defs[m].inner);
+			goto out;
+		}
+	if (bpf_map_update_elem(in->map[IM_CONF], &nxt, &g.conf, BPF_ANY)) {
+		r = dp_fail(err, -errno, "cannot install the generation");
+		goto out;
+	}
+	/* The switch: one write; every packet from now on uses generation nxt. */
+	iv.cur = nxt;
+	iv.flags |= BPFIPT_I_PENDING;
+	if ((r = write_inst(in, &iv, err)))
+		goto out;
+	dp_log(DP_DEBUG, "switched to generation %u", nxt);
+	/* After a grace period no packet uses the old generation: its counters are
+	 * final, and the next switch may rewrite its maps. */
+	if (!sync_rcu()) {
+		r = dp_fail(err, -errno, "membarrier");
+		goto out;
+	}
+	iv.flags &= ~BPFIPT_I_PENDING;
+	if ((r = write_inst(in, &iv, err)))
+		goto out;
+	if (run.nwords && carry) {
+		r = gen_counters(in, cur, &run, &tot, &ntot, err);
+		if (r)
+			goto out;
+		for (i = 0; i < ncarry && i < cc->ncounters; i++) {
+			struct bpfipt_counter *b = &g.cnt[(size_t)in->ncpus * cc->ncounters + i];
+
+			if (carry[i] == BPFIPT_NO_COUNTER || carry[i] >= ntot)
+				continue;
+			b->packets = tot[carry[i]][0];
+			b->bytes = tot[carry[i]][1];
+		}
+	}
+out:
+	free(tot);
+	gen_release(&g);
+	return r;
+}
+
+int dp_inst_counters(const struct dp_inst *in, __u64 (**out)[2], unsigned int *n,
+		     struct ipt_err *err)
+{
+	struct bpfipt_conf cf;
+	__u32 cur;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	r = read_cur(in, &cur, &cf, err);
+	return r ? r : gen_counters(in, cur, &cf, out, n, err);
+}
+
+int dp_inst_stats(const struct dp_inst *in, __u64 st[BPFIPT_ST_MAX], struct ipt_err *err)
+{
+	__u64 *v = calloc(in->ncpus, sizeof(*v));
+	__u32 k;
+	int c;
+
+	if (!v)
+		return dp_fail(err, -ENOMEM, "out of memory");
+	for (k = 0; k < BPFIPT_ST_MAX; k++) {
+		st[k] = 0;
+		if (bpf_map_lookup_elem(in->map[IM_STATS], &k, v))
+			continue;
+		for (c = 0; c < in->ncpus; c++)
+			st[k] += v[c];
+	}
+	free(v);
+	return 0;
+}
+
+/* ------------------------------------------------------- commands ---- */
+
+static void detach_all(const struct dp_inst *in, const struct iface *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		detach_iface(in, &v[i]);
+}
+
+static int set_xdp_flag(const struct dp_inst *in, bool on, struct ipt_err *err)
+{
+	struct bpfipt_inst iv;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
+		return dp_fail(err, -errno, "cannot read bpfipt_inst");
+	iv.flags = on ? iv.flags | BPFIPT_I_XDP : iv.flags & ~BPFIPT_I_XDP;
+	if (bpf_map_update_elem(in->map[IM_INST], &zero, &iv, BPF_ANY))
+		return dp_fail(err, -errno, "cannot write bpfipt_inst");
+	return 0;
+}
+
+int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
+	    const struct dp_opts *o, struct ipt_err *err)
+{
+	static const struct dp_opts dflt;
+	struct dp_inst *in = NULL;
+	struct iface *v = NULL;
+	struct bpfipt_inst iv = {};
+	unsigned int need = 1u << DP_PROG_TC_IN | 1u << DP_PROG_TC_OUT;
+	bool fresh = false, was_xdp, xdp, generic;
+	__u32 zero = 0;
+	int n = 0, i, r;
+
+	dp_log_init();
+	if (!o)
+		o = &dflt;
+	if ((r = iface_list(&v, &n, err)))
+		return r;
+	for (i = 0; i < n; i++)
+		if (v[i].cls == IF_L3)
+			need |= 1u << DP_PROG_TC_IN3 | 1u << DP_PROG_TC_OUT3;
+	if ((r = dp_inst_open(&in, err)))
+		goto out;
+	fresh = !in;
+	if (fresh && (r = dp_inst_create(&in, need, err)))
+		goto out;
+	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
+		r = dp_fail(err, -errno, "cannot read bpfipt_inst");
+		goto out;
+	}
+	was_xdp = iv.flags & BPFIPT_I_XDP;
+	xdp = o->ingress == DP_INGRESS_KEEP ? was_xdp :
+	      o->ingress == DP_INGRESS_XDP || o->ingress == DP_INGRESS_XDP_GENERIC;
+	generic = o->ingress == DP_INGRESS_XDP_GENERIC;
+	if (xdp)
+		need |= 1u << DP_PROG_XDP;
+	if ((r = inst_need(in, v, n, need, err)))
+		goto out;
+
+	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
+	if (r)
+		goto out;
+	if (xdp && !was_xdp && (r = set_xdp_flag(in, true, err)))
+		goto out;
+	for (i = 0; i < n && !r; i++)
+		r = attach_iface(in, &v[i], xdp, generic, err);
+	if (r)
+		goto out;
+	if (!xdp && was_xdp) {
+		/* tc judges again where xdpifs no longer says XDP does, then XDP goes */
+		for (i = 0; i < n; i++)
+			xdp_mark(in, v[i].ifindex, false);
+		if ((r = set_xdp_flag(in, false, err)))
+			goto out;
+		sync_rcu();
+		for (i = 0; i < n; i++)
+			detach_xdp(in, &v[i]);
+	}
+out:
+	if (r && fresh && in)
+		detach_all(in, v, n);	/* no half-attached first install */
+	dp_inst_free(&in);
+	free(v);
+	return r;
+}
+
+int dp_read_counters(__u64 (**out)[2], unsigned int *n, struct ipt_err *err)
+{
+	struct dp_inst *in = NULL;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	r = dp_inst_open(&in, err);
+	if (!r && in)
+		r = dp_inst_counters(in, out, n, err);
+	dp_inst_free(&in);
+	return r;
+}
+
+int dp_zero_counters(struct ipt_err *err)
+{
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct bpfipt_counter *p;
+	__u32 cur, id;
+	size_t len;
+	int r, fd;
+
+	r = dp_inst_open(&in, err);
+	if (r || !in)
+		goto out;
+	if ((r = read_cur(in, &cur, &cf, err)) || !cf.nwords || !cf.ncounters)
+		goto out;
+	if (bpf_map_lookup_elem(in->outer[OM_COUNTERS], &cur, &id) ||
+	    (fd = bpf_map_get_fd_by_id(id)) < 0) {
+		r = dp_fail(err, -errno, "cannot open the counters");
+		goto out;
+	}
+	len = (size_t)cf.ncounters * (cf.ncpus + 1) * sizeof(*p);
+	p = map_mmap(fd, len, true, err);
+	close(fd);
+	if (!p) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(p, 0, len);
+	munmap(p, page_round(len));
+out:
+	dp_inst_free(&in);
+	return r;
+}
+
+int dp_read_stats(__u64 st[BPFIPT_ST_MAX], struct ipt_err *err)
+{
+	struct dp_inst *in = NULL;
+	int r;
+
+	memset(st, 0, BPFIPT_ST_MAX * sizeof(st[0]));
+	r = dp_inst_open(&in, err);
+	if (!r && in)
+		r = dp_inst_stats(in, st, err);
+	dp_inst_free(&in);
+	return r;
+}
+
+int dp_remove(struct ipt_err *err)
+{
+	struct dp_inst *in = NULL;
+	struct iface *v = NULL;
+	int n, r;
+
+	dp_log_init();
+	if ((r = iface_list(&v, &n, err)))
+		return r;
+	/* an instance we cannot open (another version) is still ours to remove: the
+	 * tc filters are known by priority and handle, XDP programs by name */
+	dp_inst_open(&in, NULL);
+	detach_all(in, v, n);
+	dp_inst_free(&in);
+	free(v);
+	return 0;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The loader: puts a compiled ruleset (struct cp_compiled) into the kernel,
+ * switches to it atomically, reads its counters back, and removes everything.
+ *
+ * INSTANCE. A network namespace has at most one: the programs of
+ * dataplane/bpfipt.bpf.c and their maps, attached to every interface: tc ingress
+ * and egress everywhere (the L3 variants on tun/wireguard/ipip-like devices), XDP
+ * on the Ethernet ones and lo on request. The programs are loaded once and never
+ * replaced; a program a later command needs (XDP, the L3 variants) is loaded
+ * into the running instance's maps.
+ *
+ * GENERATIONS. A ruleset is a generation: inner maps held at index 0 or 1 of the
+ * nine outer ARRAY_OF_MAPS maps, and its bpfipt_conf entry. dp_load() writes the
+ * new ruleset into the spare generation while the running one keeps filtering,
+ * then writes bpfipt_inst.cur: one 4-byte write switches every hook of every
+ * interface (each packet reads cur once). After an RCU grace period
+ * (membarrier(MEMBARRIER_CMD_GLOBAL)) no packet uses the old generation: its
+ * counters are final, and it becomes the spare the next command rewrites.
+ * The spare's maps are rewritten in place when they are big enough; a map is
+ * replaced only when it must grow, because the kernel makes every userspace
+ * update of an outer map wait for a grace period (~10 ms here): a switch costs
+ * ~10 ms, the first two ~100 ms. (A prog_array slot would need pins: the kernel
+ * empties a prog_array when its last user reference goes, measured here.)
+ *
+ * COUNTERS. Per CPU, laid out by hand in an array (a PERCPU_ARRAY cannot be an
+ * inner map of varying size): row c holds CPU c's counters, the last row the
+ * values the generation started from (seed, carry). dp_read_counters() sums them.
+ *
+ * NO PINS. Nothing is pinned: bpffs does not survive `ip netns exec`. The
+ * attachments hold the programs, the programs the maps, the outer maps the
+ * generations. A later invocation finds the instance from the kernel: our tc
+ * filters (priority DP_TC_PRIO, handle DP_TC_HANDLE_*; lo first) give the
+ * programs, their map_ids the maps by name. When the namespace goes, so does
+ * everything.
+ *
+ * REMOVAL. dp_remove() detaches from every interface and deletes the clsact
+ * qdiscs it created (the filter handle records whether the qdisc was ours), so
+ * the namespace is left as it was; programs and maps then vanish.
+ *
+ * LIMITS. Interfaces that appear after a command are covered by the next command
+ * (issue 8 adds a link watcher). Switching between XDP and tc ingress attaches or
+ * detaches interface by interface: during that short window a packet may be
+ * judged twice (never by neither). An interface that already has another XDP
+ * program keeps it; its ingress is judged at tc. Devices that are neither
+ * Ethernet-like nor IP (InfiniBand, CAN, ...) are not filtered (a warning).
+ *
+ * Messages: quiet by default; BPF_IPTABLES_DEBUG=1 prints the loader's and
+ * libbpf's (and the verifier's) messages on stderr.
+ */
+#ifndef BPFIPT_LOADER_H
+#define BPFIPT_LOADER_H
+
+#include <stdbool.h>
+#include "bpfipt.h"
+#include "compile.h"
+#include "errors.h"
+
+#define DP_TC_PRIO		0xb1f		/* tc filter priority of our programs */
+#define DP_TC_HANDLE_OURS	0xb1f1		/* ... handle when we created the clsact qdisc */
+#define DP_TC_HANDLE_THEIRS	0xb1f0		/* ... handle when it was already there */
+
+enum dp_ingress {
+	DP_INGRESS_KEEP,	/* the running instance's; tc for a new one */
+	DP_INGRESS_TC,		/* tc ingress (clsact) */
+	DP_INGRESS_XDP,		/* XDP, native where the driver has it, else generic */
+	DP_INGRESS_XDP_GENERIC,	/* XDP, generic (skb) mode everywhere */
+	DP_INGRESS_MAX,
+};
+
+struct dp_opts {
+	enum dp_ingress ingress;
+	/* Optional, exact counters across a switch: carry[i] is the counter of the
+	 * running generation that new counter i continues (BPFIPT_NO_COUNTER: none).
+	 * It is read after the switch, so no packet counted in between is lost. A
+	 * counter with a carry ignores its seed: give BPFIPT_NO_COUNTER to counters
+	 * whose value the command sets (-Z, -c). */
+	const __u32 *carry;
+	unsigned int ncarry;
+};
+
+/* Install cc in this namespace: create the instance (and attach it to every
+ * interface) or switch the running one to a new generation; attach to the
+ * interfaces that appeared since. seed[i] = { packets, bytes } starts counter i
+ * (nseed may be less than cc->ncounters; seed may be NULL); o may be NULL. */
+int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
+	    const struct dp_opts *o, struct ipt_err *err);
+
+/* The running generation's counters, { packets, bytes } summed over the CPUs,
+ * indexed like cp_compiled's counters; *n = 0 and *out = NULL when nothing runs.
+ * Free *out with free(). */
+int dp_read_counters(__u64 (**out)[2], unsigned int *n, struct ipt_err *err);
+
+/* Zero the running generation's counters in place (-Z). */
+int dp_zero_counters(struct ipt_err *err);
+
+/* The data plane's own statistics (enum bpfipt_stat), summed over the CPUs;
+ * zeros when nothing runs. */
+int dp_read_stats(__u64 st[BPFIPT_ST_MAX], struct ipt_err *err);
+
+/* Detach from every interface, delete the qdiscs we created; no-op if nothing
+ * runs. */
+int dp_remove(struct ipt_err *err);
+
+/* Is an instance running in this namespace? */
+bool dp_running(void);
+
+/* ---- lower level: tests and benchmarks ---- */
+
+struct dp_inst;
+
+enum dp_prog {
+	DP_PROG_XDP,		/* Ethernet devices and lo */
+	DP_PROG_TC_IN,		/* Ethernet devices and lo */
+	DP_PROG_TC_OUT,
+	DP_PROG_TC_IN3,		/* L3 devices (tun, wireguard, ipip, ...) */
+	DP_PROG_TC_OUT3,
+	DP_PROG_TEST,		/* not attached: chain/iif/oif from skb->cb[0..2] */
+	DP_PROG_MAX,
+};
+
+/* What bpfipt_test returns for a packet it leaves to the kernel (non-IPv4). */
+#define DP_TEST_PASS 100
+
+/* Load the programs in `progs` (bit 1 << enum dp_prog) and the instance maps,
+ * without attaching them anywhere. */
+int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err);
+/* The running instance of this namespace; *out = NULL when none. */
+int dp_inst_open(struct dp_inst **out, struct ipt_err *err);
+/* Build a generation from cc and switch to it (see dp_load for seed and carry). */
+int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
+		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
+		    unsigned int ncarry, struct ipt_err *err);
+int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
+int dp_inst_counters(const struct dp_inst *in, __u64 (**out)[2], unsigned int *n,
+		     struct ipt_err *err);
+int dp_inst_stats(const struct dp_inst *in, __u64 st[BPFIPT_ST_MAX], struct ipt_err *err);
+void dp_inst_free(struct dp_inst **in);
+
+#endif

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ruleset and the running data plane kept together: live counters are read
+ * into the model before a command (so -L -v, -S -v and save -c show them and a
+ * rule keeps its counters wherever the command moves it), and after a command
+ * the new model is compiled and loaded as the next generation, each rule
+ * continuing the counter it had (carry) or starting from its stored value (seed).
+ */
+#include "sync.h"
+#include "compile.h"
+#include "loader.h"
+
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cp_dataplane_enabled(void)
+{
+	const char *v = getenv("BPF_IPTABLES_DATAPLANE");
+
+	return !v || strcmp(v, "off");
+}
+
+/* The counter order of cp_compiled: every rule in table order, then the three
+ * builtin policies. Calls fn(rule or NULL, chain, index). */
+static unsigned int count_rules(const struct ipt_table *t)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < t->nchains; i++)
+		n += t->chains[i]->nrules;
+	return n;
+}
+
+int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err)
+{
+	__u64 (*ctr)[2] = NULL;
+	unsigned int n = 0, idx = 0, nrules = count_rules(t);
+
+	if (!cp_dataplane_enabled() || !dp_running())
+		return 0;
+	if (dp_read_counters(&ctr, &n, err))
+		return -1;
+	/* the running generation was compiled from this very table (both change
+	 * together under the lock); a mismatch means it was not: keep the stored
+	 * counters then */
+	if (n != nrules + BPFIPT_NCHAINS) {
+		free(ctr);
+		return 0;
+	}
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		struct ipt_chain *c = t->chains[i];
+
+		for (unsigned int j = 0; j < c->nrules; j++, idx++) {
+			c->rules[j]->pcnt = ctr[idx][0];
+			c->rules[j]->bcnt = ctr[idx][1];
+			c->rules[j]->cidx = idx;
+		}
+	}
+	for (unsigned int b = 0, i = 0; i < t->nchains && b < BPFIPT_NCHAINS; i++) {
+		struct ipt_chain *c = t->chains[i];
+
+		if (!c->builtin)
+			continue;
+		c->pcnt = ctr[nrules + b][0];
+		c->bcnt = ctr[nrules + b][1];
+		c->cidx = nrules + b;
+		b++;
+	}
+	free(ctr);
+	return 0;
+}
+
+/* The links of this namespace, for -i/-o. */
+static struct cp_link *read_links(unsigned int *n)
+{
+	struct if_nameindex *ifs = if_nameindex(), *p;
+	struct cp_link *l;
+	unsigned int k = 0;
+
+	*n = 0;
+	if (!ifs)
+		return NULL;
+	for (p = ifs; p->if_index; p++)
+		k++;
+	l = calloc(k ? k : 1, sizeof(*l));
+	if (!l)
+		abort();
+	for (p = ifs; p->if_index; p++, (*n)++) {
+		l[*n].ifindex = p->if_index;
+		snprintf(l[*n].name, sizeof(l[*n].name), "%s", p->if_name);
+	}
+	if_freenameindex(ifs);
+	return l;
+}
+
+static enum dp_ingress ingress_mode(void)
+{
+	const char *v = getenv("BPF_IPTABLES_INGRESS");
+
+	if (!v)
+		return DP_INGRESS_KEEP;
+	if (!strcmp(v, "xdp"))
+		return DP_INGRESS_XDP;
+	if (!strcmp(v, "xdp-generic"))
+		return DP_INGRESS_XDP_GENERIC;
+	return DP_INGRESS_TC;
+}
+
+int cp_sync_out(const struct ipt_table *t, struct ipt_err *err)
+{
+	struct cp_env env = { 0 };
+	struct cp_compiled *cc = NULL;
+	struct cp_link *links;
+	unsigned int nrules = count_rules(t), idx = 0;
+	int r;
+
+	if (!cp_dataplane_enabled())
+		return 0;
+	links = read_links(&env.nlinks);
+	env.links = links;
+	r = cp_compile(t, &env, &cc, err);
+	free(links);
+	if (r)
+		return -1;
+
+	unsigned int n = nrules + BPFIPT_NCHAINS;
+	__u64 (*seed)[2] = calloc(n, sizeof(*seed));
+	__u32 *carry = calloc(n, sizeof(*carry));
+
+	if (!seed || !carry)
+		abort();
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		const struct ipt_chain *c = t->chains[i];
+
+		for (unsigned int j = 0; j < c->nrules; j++, idx++) {
+			seed[idx][0] = c->rules[j]->pcnt;
+			seed[idx][1] = c->rules[j]->bcnt;
+			carry[idx] = c->rules[j]->cidx;
+		}
+	}
+	for (unsigned int b = 0, i = 0; i < t->nchains && b < BPFIPT_NCHAINS; i++) {
+		const struct ipt_chain *c = t->chains[i];
+
+		if (!c->builtin)
+			continue;
+		seed[nrules + b][0] = c->pcnt;
+		seed[nrules + b][1] = c->bcnt;
+		carry[nrules + b] = c->cidx;
+		b++;
+	}
+	struct dp_opts o = { .ingress = ingress_mode(), .carry = carry, .ncarry = n };
+
+	r = dp_load(cc, seed, n, &o, err);
+	free(seed);
+	free(carry);
+	cp_compiled_free(&cc);
+	return r;
+}
+
+int cp_unload(struct ipt_err *err)
+{
+	return dp_remove(err);
+}

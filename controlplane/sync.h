@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The ruleset model and the running data plane of this namespace, together. */
+#ifndef BPFIPT_SYNC_H
+#define BPFIPT_SYNC_H
+
+#include <stdbool.h>
+#include "model.h"
+#include "errors.h"
+
+/* False when BPF_IPTABLES_DATAPLANE=off: rules are kept, listed and saved but not
+ * loaded (tooling, and the rule-language tests). */
+bool cp_dataplane_enabled(void);
+/* Read the running generation's counters into t's rules and policies. */
+int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);
+/* Compile t and switch the data plane to it (creating it on first use). */
+int cp_sync_out(const struct ipt_table *t, struct ipt_err *err);
+/* Remove the data plane from this namespace (programs, maps, qdiscs it made). */
+int cp_unload(struct ipt_err *err);
+
+#endif

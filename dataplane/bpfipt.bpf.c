@@ -1,0 +1,1058 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data plane: chain selector and LBVS classifier (dataplane/bpfipt.h).
+ *
+ *   bpfipt_xdp     XDP ingress      INPUT / FORWARD (XDP mode; Ethernet devices, lo)
+ *   bpfipt_tc_in   tc ingress       INPUT / FORWARD (where no XDP program is; and
+ *                                   for rulesets that test the mark, which XDP
+ *                                   cannot see)
+ *   bpfipt_tc_out  tc egress        OUTPUT for locally generated packets
+ *   bpfipt_tc_in3, bpfipt_tc_out3   the same for L3 devices (no Ethernet header)
+ *   bpfipt_test    not attached     the classifier with the chain and interfaces
+ *                                   given in skb->cb[0..2] (bpf_prog_test_run)
+ *
+ * The programs never change; each packet reads bpfipt_inst.cur once and then
+ * uses only the inner maps of that generation (see "Generations" in bpfipt.h).
+ *
+ * The walk of bpfipt.h: classify() looks up each field that varies in the chain
+ * (conf->lookup; the constant ones are folded by the loader into one vector per
+ * chain, conf->cvec), then bpfipt_step() runs the slot loop, bpfipt_find_slot()
+ * the AND: per 4096-slot chunk it ANDs the fields' summary words (one bit per
+ * 64-bit word that is not zero) and visits only the candidate words.
+ *
+ * Verifier notes (kernel >= 6.4; every program verifies in ~10k instructions):
+ *  - loops are open-coded iterators (bpf_for), so nwords up to BPFIPT_MAX_WORDS
+ *    and BPFIPT_MAX_STEPS cost no unrolling;
+ *  - bpfipt_step() and bpfipt_find_slot() are global functions, checked once on
+ *    their own; the walk's state (cursor, depth, stack, verdict) lives in the
+ *    per-CPU scratch map, so the step loop carries nothing to converge on;
+ *  - inside loops, loop-invariant scalars are re-read from memory (RD()): a value
+ *    kept in a register or on the stack that a branch made exact (look & bit is 0
+ *    or the bit) differs from path to path and the states never prune (12 such
+ *    bits made 4096 paths, 255k instructions);
+ *  - indexes into map values are masked to the value's size (w & 63, i & 15), and
+ *    hidden from clang (asm) where it would turn them into running pointers;
+ *  - the packet, the fib parameters and the vector ids live in the scratch map:
+ *    the 512-byte stack is shared by the whole call chain;
+ *  - clang 14 crashes lowering __builtin_ctzll for BPF: ctz is a de Bruijn table;
+ *    it also emits only forward declarations for inner-map key/value types:
+ *    see btf_anchor.
+ */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bpfipt.h"
+
+#define AF_INET			2
+#define PACKET_OTHERHOST	3
+#define LOOPBACK_IFINDEX	1	/* lo, in every namespace */
+#define IPPROTO_DCCP_		33
+#define IPPROTO_SCTP_		132
+#define IPPROTO_UDPLITE_	136
+
+/* Open-coded numeric iterator (kernel 6.4+). Declared here because libbpf 1.1's
+ * bpf_helpers.h and the 6.1 uapi headers predate it. */
+struct bpf_iter_num {
+	__u64 __opaque[1];
+} __attribute__((aligned(8)));
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __weak __ksym;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __weak __ksym;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
+
+#define bpf_for(i, start, end)							\
+	for (struct bpf_iter_num ___it __attribute__((aligned(8),		\
+				cleanup(bpf_iter_num_destroy))),		\
+	     *___p __attribute__((unused)) =					\
+		(bpf_iter_num_new(&___it, (start), (end)),			\
+		 (void)bpf_iter_num_destroy, (void *)0);			\
+	     ({ int *___t = bpf_iter_num_next(&___it);				\
+		(___t && ((i) = *___t, (i) >= (start) && (i) < (end))); });)
+
+char _license[] SEC("license") = "GPL";
+
+/* ---------------------------------------------------------------- maps ---- */
+
+/* Instance maps: created once with the programs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpfipt_inst);
+} bpfipt_inst SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct bpfipt_conf);
+} bpfipt_conf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BPFIPT_ST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} bpfipt_stats SEC(".maps");
+
+struct pkt {
+	__be32 saddr, daddr;
+	__u32 proto;
+	__u32 sport, dport;	/* BPFIPT_NO_PORT without a port header */
+	__u32 tcpflags;		/* BPFIPT_NO_TCP without a TCP header */
+	__u32 icmp;		/* type << 8 | code, BPFIPT_NO_ICMP */
+	__u32 frag;		/* 1: non-first fragment */
+	__u32 len;		/* IP total length (counted as bytes) */
+	__u32 iif, oif;
+	__u32 mark;
+	__u8 tos;
+	__u8 has_mac;		/* an Ethernet source address (not lo, not an L3 device) */
+	__u8 mac[6];
+};
+
+/* Interfaces whose XDP program judges ingress (INPUT/FORWARD): there the tc
+ * ingress program passes, unless the generation needs the mark. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} bpfipt_xdpifs SEC(".maps");
+
+/* Per-CPU scratch of the programs (the BPF stack is 512 bytes for the whole call
+ * chain), one entry per program: a program never runs nested in itself on one
+ * CPU. */
+struct vecs {
+	__u32 src, dst, dport, sport, proto, iif, oif, icmp, tcpflags, len, frag, ctstate;
+};
+
+struct scratch {
+	struct pkt p;
+	struct bpf_fib_lookup fib;
+	struct vecs v;
+	__u32 cur, chain, look, cvec, nwords, nchunks;
+	__u32 cursor, depth, verdict, status;
+	__u32 stack[BPFIPT_MAX_DEPTH];
+	__u32 w0;			/* bpfipt_find_slot(): first word */
+	__u64 first;			/* ... mask of the first word */
+};
+
+enum { SCR_XDP, SCR_TC_IN, SCR_TC_OUT, SCR_TEST, SCR_MAX };	/* L3 variants share */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCR_MAX);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} bpfipt_scratch SEC(".maps");
+
+/* Generation maps: an outer array of 2 (index = generation), whose inner-map
+ * template is given here. The loader creates inner maps of the same shape. */
+#define OUTER(name, inner)							\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);			\
+		__uint(max_entries, 2);						\
+		__type(key, __u32);						\
+		__array(values, inner);						\
+	} name SEC(".maps")
+
+struct packed_ids {
+	__u32 v[BPFIPT_PACK];
+};
+
+/* A fixed-size array: the same max_entries in every generation, so lookups inline. */
+#define FIXED_ARRAY(n)								\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(map_flags, BPF_F_MMAPABLE);				\
+		__uint(max_entries, n);						\
+		__type(key, __u32);						\
+		__type(value, struct packed_ids);				\
+	}
+/* Sized per generation (BPF_F_INNER_MAP lets max_entries differ). */
+#define VAR_ARRAY(vt, flags)							\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY);				\
+		__uint(map_flags, BPF_F_INNER_MAP | (flags));			\
+		__uint(max_entries, 1);						\
+		__type(key, __u32);						\
+		__type(value, vt);						\
+	}
+
+struct pool_chunk {
+	__u64 w[BPFIPT_POOL_WORDS];	/* 64 words and their summary */
+};
+
+OUTER(bpfipt_addr, struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct bpfipt_lpm_key);
+	__type(value, __u32);
+});
+OUTER(bpfipt_group, struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct bpfipt_group_key);
+	__type(value, __u32);
+});
+OUTER(bpfipt_fields, FIXED_ARRAY(BPFIPT_FB_END / BPFIPT_PACK));
+OUTER(bpfipt_ifs, struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct bpfipt_if_key);
+	__type(value, __u32);
+});
+OUTER(bpfipt_pool, VAR_ARRAY(struct pool_chunk, BPF_F_MMAPABLE));
+OUTER(bpfipt_slots, VAR_ARRAY(struct bpfipt_slot, BPF_F_MMAPABLE));
+OUTER(bpfipt_extras, VAR_ARRAY(struct bpfipt_extra, BPF_F_MMAPABLE));
+OUTER(bpfipt_limits, VAR_ARRAY(struct bpfipt_limit_state, 0));
+/* Per-CPU counters, laid out by hand: entry cpu * ncounters + i is counter i of
+ * that CPU (a PERCPU_ARRAY cannot be an inner map of varying size). The row after
+ * the last CPU holds the values carried over from earlier generations; only
+ * userspace touches it. */
+OUTER(bpfipt_counters, VAR_ARRAY(struct bpfipt_counter, BPF_F_MMAPABLE));
+
+/* clang 14 emits only forward declarations for the key and value types of inner
+ * map templates; libbpf needs their sizes and the kernel the spin lock's place.
+ * Variables of the full types in a section libbpf does not load fix the BTF. */
+struct btf_anchor {
+	struct bpfipt_lpm_key lpm;
+	struct bpfipt_group_key group;
+	struct bpfipt_if_key ifk;
+	struct bpfipt_slot slot;
+	struct bpfipt_extra extra;
+	struct bpfipt_limit_state limit;
+	struct bpfipt_counter counter;
+	struct pool_chunk chunk;
+	struct packed_ids ids;
+};
+struct btf_anchor bpfipt_btf_anchor SEC(".btf_anchor") __attribute__((used));
+
+/* ------------------------------------------------------------- parsing ---- */
+
+enum parse_result {
+	P_IPV4,			/* classify */
+	P_NOT_IPV4,		/* pass untouched */
+	P_DROP,			/* not even a 20-byte IPv4 header: the kernel drops it too */
+};
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&bpfipt_stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+/* data..data_end: the linear bytes; wire_len: the whole frame; l2: 14 on
+ * Ethernet-like devices, 0 on L3 devices (tun, wireguard, ipip...), a constant
+ * at each call. At tc the headers parse() reads are made linear by tc_pull(). */
+static __always_inline enum parse_result parse(void *data, void *data_end, __u32 wire_len,
+					       __u32 l2, struct pkt *p)
+{
+	struct ethhdr *eth = data;
+	struct iphdr *ip;
+	__u8 *l4;
+	__u32 hl;
+	bool bad = false;
+
+	p->sport = p->dport = BPFIPT_NO_PORT;
+	p->tcpflags = BPFIPT_NO_TCP;
+	p->icmp = BPFIPT_NO_ICMP;
+	if (l2) {
+		if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+			return P_NOT_IPV4;
+		__builtin_memcpy(p->mac, eth->h_source, 6);
+	}
+	ip = data + l2;
+	if ((void *)(ip + 1) > data_end || ip->version != 4) {
+		stat_inc(BPFIPT_ST_MALFORMED);
+		return P_DROP;
+	}
+	p->saddr = ip->saddr;
+	p->daddr = ip->daddr;
+	p->proto = ip->protocol;
+	p->tos = ip->tos;
+	p->len = bpf_ntohs(ip->tot_len);
+	p->frag = (ip->frag_off & bpf_htons(0x1fff)) != 0;
+	hl = ip->ihl * 4;
+	/* Bad IHL or total length: classify on the fixed header, no L4 fields. */
+	if (hl < sizeof(*ip) || p->len < hl || p->len > wire_len - l2) {
+		stat_inc(BPFIPT_ST_MALFORMED);
+		return P_IPV4;
+	}
+	if (p->frag)
+		return P_IPV4;
+	l4 = (__u8 *)ip + hl;	/* hl in [20, 60]: the verifier tracks the range */
+
+	/* The L4 header must lie inside the IP packet and the linear data; the sizes are
+	 * those iptables' matches read (tcphdr, udphdr, sctp/dccp common header, icmphdr). */
+#define L4_HAS(n) (hl + (n) <= p->len && (void *)(l4 + (n)) <= data_end)
+	switch (p->proto) {
+	case IPPROTO_TCP:
+		if (!L4_HAS(20)) {
+			bad = true;
+			break;
+		}
+		p->tcpflags = l4[13];
+		goto ports;
+	case IPPROTO_UDP:
+	case IPPROTO_UDPLITE_:
+		if (!L4_HAS(8)) {
+			bad = true;
+			break;
+		}
+		goto ports;
+	case IPPROTO_SCTP_:
+	case IPPROTO_DCCP_:
+		if (!L4_HAS(12)) {
+			bad = true;
+			break;
+		}
+ports:
+		p->sport = (__u32)l4[0] << 8 | l4[1];
+		p->dport = (__u32)l4[2] << 8 | l4[3];
+		break;
+	case IPPROTO_ICMP:
+		if (!L4_HAS(8)) {
+			bad = true;
+			break;
+		}
+		p->icmp = (__u32)l4[0] << 8 | l4[1];
+		break;
+	}
+#undef L4_HAS
+	if (bad)
+		stat_inc(BPFIPT_ST_MALFORMED);
+	return P_IPV4;
+}
+
+/* ------------------------------------------------------------ classify ---- */
+
+#define NO_SLOT 0xffffffffu
+
+/* Index of the lowest set bit (x != 0). */
+static const __u8 debruijn_idx[64] = {
+	0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
+	62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+	46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
+};
+
+static __always_inline __u32 ctz64(__u64 x)
+{
+	return debruijn_idx[((x & -x) * 0x03f79d71b4ca8b09ULL) >> 58];
+}
+
+/* Vector id of an array field: element base + chain * keys + key of the packed
+ * array. */
+#define ARRAY_VEC(cur, base, chain, keys, key, out)				\
+	({									\
+		void *m_ = bpf_map_lookup_elem(&bpfipt_fields, &cur);		\
+		int ok_ = 0;							\
+		if (m_) {							\
+			__u32 i_ = (base) + (chain) * (keys) + (key);		\
+			__u32 e_ = i_ / BPFIPT_PACK;				\
+			struct packed_ids *pk_ = bpf_map_lookup_elem(m_, &e_);	\
+			if (pk_) {						\
+				out = pk_->v[i_ & (BPFIPT_PACK - 1)];		\
+				ok_ = 1;					\
+			}							\
+		}								\
+		ok_;								\
+	})
+
+#define LPM_VEC(cur, tag, addr_, out)						\
+	({									\
+		void *m_ = bpf_map_lookup_elem(&bpfipt_addr, &cur);		\
+		int ok_ = 0;							\
+		if (m_) {							\
+			struct bpfipt_lpm_key k_ = { .prefixlen = 40, .chain = (tag) }; \
+			__builtin_memcpy(k_.addr, &(addr_), 4);			\
+			__u32 *v_ = bpf_map_lookup_elem(m_, &k_);		\
+			if (v_) {						\
+				out = *v_;					\
+				ok_ = 1;					\
+			}							\
+		}								\
+		ok_;								\
+	})
+
+#define IF_VEC(cur, tag, ifindex_, dflt, out)					\
+	({									\
+		void *m_ = bpf_map_lookup_elem(&bpfipt_ifs, &cur);		\
+		int ok_ = 0;							\
+		if (m_) {							\
+			struct bpfipt_if_key k_ = { .chain = (tag), .ifindex = (ifindex_) }; \
+			__u32 *v_ = bpf_map_lookup_elem(m_, &k_);		\
+			out = v_ ? *v_ : (dflt);				\
+			ok_ = 1;						\
+		}								\
+		ok_;								\
+	})
+
+/* A volatile read of scratch memory. Inside the verifier's loops every value
+ * that is loop-invariant is re-read from the map rather than kept by clang in a
+ * register or stack slot: a map load is an unknown scalar to the verifier, while
+ * a kept value that a branch made exact (look & bit: 0 or the bit) differs from
+ * path to path, and 12 such bits made 4096 states that never pruned. */
+#define RD(x) (*(volatile typeof(x) *)&(x))
+
+/* A pool pointer for chunk k of vector v, or the constant-field vector c when the
+ * field does not vary in the chain. Both are pointers into the same map, so the
+ * verifier's states stay equal whichever branch ran. */
+#define POOL_PTR(field, vid)							\
+	do {									\
+		p_##field = pc;							\
+		if (RD(sc->look) & (1u << BPFIPT_F_##field)) {			\
+			key = RD(vid) * RD(sc->nchunks) + k;			\
+			p_##field = bpf_map_lookup_elem(pool, &key);		\
+			if (!p_##field)						\
+				goto broken;					\
+		}								\
+	} while (0)
+
+/* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
+ * NO_SLOT - 1 on an internal error.
+ * A global function: the verifier checks it once, on its own, and its 13 live
+ * pool pointers get their own frame. */
+__noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
+{
+	__u32 cur, found = NO_SLOT;
+	void *pool;
+	int k;
+
+	if (!sc)
+		return NO_SLOT - 1;
+	sc->w0 = cursor / 64;
+	sc->first = ~0ULL << (cursor & 63);
+	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
+		return NO_SLOT;
+	cur = sc->cur;
+	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	if (!pool)
+		return NO_SLOT - 1;
+	bpf_for(k, sc->w0 / BPFIPT_CHUNK_WORDS, sc->nchunks) {
+		const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
+			*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
+		__u32 key = RD(sc->cvec) * RD(sc->nchunks) + k;
+		__u64 cand;
+		int i;
+
+		pc = bpf_map_lookup_elem(pool, &key);
+		if (!pc)
+			goto broken;
+		POOL_PTR(SRC, sc->v.src);
+		POOL_PTR(DST, sc->v.dst);
+		POOL_PTR(DPORT, sc->v.dport);
+		POOL_PTR(SPORT, sc->v.sport);
+		POOL_PTR(PROTO, sc->v.proto);
+		POOL_PTR(IIF, sc->v.iif);
+		POOL_PTR(OIF, sc->v.oif);
+		POOL_PTR(ICMP, sc->v.icmp);
+		POOL_PTR(TCPFLAGS, sc->v.tcpflags);
+		POOL_PTR(LEN, sc->v.len);
+		POOL_PTR(FRAG, sc->v.frag);
+		POOL_PTR(CTSTATE, sc->v.ctstate);
+		/* candidate words: the AND of the summaries, from the cursor on */
+		cand = pc[BPFIPT_CHUNK_WORDS] & p_SRC[BPFIPT_CHUNK_WORDS] &
+		       p_DST[BPFIPT_CHUNK_WORDS] & p_DPORT[BPFIPT_CHUNK_WORDS] &
+		       p_SPORT[BPFIPT_CHUNK_WORDS] & p_PROTO[BPFIPT_CHUNK_WORDS] &
+		       p_IIF[BPFIPT_CHUNK_WORDS] & p_OIF[BPFIPT_CHUNK_WORDS] &
+		       p_ICMP[BPFIPT_CHUNK_WORDS] & p_TCPFLAGS[BPFIPT_CHUNK_WORDS] &
+		       p_LEN[BPFIPT_CHUNK_WORDS] & p_FRAG[BPFIPT_CHUNK_WORDS] &
+		       p_CTSTATE[BPFIPT_CHUNK_WORDS];
+		if ((__u32)k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
+			cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
+		bpf_for(i, 0, BPFIPT_CHUNK_WORDS) {
+			__u32 w;
+			__u64 x;
+
+			if (!cand)
+				break;
+			w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
+			cand &= cand - 1;
+			x = pc[w];
+			if ((__u32)k * BPFIPT_CHUNK_WORDS + w == RD(sc->w0))
+				x &= RD(sc->first);
+			x &= p_SRC[w] & p_DST[w] & p_DPORT[w];
+			if (!x)
+				continue;
+			x &= p_SPORT[w] & p_PROTO[w] & p_IIF[w] & p_OIF[w];
+			if (!x)
+				continue;
+			x &= p_ICMP[w] & p_TCPFLAGS[w] & p_LEN[w] & p_FRAG[w] & p_CTSTATE[w];
+			if (!x)
+				continue;
+			found = ((__u32)k * BPFIPT_CHUNK_WORDS + w) * 64 + ctz64(x);
+			break;
+		}
+		if (found != NO_SLOT)
+			break;
+	}
+	return found;
+broken:
+	return NO_SLOT - 1;
+}
+
+/* The extra checks of a candidate slot that need no state: multiport --ports,
+ * mark, mac. */
+static __always_inline bool extra_match(const struct bpfipt_extra *e, const struct pkt *p, __u32 xf)
+{
+	int i;
+
+	if (xf & BPFIPT_X_PORTS_EITHER) {
+		bool hit = false;
+
+		/* multiport --ports never matches a packet without ports, inverted or not */
+		if (p->sport == BPFIPT_NO_PORT)
+			return false;
+		for (i = 0; i < 15 && i < e->nports; i++) {
+			__u16 lo = e->ports[2 * i], hi = e->ports[2 * i + 1];
+
+			if ((p->sport >= lo && p->sport <= hi) || (p->dport >= lo && p->dport <= hi))
+				hit = true;
+		}
+		if (hit == !!e->ports_invert)
+			return false;
+	}
+	if ((xf & BPFIPT_X_MARK) &&
+	    ((p->mark & e->mark_mask) == e->mark_value) == !!e->mark_invert)
+		return false;
+	if (xf & BPFIPT_X_MAC) {
+		bool eq = true;
+
+		/* xt_mac: no match at all off Ethernet devices, inverted or not */
+		if (!p->has_mac)
+			return false;
+		for (i = 0; i < 6; i++)
+			if (p->mac[i] != e->mac[i])
+				eq = false;
+		if (eq == !!e->mac_invert)
+			return false;
+	}
+	/* BPFIPT_X_CTSTATE: reserved for issue 4, matches. */
+	return true;
+}
+
+enum { X_FAIL, X_OK, X_BROKEN };
+
+/* All extra checks of a candidate slot (BPFIPT_X_*, except the group bits). */
+static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, const struct pkt *p)
+{
+	__u32 xf = sl->xflags, idx = sl->extra;
+	struct bpfipt_limit_state *ls;
+	struct bpfipt_extra *e;
+	__u64 now, credit;
+	int ok = X_FAIL;
+	void *m;
+
+	m = bpf_map_lookup_elem(&bpfipt_extras, &cur);
+	if (!m)
+		return X_BROKEN;
+	e = bpf_map_lookup_elem(m, &idx);
+	if (!e)
+		return X_BROKEN;
+	if (!extra_match(e, p, xf))
+		return X_FAIL;
+	if (!(xf & BPFIPT_X_LIMIT))
+		return X_OK;
+	/* Last, so that a token is spent only on a packet the rest matched: iptables'
+	 * credit algorithm (xt_limit), in nanoseconds. */
+	m = bpf_map_lookup_elem(&bpfipt_limits, &cur);
+	if (!m)
+		return X_BROKEN;
+	ls = bpf_map_lookup_elem(m, &idx);
+	if (!ls)
+		return X_BROKEN;
+	now = bpf_ktime_get_ns();
+	bpf_spin_lock(&ls->lock);
+	credit = ls->credit + (now - ls->last_ns);
+	if (credit > e->limit_credit_cap)
+		credit = e->limit_credit_cap;
+	ls->last_ns = now;
+	if (credit >= e->limit_cost) {
+		credit -= e->limit_cost;
+		ok = X_OK;
+	}
+	ls->credit = credit;
+	bpf_spin_unlock(&ls->lock);
+	return ok;
+}
+
+/* The counter of a matched slot: a group slot counts on the rule of the run that
+ * matches the address first (group LPM). */
+static __always_inline __u32 slot_counter(__u32 cur, const struct bpfipt_slot *sl,
+					  const struct pkt *p)
+{
+	struct bpfipt_group_key gk = { .prefixlen = 64 };
+	__u32 *c = NULL;
+	void *m;
+
+	if (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
+		return sl->counter;
+	gk.group = bpf_htonl(sl->group);
+	__builtin_memcpy(gk.addr, sl->xflags & BPFIPT_X_GROUP_SRC ? &p->saddr : &p->daddr, 4);
+	m = bpf_map_lookup_elem(&bpfipt_group, &cur);
+	if (m)
+		c = bpf_map_lookup_elem(m, &gk);
+	return c ? *c : sl->counter;
+}
+
+static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
+				  const struct pkt *p)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bpfipt_counter *c;
+	void *m;
+
+	if (idx >= conf->ncounters || cpu >= conf->ncpus)
+		return;
+	m = bpf_map_lookup_elem(&bpfipt_counters, &cur);
+	if (!m)
+		return;
+	idx += cpu * conf->ncounters;
+	c = bpf_map_lookup_elem(m, &idx);
+	if (c) {
+		c->packets += 1;
+		c->bytes += p->len;
+	}
+}
+
+enum { STEP_MORE, STEP_DONE, STEP_BROKEN };
+
+/* One step of the walk (bpfipt.h): the next matching slot from sc->cursor and its
+ * action. A global function, and all the walk's state (cursor, depth, stack,
+ * verdict) lives in the scratch map: the verifier checks the step once, and the
+ * caller's loop has no state to converge on. */
+__noinline int bpfipt_step(struct scratch *sc)
+{
+	struct bpfipt_conf *conf;
+	struct bpfipt_slot *sl;
+	__u32 cur, chain, s, gi, d;
+	const struct pkt *p;
+	void *slots;
+
+	if (!sc)
+		return STEP_BROKEN;
+	p = &sc->p;
+	cur = sc->cur;
+	chain = sc->chain;
+	if (chain >= BPFIPT_NCHAINS)
+		return STEP_BROKEN;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
+	if (!conf || !slots)
+		return STEP_BROKEN;
+	s = bpfipt_find_slot(sc, sc->cursor);
+	/* the policy slot always matches: only a broken table finds nothing */
+	if (s >= conf->nslots[chain])
+		return STEP_BROKEN;
+	gi = conf->slot_base[chain] + s;
+	sl = bpf_map_lookup_elem(slots, &gi);
+	if (!sl)
+		return STEP_BROKEN;
+	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
+		switch (extra_ok(cur, sl, p)) {
+		case X_OK:
+			break;
+		case X_FAIL:
+			sc->cursor = s + 1;
+			return STEP_MORE;
+		default:
+			return STEP_BROKEN;
+		}
+	}
+	count(cur, conf, slot_counter(cur, sl, p), p);
+	switch (sl->kind) {
+	case BPFIPT_S_VERDICT:
+	case BPFIPT_S_POLICY:
+		sc->verdict = sl->verdict;
+		return STEP_DONE;
+	case BPFIPT_S_CONTINUE:
+		sc->cursor = s + 1;
+		return STEP_MORE;
+	case BPFIPT_S_JUMP:
+		d = sc->depth;
+		if (d >= BPFIPT_MAX_DEPTH) {
+			stat_inc(BPFIPT_ST_DEPTH_EXHAUSTED);
+			sc->verdict = BPFIPT_V_DROP;
+			return STEP_DONE;
+		}
+		sc->stack[d & (BPFIPT_MAX_DEPTH - 1)] = s + 1;
+		sc->depth = d + 1;
+		sc->cursor = sl->target;
+		return STEP_MORE;
+	case BPFIPT_S_GOTO:
+		sc->cursor = sl->target;
+		return STEP_MORE;
+	case BPFIPT_S_RETURN:
+		d = sc->depth;
+		if (d == 0) {
+			sc->cursor = conf->policy[chain];
+		} else {
+			sc->depth = d - 1;
+			sc->cursor = sc->stack[(d - 1) & (BPFIPT_MAX_DEPTH - 1)];
+		}
+		return STEP_MORE;
+	default:
+		return STEP_BROKEN;
+	}
+}
+
+/* Run chain c of generation cur on the packet: enum bpfipt_verdict. */
+static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				    struct scratch *sc)
+{
+	const struct pkt *p = &sc->p;
+	__u32 look;
+	int step;
+
+	if (chain >= BPFIPT_NCHAINS || conf->nwords > BPFIPT_MAX_WORDS ||
+	    conf->nchunks == 0)
+		goto broken;
+	look = conf->lookup[chain];
+
+	/* One lookup per field that varies in this chain: its vector id. */
+	if ((look & (1u << BPFIPT_F_SRC)) && !LPM_VEC(cur, chain, p->saddr, sc->v.src))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_DST)) &&
+	    !LPM_VEC(cur, chain | BPFIPT_KEY_DST, p->daddr, sc->v.dst))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_PROTO)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, sc->v.proto))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_SPORT)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, sc->v.sport))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_DPORT)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, sc->v.dport))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_IIF)) &&
+	    !IF_VEC(cur, chain, p->iif, conf->iif_dflt[chain], sc->v.iif))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_OIF)) &&
+	    !IF_VEC(cur, chain | BPFIPT_KEY_OIF, p->oif, conf->oif_dflt[chain], sc->v.oif))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_TCPFLAGS)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags,
+		       sc->v.tcpflags))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_ICMP)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, sc->v.icmp))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_FRAG)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, sc->v.frag))
+		goto broken;
+	if ((look & (1u << BPFIPT_F_LEN)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, sc->v.len))
+		goto broken;
+	/* conntrack state: issue 4; key 0 until then (the field is all ones). */
+	if ((look & (1u << BPFIPT_F_CTSTATE)) &&
+	    !ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE, 0, sc->v.ctstate))
+		goto broken;
+
+	sc->cur = cur;
+	sc->chain = chain;
+	sc->look = look;
+	sc->cvec = conf->cvec[chain];
+	sc->nwords = conf->nwords;
+	sc->nchunks = conf->nchunks;
+	sc->cursor = 0;
+	sc->depth = 0;
+	sc->verdict = BPFIPT_V_DROP;
+	sc->status = STEP_MORE;
+	bpf_for(step, 0, BPFIPT_MAX_STEPS) {
+		sc->status = bpfipt_step(sc);
+		if (sc->status != STEP_MORE)
+			break;
+	}
+	switch (sc->status) {
+	case STEP_DONE:
+		return sc->verdict;
+	case STEP_MORE:
+		stat_inc(BPFIPT_ST_STEPS_EXHAUSTED);
+		return BPFIPT_V_DROP;
+	}
+broken:
+	stat_inc(BPFIPT_ST_INTERNAL);
+	return BPFIPT_V_DROP;
+}
+
+/* ------------------------------------------------------- chain selector ---- */
+
+/* Ingress: INPUT for a local destination, FORWARD (with the output interface) for
+ * a routed one, -1 (leave it to the kernel: blackhole, unreachable, prohibit...)
+ * otherwise. See design.md. A packet the kernel is going to drop for want of a
+ * route is judged (and counted) by INPUT first. */
+static __always_inline int select_ingress(void *ctx, struct scratch *sc)
+{
+	struct bpf_fib_lookup *f = &sc->fib;
+	struct pkt *p = &sc->p;
+	__u32 d = bpf_ntohl(p->daddr);
+	long r;
+
+	/* limited broadcast: fib says "routed", the kernel delivers it; multicast: local */
+	if (d == 0xffffffffu || (d >> 28) == 0xe)
+		return BPFIPT_INPUT;
+	__builtin_memset(f, 0, sizeof(*f));
+	f->family = AF_INET;
+	f->tos = p->tos;
+	f->l4_protocol = p->proto;
+	f->tot_len = 0;		/* no MTU verdict: an oversize packet is still routed */
+	f->ipv4_src = p->saddr;
+	f->ipv4_dst = p->daddr;
+	f->ifindex = p->iif;
+	if (p->sport != BPFIPT_NO_PORT) {
+		f->sport = bpf_htons(p->sport);
+		f->dport = bpf_htons(p->dport);
+	}
+	r = bpf_fib_lookup(ctx, f, sizeof(*f), 0);
+	switch (r) {
+	case BPF_FIB_LKUP_RET_NOT_FWDED:	/* local (also: no route, the kernel drops it) */
+	case BPF_FIB_LKUP_RET_FWD_DISABLED:
+		/* forwarding off on the input interface: the helper stops before the
+		 * route lookup, even for a local destination; the kernel delivers the
+		 * packet or drops it, so INPUT is the only chain that can apply */
+		return BPFIPT_INPUT;
+	case BPF_FIB_LKUP_RET_SUCCESS:
+	case BPF_FIB_LKUP_RET_NO_NEIGH:		/* routed; the kernel resolves the neighbour */
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:	/* routed; the kernel fragments or answers */
+		p->oif = f->ifindex;
+		return BPFIPT_FORWARD;
+	default:
+		return -1;
+	}
+}
+
+/* The generation in use and its conf: 0, or -1 when nothing is installed. */
+static __always_inline int generation(__u32 *cur, __u32 *iflags, struct bpfipt_conf **conf)
+{
+	__u32 zero = 0;
+	struct bpfipt_inst *in = bpf_map_lookup_elem(&bpfipt_inst, &zero);
+
+	if (!in)
+		return -1;
+	*cur = *(volatile __u32 *)&in->cur;
+	*iflags = in->flags;
+	*conf = bpf_map_lookup_elem(&bpfipt_conf, cur);
+	/* nwords == 0: no ruleset installed yet, leave everything to the kernel */
+	return *conf && (*conf)->nwords ? 0 : -1;
+}
+
+/* tc may leave headers in non-linear data; pull what parse() reads, only when the
+ * linear part is short (pulling a clone copies its head). */
+static __always_inline void tc_pull(struct __sk_buff *skb)
+{
+	__u32 want = skb->len < ETH_HLEN + 60 + 20 ? skb->len : ETH_HLEN + 60 + 20;
+
+	if ((void *)(long)skb->data + want > (void *)(long)skb->data_end)
+		bpf_skb_pull_data(skb, want);
+}
+
+static __always_inline int tc_verdict(int v)
+{
+	return v == BPFIPT_V_ACCEPT ? TC_ACT_OK : TC_ACT_SHOT;
+}
+
+/* ------------------------------------------------------------ programs ---- */
+
+static __always_inline struct scratch *scratch(__u32 idx)
+{
+	struct scratch *sc = bpf_map_lookup_elem(&bpfipt_scratch, &idx);
+
+	if (sc)
+		__builtin_memset(&sc->p, 0, sizeof(sc->p));
+	return sc;
+}
+
+SEC("xdp")
+int bpfipt_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct bpfipt_conf *conf;
+	struct scratch *sc;
+	__u32 cur, iflags;
+	int chain, r = XDP_PASS;
+
+	/* attached to Ethernet devices and lo only */
+	if (generation(&cur, &iflags, &conf) || (conf->flags & BPFIPT_C_TC_INGRESS))
+		goto out;
+	sc = scratch(SCR_XDP);
+	if (!sc)
+		goto out;
+	switch (parse(data, data_end, data_end - data, ETH_HLEN, &sc->p)) {
+	case P_NOT_IPV4:
+		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+		goto out;
+	case P_DROP:
+		r = XDP_DROP;
+		goto out;
+	case P_IPV4:
+		break;
+	}
+	sc->p.iif = ctx->ingress_ifindex;
+	sc->p.has_mac = sc->p.iif != LOOPBACK_IFINDEX;
+	chain = select_ingress(ctx, sc);
+	if (chain < 0) {
+		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
+		goto out;
+	}
+	/* no skb, no mark: rulesets that test it run at tc (BPFIPT_C_TC_INGRESS) */
+	if (classify(cur, conf, chain, sc) != BPFIPT_V_ACCEPT)
+		r = XDP_DROP;
+out:
+	return r;
+}
+
+static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
+{
+	struct bpfipt_conf *conf;
+	struct scratch *sc;
+	__u32 cur, iflags, ifindex = skb->ifindex;
+	int chain, r = TC_ACT_OK;
+
+	if (generation(&cur, &iflags, &conf))
+		goto out;
+	if ((iflags & BPFIPT_I_XDP) && !(conf->flags & BPFIPT_C_TC_INGRESS) &&
+	    bpf_map_lookup_elem(&bpfipt_xdpifs, &ifindex))
+		goto out;	/* judged at XDP */
+	/* a tagged frame is judged on its VLAN device; other hosts' frames are dropped
+	 * by the kernel before any netfilter hook */
+	if (skb->vlan_present || skb->pkt_type == PACKET_OTHERHOST) {
+		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
+		goto out;
+	}
+	sc = scratch(SCR_TC_IN);
+	if (!sc)
+		goto out;
+	tc_pull(skb);
+	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, &sc->p)) {
+	case P_NOT_IPV4:
+		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+		goto out;
+	case P_DROP:
+		r = TC_ACT_SHOT;
+		goto out;
+	case P_IPV4:
+		break;
+	}
+	sc->p.iif = ifindex;
+	sc->p.has_mac = l2 && ifindex != LOOPBACK_IFINDEX;
+	sc->p.mark = skb->mark;
+	chain = select_ingress(skb, sc);
+	if (chain < 0) {
+		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
+		goto out;
+	}
+	r = tc_verdict(classify(cur, conf, chain, sc));
+out:
+	return r;
+}
+
+static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
+{
+	struct bpfipt_conf *conf;
+	struct scratch *sc;
+	__u32 cur, iflags;
+	int r = TC_ACT_OK;
+
+	if (generation(&cur, &iflags, &conf))
+		goto out;
+	/* a forwarded packet was judged by FORWARD at ingress */
+	if (skb->ingress_ifindex != 0) {
+		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
+		goto out;
+	}
+	sc = scratch(SCR_TC_OUT);
+	if (!sc)
+		goto out;
+	tc_pull(skb);
+	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, &sc->p)) {
+	case P_NOT_IPV4:
+		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+		goto out;
+	case P_DROP:
+		r = TC_ACT_SHOT;
+		goto out;
+	case P_IPV4:
+		break;
+	}
+	sc->p.oif = skb->ifindex;
+	sc->p.mark = skb->mark;
+	r = tc_verdict(classify(cur, conf, BPFIPT_OUTPUT, sc));
+out:
+	return r;
+}
+
+/* tc on Ethernet-like devices and lo */
+SEC("tc")
+int bpfipt_tc_in(struct __sk_buff *skb)
+{
+	return tc_in(skb, ETH_HLEN);
+}
+
+SEC("tc")
+int bpfipt_tc_out(struct __sk_buff *skb)
+{
+	return tc_out(skb, ETH_HLEN);
+}
+
+/* tc on L3 devices: the packet starts with the IP header */
+SEC("tc")
+int bpfipt_tc_in3(struct __sk_buff *skb)
+{
+	return tc_in(skb, 0);
+}
+
+SEC("tc")
+int bpfipt_tc_out3(struct __sk_buff *skb)
+{
+	return tc_out(skb, 0);
+}
+
+/* Tests: chain = cb[0], iif = cb[1], oif = cb[2]; returns the enum bpfipt_verdict,
+ * or BPFIPT_TEST_PASS when the packet is left to the kernel. */
+#define BPFIPT_TEST_PASS 100
+
+SEC("tc")
+int bpfipt_test(struct __sk_buff *skb)
+{
+	struct bpfipt_conf *conf;
+	struct scratch *sc;
+	__u32 cur, iflags;
+	int r = BPFIPT_TEST_PASS;
+
+	if (generation(&cur, &iflags, &conf))
+		goto out;
+	sc = scratch(SCR_TEST);
+	if (!sc)
+		goto out;
+	tc_pull(skb);
+	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, ETH_HLEN,
+		      &sc->p)) {
+	case P_NOT_IPV4:
+		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+		goto out;
+	case P_DROP:
+		r = BPFIPT_V_DROP;
+		goto out;
+	case P_IPV4:
+		break;
+	}
+	sc->p.iif = skb->cb[1];
+	sc->p.oif = skb->cb[2];
+	sc->p.has_mac = 1;
+	sc->p.mark = skb->mark;
+	r = classify(cur, conf, skb->cb[0], sc);
+out:
+	return r;
+}

@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: GPL-2.0
+# The data plane on the real kernel: needs root and BPF, and fails without them
+# (it never skips). It runs in network namespaces of its own.
+add_executable(test_dataplane ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_dataplane.c)
+target_link_libraries(test_dataplane PRIVATE bpfipt PkgConfig::CHECK)
+add_test(NAME dataplane.test_dataplane COMMAND test_dataplane)
+set_tests_properties(dataplane.test_dataplane PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 1800)

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Every test of the project, registered with CTest.
 
+set(BPFIPT_CONFORMANCE_DIR "${CMAKE_CURRENT_SOURCE_DIR}/../shared/conformance"
+    CACHE PATH "upstream iptables conformance data (iptables-t/*.t, dumps/)")
+
 # ---- Check unit tests: one executable per suite ----
 file(GLOB UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test/unit/test_*.c)
 foreach(src ${UNIT_TESTS})
@@ -8,7 +11,8 @@ foreach(src ${UNIT_TESTS})
   add_executable(${name} ${src})
   target_link_libraries(${name} PRIVATE bpfipt PkgConfig::CHECK)
   add_test(NAME unit.${name} COMMAND ${name})
-  set_tests_properties(unit.${name} PROPERTIES ENVIRONMENT "CK_FORK=yes")
+  set_tests_properties(unit.${name} PROPERTIES
+    ENVIRONMENT "CK_FORK=yes;IPT_CONFORMANCE_DIR=${BPFIPT_CONFORMANCE_DIR}")
 endforeach()
 
 # ---- data plane on the real kernel ----
@@ -20,8 +24,6 @@ add_test(NAME install.prefix
 
 # ---- compatibility with iptables-legacy (root; oracle in scratch namespaces) ----
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
-set(BPFIPT_CONFORMANCE_DIR "${CMAKE_CURRENT_SOURCE_DIR}/../shared/conformance"
-    CACHE PATH "upstream iptables conformance data (iptables-t/*.t, dumps/)")
 foreach(h conformance differential dumps)
   add_test(NAME compat.${h}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/compat/${h}.py

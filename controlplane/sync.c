@@ -95,13 +95,13 @@ static struct cp_link *read_links(unsigned int *n)
 	return l;
 }
 
+/* Ingress hook: XDP by default (native where the driver has it, else generic);
+ * BPF_IPTABLES_INGRESS=tc asks for tc ingress, =xdp-generic for generic XDP. */
 static enum dp_ingress ingress_mode(void)
 {
 	const char *v = getenv("BPF_IPTABLES_INGRESS");
 
-	if (!v)
-		return DP_INGRESS_KEEP;
-	if (!strcmp(v, "xdp"))
+	if (!v || !*v || !strcmp(v, "xdp"))
 		return DP_INGRESS_XDP;
 	if (!strcmp(v, "xdp-generic"))
 		return DP_INGRESS_XDP_GENERIC;

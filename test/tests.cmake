@@ -36,6 +36,9 @@ endforeach()
 # ---- end to end: real traffic through namespaces (root, BPF) ----
 add_test(NAME e2e.filter COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter.sh
                                  ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.filter.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter.sh
+                                    ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.filter.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 add_test(NAME e2e.scale COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_scale.sh
                                 ${CMAKE_BINARY_DIR} 100000)
-set_tests_properties(e2e.filter e2e.scale PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+set_tests_properties(e2e.filter e2e.filter.tc e2e.scale PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

@@ -87,6 +87,27 @@ bpt "$RTR" -I FORWARD -i eth1 -o eth0 -p icmp -j DROP
 check_not "FORWARD -i eth1 -o eth0 drops the echo replies" ping_ok "$CLI" $SRV_IP
 check "srv to router is INPUT, not FORWARD" ping_ok "$SRV" $RTR_IP2
 
+# ---- coexistence with legacy iptables: a packet must pass both ----
+bpt "$SRV" -A INPUT -p tcp --dport 22 -j ACCEPT
+ip netns exec "$SRV" iptables-legacy -A INPUT -p tcp --dport 22 -j DROP
+check_not "legacy iptables still drops what bpf-iptables accepts" tcp_ok "$CLI" $SRV_IP 22
+ip netns exec "$SRV" iptables-legacy -F INPUT
+check "and lets it through once its rule is gone" tcp_ok "$CLI" $SRV_IP 22
+bpt "$SRV" -I INPUT -p tcp --dport 22 -j DROP
+check_not "bpf-iptables drops what legacy iptables accepts" tcp_ok "$CLI" $SRV_IP 22
+bpt "$SRV" -F INPUT
+
+# ---- -Z zeroes the live counters, and they keep counting ----
+bpt "$SRV" -A INPUT -p udp --dport 5004 -j ACCEPT
+udp_count "$CLI" "$SRV" $SRV_IP 5004 10 >/dev/null
+check_eq "counted before -Z" 10 "$(counter "$SRV" INPUT 1)"
+bpt "$SRV" -Z INPUT
+check_eq "zero after -Z" 0 "$(counter "$SRV" INPUT 1)"
+udp_count "$CLI" "$SRV" $SRV_IP 5004 7 >/dev/null
+bpt "$SRV" -A INPUT -p udp --dport 5005 -j ACCEPT
+check_eq "counting again, across a later command" 7 "$(counter "$SRV" INPUT 1)"
+bpt "$SRV" -F INPUT
+
 # ---- unload leaves the namespaces as they were ----
 for ns in "$CLI" "$RTR" "$SRV"; do
 	ip netns exec "$ns" "$BIN/bpf-iptables" --unload

@@ -32,9 +32,9 @@ ping_ok "$CLI" $SRV_IP && echo "ping:     answered" || echo "ping:     no answer
 say "what the data plane counted"
 run -L -n -v --line-numbers
 say "the same ruleset as iptables-save prints it"
-ip netns exec "$SRV" "$BIN/bpf-iptables-save" -c
+nsx "$SRV" "$BIN/bpf-iptables-save" -c
 say "a bad rule is refused and changes nothing"
 run -A INPUT -p tcp --dport 99999 -j ACCEPT || true
 say "the programs attached to the server's interfaces"
 ip netns exec "$SRV" tc filter show dev eth0 ingress | head -3
-ip netns exec "$SRV" "$BIN/bpf-iptables" --unload && echo "--unload: programs, maps and qdiscs removed"
+nsx "$SRV" "$BIN/bpf-iptables" --unload && echo "--unload: programs, maps and qdiscs removed"

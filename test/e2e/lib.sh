@@ -13,6 +13,8 @@ SFX=$$
 CLI=bipt-cli-$SFX RTR=bipt-rtr-$SFX SRV=bipt-srv-$SFX
 CLI_IP=10.1.0.2 RTR_IP1=10.1.0.1 RTR_IP2=10.2.0.1 SRV_IP=10.2.0.2
 PASSED=0 FAILED=0
+# each namespace's saved ruleset in a directory of our own, removed at the end
+STATE_ROOT=$(mktemp -d /tmp/bipt-e2e-state.XXXXXX)
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then
@@ -26,6 +28,7 @@ topo_down() {
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
 		ip netns del "$ns" 2>/dev/null || true
 	done
+	rm -rf "$STATE_ROOT"
 }
 
 topo_up() {
@@ -55,8 +58,13 @@ topo_up() {
 	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
 }
 
+# nsx NS CMD...: a command of ours in a namespace, with that namespace's state dir
+nsx() {
+	local ns=$1; shift
+	BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$ns" ip netns exec "$ns" "$@"
+}
 # bpt NS ARGS...: bpf-iptables in a namespace
-bpt() { local ns=$1; shift; ip netns exec "$ns" "$BIN/bpf-iptables" "$@"; }
+bpt() { local ns=$1; shift; nsx "$ns" "$BIN/bpf-iptables" "$@"; }
 
 # ping_ok FROM_NS DST: one echo, 1 s
 ping_ok() { ip netns exec "$1" ping -c1 -W1 -q "$2" >/dev/null 2>&1; }

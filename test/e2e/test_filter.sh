@@ -110,7 +110,7 @@ bpt "$SRV" -F INPUT
 
 # ---- unload leaves the namespaces as they were ----
 for ns in "$CLI" "$RTR" "$SRV"; do
-	ip netns exec "$ns" "$BIN/bpf-iptables" --unload
+	nsx "$ns" "$BIN/bpf-iptables" --unload
 	left=$(ip netns exec "$ns" tc qdisc show | grep -c clsact || true)
 	check_eq "no clsact left in $ns" 0 "$left"
 	progs=$(ip -n "$ns" link show | grep -c "xdp" || true)

@@ -32,7 +32,7 @@ PY
 
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 start=$(date +%s%N)
-ip netns exec "$SRV" "$BIN/bpf-iptables-restore" < "$rules"
+nsx "$SRV" "$BIN/bpf-iptables-restore" < "$rules"
 echo "restore of $N+1 rules: $(ms "$start") ms"
 check_eq "rules loaded" $((N + 1)) "$(bpt "$SRV" -S INPUT | grep -c '^-A')"
 

@@ -994,9 +994,21 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 
 /* ---------------------------------------------------------------- chains */
 
+/* A rule no packet gets past: no condition at all and a verdict. The kernel's
+ * loop check stops there, and so does ours: a loop behind it is never run. */
+static bool unit_ends_chain(const struct unit *u)
+{
+	static const struct ipt_ip none;
+	const struct ipt_rule *r = u->rule;
+
+	return u->nrules == 1 && r && r->tkind == IPT_T_VERDICT && !r->nmatches &&
+	       !memcmp(&r->ip, &none, sizeof(none));
+}
+
 /* Depth-first over -j/-g from chain ci: builds units, computes need (stack frames
- * pushed at most), finds loops. */
-static int walk_chain(struct cctx *x, unsigned int ci, bool reach[])
+ * pushed at most), finds loops. dead: reached only behind an unconditional
+ * verdict, where a loop is harmless (never entered) and iptables accepts it. */
+static int walk_chain(struct cctx *x, unsigned int ci, bool reach[], bool dead)
 {
 	struct mchain *mc = &x->ch[ci];
 	unsigned int need = 0;
@@ -1010,11 +1022,13 @@ static int walk_chain(struct cctx *x, unsigned int ci, bool reach[])
 			const struct unit *u = &mc->u[k];
 
 			if (u->kind == BPFIPT_S_JUMP || u->kind == BPFIPT_S_GOTO)
-				walk_chain(x, (unsigned int)u->target, reach);
+				walk_chain(x, (unsigned int)u->target, reach, true);
 		}
 		return 0;
 	}
 	if (mc->state == 1) {
+		if (dead)
+			return 0;
 		ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,
 			    "Too many levels of symbolic links: chain %s is part of a loop",
 			    x->t->chains[ci]->name);
@@ -1025,14 +1039,20 @@ static int walk_chain(struct cctx *x, unsigned int ci, bool reach[])
 	mc->state = 1;
 	if (build_chain_units(x, ci))
 		return -1;
+	bool past = dead;
+
 	for (unsigned int k = 0; k < mc->nu; k++) {
 		const struct unit *u = &mc->u[k];
 		unsigned int n;
 
-		if (u->kind != BPFIPT_S_JUMP && u->kind != BPFIPT_S_GOTO)
+		if (u->kind != BPFIPT_S_JUMP && u->kind != BPFIPT_S_GOTO) {
+			past = past || unit_ends_chain(u);
 			continue;
-		if (walk_chain(x, (unsigned int)u->target, reach))
+		}
+		if (walk_chain(x, (unsigned int)u->target, reach, past))
 			return -1;
+		if (x->ch[u->target].state != 2)
+			continue;	/* a harmless loop behind a verdict */
 		n = x->ch[u->target].need + (u->kind == BPFIPT_S_JUMP);
 		if (n > need)
 			need = n;
@@ -1064,7 +1084,7 @@ static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach
 
 	memset(reach, 0, t->nchains * sizeof(*reach));
 	if (bi >= 0) {
-		if (walk_chain(x, (unsigned int)bi, reach))
+		if (walk_chain(x, (unsigned int)bi, reach, false))
 			return -1;
 		if (x->ch[bi].need > BPFIPT_MAX_DEPTH) {
 			ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,

@@ -41,4 +41,8 @@ add_test(NAME e2e.filter.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/te
 set_tests_properties(e2e.filter.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 add_test(NAME e2e.scale COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_scale.sh
                                 ${CMAKE_BINARY_DIR} 100000)
-set_tests_properties(e2e.filter e2e.filter.tc e2e.scale PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+add_test(NAME e2e.kernel_diff
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff.py
+                 --bin ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff
+                     PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

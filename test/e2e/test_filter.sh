@@ -87,6 +87,19 @@ bpt "$RTR" -I FORWARD -i eth1 -o eth0 -p icmp -j DROP
 check_not "FORWARD -i eth1 -o eth0 drops the echo replies" ping_ok "$CLI" $SRV_IP
 check "srv to router is INPUT, not FORWARD" ping_ok "$SRV" $RTR_IP2
 
+# ---- the first match at every bit of a 64-rule word (bits 42-56 once went wrong) ----
+bad=""
+for k in 0 1 31 41 42 43 48 49 50 55 56 57 62 63 64 127; do
+	{ echo "*filter"
+	  for i in $(seq 1 $k); do echo "-A INPUT -p udp --dport $((1000 + i)) -j DROP"; done
+	  echo "-A INPUT -p tcp --dport 22 -j ACCEPT"
+	  echo "-A INPUT -p tcp -j DROP"
+	  echo "COMMIT"; } | nsx "$SRV" "$BIN/bpf-iptables-restore"
+	tcp_ok "$CLI" $SRV_IP 22 || bad="$bad $k"
+done
+check_eq "tcp 22 accepted by the rule after k fillers, for every k" "" "$bad"
+bpt "$SRV" -F INPUT
+
 # ---- coexistence with legacy iptables: a packet must pass both ----
 bpt "$SRV" -A INPUT -p tcp --dport 22 -j ACCEPT
 ip netns exec "$SRV" iptables-legacy -A INPUT -p tcp --dport 22 -j DROP

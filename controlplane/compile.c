@@ -809,36 +809,19 @@ static bool addr_groupable(const struct ipt_rule *r, int which)
 	return mask_contiguous(m) && !(a & ~m);
 }
 
+/* Equal but for the address that varies along a run (which: 1 = -d, 0 = -s). */
 static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, int which)
 {
-	const struct ipt_ip *x = &a->ip, *y = &b->ip;
+	struct ipt_rule x = *a, y = *b;	/* shallow: only compared */
 
-	if (which ? (x->src != y->src || x->smsk != y->smsk) :
-		    (x->dst != y->dst || x->dmsk != y->dmsk))
-		return false;
-	if (strncmp(x->iniface, y->iniface, IPT_IFNAMSIZ) ||
-	    strncmp(x->outiface, y->outiface, IPT_IFNAMSIZ) || x->proto != y->proto ||
-	    x->flags != y->flags || x->invflags != y->invflags)
-		return false;
-	if (a->nmatches != b->nmatches || a->tkind != b->tkind)
-		return false;
-	for (unsigned int i = 0; i < a->nmatches; i++) {
-		if (a->matches[i].ext != b->matches[i].ext ||
-		    memcmp(a->matches[i].data, b->matches[i].data, a->matches[i].ext->size))
-			return false;
+	if (which) {
+		x.ip.dst = y.ip.dst = 0;
+		x.ip.dmsk = y.ip.dmsk = 0;
+	} else {
+		x.ip.src = y.ip.src = 0;
+		x.ip.smsk = y.ip.smsk = 0;
 	}
-	switch (a->tkind) {
-	case IPT_T_VERDICT:
-		return a->verdict == b->verdict;
-	case IPT_T_JUMP:
-	case IPT_T_GOTO:
-		return !strcmp(a->chain, b->chain);
-	case IPT_T_EXT:
-		return a->target.ext == b->target.ext &&
-		       !memcmp(a->target.data, b->target.data, a->target.ext->size);
-	default:
-		return true;
-	}
+	return ipt_rule_equal(&x, &y);
 }
 
 /* Length of the run starting at rule i, and which address varies. */

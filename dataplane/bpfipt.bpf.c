@@ -860,6 +860,26 @@ static __always_inline void tc_pull(struct __sk_buff *skb)
 		bpf_skb_pull_data(skb, want);
 }
 
+/* Parse the packet of a tc hook into sc->p: 0 to classify it, -1 when the
+ * verdict is already known (*r: non-IPv4 passes, a malformed packet drops). */
+static __always_inline int tc_parse(struct __sk_buff *skb, __u32 l2, struct scratch *sc,
+				    int *r)
+{
+	tc_pull(skb);
+	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2,
+		      &sc->p)) {
+	case P_NOT_IPV4:
+		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+		return -1;
+	case P_DROP:
+		*r = TC_ACT_SHOT;
+		return -1;
+	case P_IPV4:
+		break;
+	}
+	return 0;
+}
+
 static __always_inline int tc_verdict(int v)
 {
 	return v == BPFIPT_V_ACCEPT ? TC_ACT_OK : TC_ACT_SHOT;
@@ -936,17 +956,8 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	sc = scratch(SCR_TC_IN);
 	if (!sc)
 		goto out;
-	tc_pull(skb);
-	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, &sc->p)) {
-	case P_NOT_IPV4:
-		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+	if (tc_parse(skb, l2, sc, &r))
 		goto out;
-	case P_DROP:
-		r = TC_ACT_SHOT;
-		goto out;
-	case P_IPV4:
-		break;
-	}
 	sc->p.iif = ifindex;
 	sc->p.has_mac = l2 && ifindex != LOOPBACK_IFINDEX;
 	sc->p.mark = skb->mark;
@@ -977,17 +988,8 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	sc = scratch(SCR_TC_OUT);
 	if (!sc)
 		goto out;
-	tc_pull(skb);
-	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, &sc->p)) {
-	case P_NOT_IPV4:
-		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+	if (tc_parse(skb, l2, sc, &r))
 		goto out;
-	case P_DROP:
-		r = TC_ACT_SHOT;
-		goto out;
-	case P_IPV4:
-		break;
-	}
 	sc->p.oif = skb->ifindex;
 	sc->p.mark = skb->mark;
 	r = tc_verdict(classify(cur, conf, BPFIPT_OUTPUT, sc));

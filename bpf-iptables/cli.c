@@ -227,7 +227,7 @@ int ipt_cli_iptables(int argc, char **argv)
 	if (ipt_table_apply(work, &cmd, &err) || ipt_table_validate(work, &err))
 		goto fail;
 	/* the data plane first: a ruleset it cannot take is refused, state untouched */
-	if (modifies && (cp_sync_out(work, &err) || ipt_state_store(&st, work, &err)))
+	if (modifies && (cp_sync_out(work, st.dir, &err) || ipt_state_store(&st, work, &err)))
 		goto fail;
 	goto out;
 fail:
@@ -420,7 +420,7 @@ int ipt_cli_restore(int argc, char **argv)
 		rc = report(RESTORE_PROG, &err, 0, NULL, err.style == IPT_ES_IPTC ? 0 : line);
 		goto out;
 	}
-	if (!o.test && (cp_sync_out(t, &err) || ipt_state_store(&st, t, &err)))
+	if (!o.test && (cp_sync_out(t, st.dir, &err) || ipt_state_store(&st, t, &err)))
 		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
 out:
 	if (f && f != stdin)

@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "ct.h"
 #include "bpfipt.skel.h"
 
 /* ------------------------------------------------------------- logging ---- */
@@ -138,7 +139,7 @@ static const char *const prog_names[DP_PROG_MAX] = {
 };
 
 /* Instance maps (created once with the programs). */
-enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_MAX };
+enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_MAX };
 
 static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
@@ -146,11 +147,13 @@ static const char *const im_names[IM_MAX] = {
 	[IM_STATS] = "bpfipt_stats",
 	[IM_XDPIFS] = "bpfipt_xdpifs",
 	[IM_SCRATCH] = "bpfipt_scratch",
+	[IM_CT] = "bpfipt_ct",
+	[IM_CT_CONF] = "bpfipt_ct_conf",
 };
 
 _Static_assert(OM_MAX == 9, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
-_Static_assert(IM_MAX == 5, "im_names covers every instance map");
+_Static_assert(IM_MAX == 7, "im_names covers every instance map");
 
 struct dp_inst {
 	int prog[DP_PROG_MAX];		/* -1: not loaded */
@@ -256,7 +259,8 @@ static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *er
 
 /* Load the programs in `progs` that `in` does not have yet. reuse: into the maps
  * of `in` (a running or already loaded instance); else create the maps too. */
-static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, struct ipt_err *err)
+static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
+		     struct ipt_err *err)
 {
 	struct bpfipt_bpf *skel;
 	struct bpf_program *pg;
@@ -279,6 +283,12 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, struct 
 			goto out;
 		}
 		bpf_program__set_autoload(pg, !!(load & (1u << i)));
+	}
+	/* the connection table's size is fixed when it is created */
+	m = bpf_object__find_map_by_name(skel->obj, im_names[IM_CT]);
+	if (!reuse && (!m || (r = bpf_map__set_max_entries(m, ct_max)))) {
+		r = dp_fail(err, r ? r : -ENOENT, "cannot size map %s", im_names[IM_CT]);
+		goto out;
 	}
 	for (i = 0; reuse && i < IM_MAX + OM_MAX; i++) {
 		const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
@@ -331,19 +341,29 @@ out:
 	return r;
 }
 
-int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err)
+static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct_settings *ct,
+		       struct ipt_err *err)
 {
 	struct bpfipt_inst iv = { .abi = BPFIPT_ABI };
+	struct ct_settings dflt;
+	struct bpfipt_ct_conf cc;
 	struct dp_inst *in;
 	__u32 zero = 0;
 	int r;
 
 	dp_log_init();
 	*out = NULL;
+	if (!ct) {
+		ct_settings_default(&dflt);
+		ct = &dflt;
+	}
+	ct_conf_from_settings(ct, &cc);
 	in = inst_alloc();
 	if (!in)
 		return dp_fail(err, -ENOMEM, "out of memory");
-	r = inst_load(in, progs, false, err);
+	r = inst_load(in, progs, false, ct->max, err);
+	if (!r && bpf_map_update_elem(in->map[IM_CT_CONF], &zero, &cc, BPF_ANY))
+		r = dp_fail(err, -errno, "cannot write bpfipt_ct_conf");
 	if (!r && bpf_map_update_elem(in->map[IM_INST], &zero, &iv, BPF_ANY))
 		r = dp_fail(err, -errno, "cannot write bpfipt_inst");
 	if (r) {
@@ -352,6 +372,18 @@ int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err
 	}
 	*out = in;
 	return 0;
+}
+
+int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err)
+{
+	return inst_create(out, progs, NULL, err);
+}
+
+int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd)
+{
+	*ct_fd = in->map[IM_CT];
+	*conf_fd = in->map[IM_CT_CONF];
+	return *ct_fd >= 0 && *conf_fd >= 0 ? 0 : -ENOENT;
 }
 
 /* The maps (and BTF) of a running instance, from its programs (prog2: -1 or a
@@ -581,7 +613,7 @@ static int inst_need(struct dp_inst *in, const struct iface *v, int n, unsigned 
 	for (i = 0; i < DP_PROG_MAX; i++)
 		if ((progs & (1u << i)) && in->prog[i] < 0)
 			in->prog[i] = find_attached(v, n, i);
-	return inst_load(in, progs, true, err);
+	return inst_load(in, progs, true, 0, err);
 }
 
 static int xdp_mark(const struct dp_inst *in, int ifindex, bool on)
@@ -1520,7 +1552,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	if ((r = dp_inst_open(&in, err)))
 		goto out;
 	fresh = !in;
-	if (fresh && (r = dp_inst_create(&in, need, err)))
+	if (fresh && (r = inst_create(&in, need, o->ct, err)))
 		goto out;
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
 		r = dp_fail(err, -errno, "cannot read bpfipt_inst");

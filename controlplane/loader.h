@@ -68,6 +68,8 @@ enum dp_ingress {
 	DP_INGRESS_MAX,
 };
 
+struct ct_settings;
+
 struct dp_opts {
 	enum dp_ingress ingress;
 	/* Optional, exact counters across a switch: carry[i] is the counter of the
@@ -77,6 +79,9 @@ struct dp_opts {
 	 * whose value the command sets (-Z, -c). */
 	const __u32 *carry;
 	unsigned int ncarry;
+	/* Connection tracking settings used when the instance is created (NULL:
+	 * Linux's defaults); a running instance keeps its own. */
+	const struct ct_settings *ct;
 };
 
 /* Install cc in this namespace: create the instance (and attach it to every
@@ -132,6 +137,9 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
 		    unsigned int ncarry, struct ipt_err *err);
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
+/* The connection table (bpfipt_ct) and its settings (bpfipt_ct_conf) of an
+ * instance; the fds stay owned by `in`. */
+int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd);
 int dp_inst_counters(const struct dp_inst *in, __u64 (**out)[2], unsigned int *n,
 		     struct ipt_err *err);
 int dp_inst_stats(const struct dp_inst *in, __u64 st[BPFIPT_ST_MAX], struct ipt_err *err);

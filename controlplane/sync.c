@@ -9,6 +9,7 @@
 #include "sync.h"
 #include "compile.h"
 #include "loader.h"
+#include "ct.h"
 
 #include <net/if.h>
 #include <stdio.h>
@@ -108,8 +109,9 @@ static enum dp_ingress ingress_mode(void)
 	return DP_INGRESS_TC;
 }
 
-int cp_sync_out(const struct ipt_table *t, struct ipt_err *err)
+int cp_sync_out(const struct ipt_table *t, const char *state_dir, struct ipt_err *err)
 {
+	struct ct_settings cts;
 	struct cp_env env = { 0 };
 	struct cp_compiled *cc = NULL;
 	struct cp_link *links;
@@ -118,6 +120,8 @@ int cp_sync_out(const struct ipt_table *t, struct ipt_err *err)
 
 	if (!cp_dataplane_enabled())
 		return 0;
+	if (ct_settings_load(state_dir, &cts, err))
+		return -1;
 	links = read_links(&env.nlinks);
 	env.links = links;
 	r = cp_compile(t, &env, &cc, err);
@@ -150,7 +154,7 @@ int cp_sync_out(const struct ipt_table *t, struct ipt_err *err)
 		carry[nrules + b] = c->cidx;
 		b++;
 	}
-	struct dp_opts o = { .ingress = ingress_mode(), .carry = carry, .ncarry = n };
+	struct dp_opts o = { .ingress = ingress_mode(), .carry = carry, .ncarry = n, .ct = &cts };
 
 	r = dp_load(cc, seed, n, &o, err);
 	free(seed);

@@ -59,7 +59,7 @@ enum bpfipt_field {
 	BPFIPT_F_ICMP,		/* class: type << 8 | code, BPFIPT_NO_ICMP otherwise */
 	BPFIPT_F_FRAG,		/* array: 0 = not a non-first fragment, 1 = non-first fragment */
 	BPFIPT_F_LEN,		/* class: IP total length 0..65535 */
-	BPFIPT_F_CTSTATE,	/* array: conntrack state bit index (issue 4; all-ones until then) */
+	BPFIPT_F_CTSTATE,	/* array: the packet's enum bpfipt_ct_state */
 	BPFIPT_F_MAX,
 };
 
@@ -124,7 +124,7 @@ enum {
 	BPFIPT_X_MARK		= 1 << 1,	/* (skb mark & mask) == value, tc hooks only */
 	BPFIPT_X_MAC		= 1 << 2,	/* source MAC */
 	BPFIPT_X_LIMIT		= 1 << 3,	/* token bucket */
-	BPFIPT_X_CTSTATE	= 1 << 4,	/* reserved for issue 4 */
+	BPFIPT_X_CT		= 1 << 4,	/* -m conntrack tuple/dir/status/expire options */
 	BPFIPT_X_GROUP_SRC	= 1 << 5,	/* group slot: counter from the group LPM (src) */
 	BPFIPT_X_GROUP_DST	= 1 << 6,	/* group slot: counter from the group LPM (dst) */
 };
@@ -161,6 +161,16 @@ struct bpfipt_extra {
 	__u16 ports[2 * 15];	/* nports [lo, hi] ranges */
 	/* limit: iptables' credit algorithm, in nanoseconds */
 	__u64 limit_cost, limit_credit_cap;
+	/* -m conntrack, what the ctstate field does not cover (xt_conntrack's
+	 * conntrack_mt after its state test): ct_flags/ct_inv are XT_CONNTRACK_*
+	 * bits (XT_CONNTRACK_STATE in ct_flags: a packet without a connection
+	 * matches, as the state test already passed; else it does not) */
+	__u16 ct_flags, ct_inv;
+	__u16 ct_status;			/* IPS_* bits of --ctstatus */
+	__u8 ct_proto, ct_pad;
+	__be32 ct_addr[4], ct_mask[4];		/* origsrc, origdst, replsrc, repldst */
+	__u16 ct_port[4][2];			/* the same four, [lo, hi] host order */
+	__u32 ct_expire[2];			/* seconds, [lo, hi] */
 };
 
 /* Token-bucket state of a limit slot (a plain array, updated with a spin lock). */
@@ -269,5 +279,86 @@ struct bpfipt_conf {
 enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */
 };
+
+/* ------------------------------------------------------------ conntrack ----
+ * conntrack/ct.bpf.h (data path), conntrack/ct.c (userspace). One LRU hash per
+ * namespace, bpfipt_ct (an instance map: it survives ruleset switches), one
+ * entry per connection for both directions. See docs/conntrack.md.
+ */
+
+/* A packet's state: the key of the BPFIPT_F_CTSTATE field. */
+enum bpfipt_ct_state {
+	BPFIPT_CT_INVALID,
+	BPFIPT_CT_NEW,
+	BPFIPT_CT_ESTABLISHED,
+	BPFIPT_CT_RELATED,
+	BPFIPT_CT_UNTRACKED,		/* never produced (no raw table / NOTRACK) */
+	BPFIPT_CT_MAX,
+};
+
+/* TCP states, in the kernel's enum tcp_conntrack order (conntrack -L names). */
+enum bpfipt_tcp_state {
+	BPFIPT_TCP_NONE,
+	BPFIPT_TCP_SYN_SENT,
+	BPFIPT_TCP_SYN_RECV,
+	BPFIPT_TCP_ESTABLISHED,
+	BPFIPT_TCP_FIN_WAIT,
+	BPFIPT_TCP_CLOSE_WAIT,
+	BPFIPT_TCP_LAST_ACK,
+	BPFIPT_TCP_TIME_WAIT,
+	BPFIPT_TCP_CLOSE,
+	BPFIPT_TCP_SYN_SENT2,
+	BPFIPT_TCP_MAX,
+};
+
+/* Timeouts: index into bpfipt_ct_conf.timeout_ns; a TCP state is its own index.
+ * Names (bpf-conntrack -T) are the kernel's sysctls without "nf_conntrack_". */
+enum bpfipt_ct_timeout {
+	BPFIPT_CTT_TCP_UNACK = BPFIPT_TCP_NONE,	/* ESTABLISHED, not yet assured */
+	BPFIPT_CTT_UDP = BPFIPT_TCP_MAX,
+	BPFIPT_CTT_UDP_STREAM,
+	BPFIPT_CTT_ICMP,
+	BPFIPT_CTT_GENERIC,
+	BPFIPT_CTT_MAX,
+};
+
+/* Status bits of an entry: the kernel's IPS_* values, so --ctstatus and
+ * bpf-conntrack -L's [UNREPLIED]/[ASSURED] read them directly. */
+#define BPFIPT_CTS_SEEN_REPLY	(1 << 1)	/* IPS_SEEN_REPLY */
+#define BPFIPT_CTS_ASSURED	(1 << 2)	/* IPS_ASSURED */
+#define BPFIPT_CTS_CONFIRMED	(1 << 3)	/* IPS_CONFIRMED: in the table */
+
+/* Key: the connection's two ends in a canonical order, so both directions find
+ * the same entry. TCP/UDP/UDP-Lite/SCTP/DCCP: ends ordered by (address, port)
+ * compared as network-order bytes; ICMP queries (echo, timestamp, info, address
+ * mask): end 0 is the requester, port[0] = port[1] = the identifier, type = the
+ * request type; other protocols: addresses ordered, ports 0. */
+struct bpfipt_ct_key {
+	__be32 addr[2];
+	__be16 port[2];
+	__u8 proto;
+	__u8 type;		/* ICMP request type, else 0 */
+	__u16 pad;
+};
+
+struct bpfipt_ct_entry {
+	__u64 expires;		/* bpf_ktime_get_ns() deadline; past it the entry is absent */
+	__u64 start;		/* creation time (UDP: a stream after 2 s) */
+	__u64 packets[2];	/* [0] original direction, [1] reply */
+	__u64 bytes[2];
+	__u8 orig;		/* which end of the key opened the connection: 0 or 1 */
+	__u8 tcp_state;		/* enum bpfipt_tcp_state */
+	__u8 status;		/* BPFIPT_CTS_* */
+	__u8 pad8;
+	__u32 pad;
+};
+
+/* Instance map bpfipt_ct_conf[0], written by userspace (defaults, bpf-conntrack
+ * -T); a timeout of 0 is never written (the data plane would expire at once). */
+struct bpfipt_ct_conf {
+	__u64 timeout_ns[BPFIPT_CTT_MAX];
+};
+
+#define BPFIPT_CT_MAX_DEFAULT	65536	/* entries of bpfipt_ct (bpf-conntrack -T max=N) */
 
 #endif

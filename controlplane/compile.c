@@ -35,6 +35,8 @@
 #include "strbuf.h"
 
 #include <arpa/inet.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/xt_conntrack.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,6 +516,55 @@ static bool proto_pred(unsigned int k, const void *ctx)
 	return !(p->proto && ((k != p->proto) ^ p->inv));
 }
 
+/* The ctstate key of a packet (enum bpfipt_ct_state) and xt_conntrack's state
+ * bit for it: a tracked packet's bit(ctinfo); SNAT/DNAT never (no NAT here). */
+static const __u16 ctstate_bit[BPFIPT_CT_MAX] = {
+	[BPFIPT_CT_INVALID] = XT_CONNTRACK_STATE_INVALID,
+	[BPFIPT_CT_NEW] = XT_CONNTRACK_STATE_BIT(IP_CT_NEW),
+	[BPFIPT_CT_ESTABLISHED] = XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED),
+	[BPFIPT_CT_RELATED] = XT_CONNTRACK_STATE_BIT(IP_CT_RELATED),
+	[BPFIPT_CT_UNTRACKED] = XT_CONNTRACK_STATE_UNTRACKED,
+};
+
+struct ctstate_pred {
+	__u16 mask;
+	bool inv;
+};
+
+static bool ctstate_pred(unsigned int k, const void *ctx)
+{
+	const struct ctstate_pred *p = ctx;
+	__u16 bit = k < BPFIPT_CT_MAX ? ctstate_bit[k] : 0;
+
+	return !!(p->mask & bit) ^ p->inv;
+}
+
+/* The options of -m conntrack the data plane checks on a candidate slot. */
+static void ct_extra(struct bpfipt_extra *e, const struct ipt_conntrack_info *d)
+{
+	const __u16 *ports[4] = { d->origsrc_port, d->origdst_port, d->replsrc_port,
+				  d->repldst_port };
+
+	e->ct_flags = d->match_flags;
+	e->ct_inv = d->invert_flags;
+	e->ct_status = d->status_mask;
+	e->ct_proto = (__u8)d->l4proto;
+	e->ct_addr[0] = d->origsrc_addr;
+	e->ct_mask[0] = d->origsrc_mask;
+	e->ct_addr[1] = d->origdst_addr;
+	e->ct_mask[1] = d->origdst_mask;
+	e->ct_addr[2] = d->replsrc_addr;
+	e->ct_mask[2] = d->replsrc_mask;
+	e->ct_addr[3] = d->repldst_addr;
+	e->ct_mask[3] = d->repldst_mask;
+	for (int i = 0; i < 4; i++) {
+		e->ct_port[i][0] = ports[i][0];
+		e->ct_port[i][1] = ports[i][1];
+	}
+	e->ct_expire[0] = d->expires[0];
+	e->ct_expire[1] = d->expires[1];
+}
+
 struct frag_pred {
 	bool frag, inv;
 };
@@ -690,9 +741,29 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 				constrain(x, u, d->flags == IPT_MPORT_SOURCE ? RF_SPORT : RF_DPORT,
 					  iset_from_pairs(x, pairs, n, d->invert, 65535));
 			}
-		} else if (ext_is(m, "conntrack") || ext_is(m, "state")) {
-			/* issue 4: both evaluators take it as matching */
-			u->xflags |= BPFIPT_X_CTSTATE;
+		} else if (ext_is(m, "state")) {
+			const struct ipt_state_info *d = m->data;
+			struct ctstate_pred sp = { d->state_mask, d->invert };
+
+			constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp));
+		} else if (ext_is(m, "conntrack")) {
+			const struct ipt_conntrack_info *d = m->data;
+			__u16 rest = d->match_flags & ~XT_CONNTRACK_STATE;
+
+			if (d->match_flags & XT_CONNTRACK_STATE) {
+				struct ctstate_pred sp = { d->state_mask,
+							   !!(d->invert_flags & XT_CONNTRACK_STATE) };
+
+				constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp));
+			}
+			if (rest) {
+				if (u->xflags & BPFIPT_X_CT)
+					return rule_error(x, ci, r, "more than one -m conntrack with "
+							  "options other than --ctstate");
+				u->xflags |= BPFIPT_X_CT;
+				ct_extra(&e, d);
+				has_extra = true;
+			}
 		} else if (ext_is(m, "iprange")) {
 			const struct iprange_data *d = m->data;
 

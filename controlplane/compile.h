@@ -97,7 +97,7 @@ struct cp_compiled {
 	struct cp_array_field icmp;		/* BPFIPT_CLASS_KEYS keys */
 	struct cp_array_field frag;		/* 2 keys */
 	struct cp_array_field len;		/* 65536 keys */
-	struct cp_array_field ctstate;		/* 32 keys (issue 4: all slots set) */
+	struct cp_array_field ctstate;		/* 32 keys: enum bpfipt_ct_state */
 	struct cp_if_field iif, oif;
 
 	/* group LPMs: key = group id, value = counter index */
@@ -127,7 +127,8 @@ struct cp_compiled {
 /* A packet as the classifier sees it (host byte order except addresses).
  * Field keys: a non-first fragment has no ports, TCP flags nor ICMP type whatever
  * has_* say (BPFIPT_NO_PORT / NO_TCP / NO_ICMP), as the kernel's matches see it;
- * the tcp match needs has_tcp and has_ports. ct state: key 0 (issue 4). */
+ * the tcp match needs has_tcp and has_ports. Conntrack: what the data plane's
+ * tracker gave the packet (conntrack/ct.bpf.h). */
 struct cp_packet {
 	__be32 saddr, daddr;
 	__u8 proto;
@@ -143,6 +144,14 @@ struct cp_packet {
 	__u32 mark;
 	bool has_mac;
 	__u8 mac[6];
+	__u8 ctstate;		/* enum bpfipt_ct_state (0: INVALID) */
+	bool has_ct;		/* a connection (INVALID: none) */
+	__u8 ctdir;		/* 1: reply direction */
+	__u8 ctstatus;		/* BPFIPT_CTS_* */
+	__u8 ct_proto;
+	__be32 ct_osrc, ct_odst;	/* original tuple */
+	__u16 ct_osport, ct_odport;
+	__u32 ct_expire;	/* seconds left */
 };
 
 #define CP_TRACE_MAX 64
@@ -161,8 +170,8 @@ void cp_compiled_free(struct cp_compiled **c);
 void cp_counter_owner(const struct ipt_table *t, __u32 counter, unsigned int *chain, int *rule);
 
 /* The reference: iptables' semantics evaluated directly on the model, rule by
- * rule (limit, conntrack and state count as always matching in both evaluators
- * until the data plane has conntrack, issue 4). 0, or -1 (a loop, a missing chain).
+ * rule (limit counts as always matching in both evaluators). 0, or -1 (a loop,
+ * a missing chain).
  * tr->ncounted counts every increment; counted[] keeps the first CP_TRACE_MAX. */
 int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt_chain c,
 		const struct cp_packet *p, struct cp_trace *tr);

@@ -7,6 +7,7 @@
 #include "compile.h"
 
 #include <arpa/inet.h>
+#include <linux/netfilter/xt_conntrack.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,13 +66,47 @@ static __u32 arr(const struct cp_array_field *f, unsigned int chain, unsigned in
 	return f->vec[(size_t)chain * f->nkeys + key];
 }
 
+/* The data plane's ct_match() (dataplane/bpfipt.bpf.c) on the compiled extra. */
+static bool ct_fails(const struct bpfipt_extra *e, __u16 flag, bool ok)
+{
+	return (e->ct_flags & flag) && (ok ^ !(e->ct_inv & flag));
+}
+
+static bool in_range(__u32 v, const __u16 r[2])
+{
+	return v >= r[0] && v <= r[1];
+}
+
+static bool ct_ok(const struct bpfipt_extra *e, const struct cp_packet *p)
+{
+	const __be32 a[4] = { p->ct_osrc, p->ct_odst, p->ct_odst, p->ct_osrc };
+	const __u16 pt[4] = { p->ct_osport, p->ct_odport, p->ct_odport, p->ct_osport };
+
+	if (!p->has_ct)
+		return e->ct_flags & XT_CONNTRACK_STATE;
+	if (ct_fails(e, XT_CONNTRACK_DIRECTION, p->ctdir == 0))
+		return false;
+	for (int i = 0; i < 4; i++)
+		if (ct_fails(e, XT_CONNTRACK_ORIGSRC << i, ((a[i] ^ e->ct_addr[i]) & e->ct_mask[i]) == 0))
+			return false;
+	if (ct_fails(e, XT_CONNTRACK_PROTO, p->ct_proto == e->ct_proto))
+		return false;
+	for (int i = 0; i < 4; i++)
+		if (ct_fails(e, XT_CONNTRACK_ORIGSRC_PORT << i, in_range(pt[i], e->ct_port[i])))
+			return false;
+	if (ct_fails(e, XT_CONNTRACK_STATUS, p->ctstatus & e->ct_status))
+		return false;
+	return !ct_fails(e, XT_CONNTRACK_EXPIRES,
+			 p->ct_expire >= e->ct_expire[0] && p->ct_expire <= e->ct_expire[1]);
+}
+
 static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 		      const struct cp_packet *p, bool has_ports)
 {
 	const struct bpfipt_extra *e;
 
-	if (!(s->xflags & (BPFIPT_X_PORTS_EITHER | BPFIPT_X_MARK | BPFIPT_X_MAC)))
-		return true;	/* LIMIT and CTSTATE: match (see compile.h) */
+	if (!(s->xflags & (BPFIPT_X_PORTS_EITHER | BPFIPT_X_MARK | BPFIPT_X_MAC | BPFIPT_X_CT)))
+		return true;	/* LIMIT: matches (see compile.h) */
 	if (s->extra >= cc->nextras)
 		return false;
 	e = &cc->extras[s->extra];
@@ -99,6 +134,8 @@ static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 		if ((memcmp(p->mac, e->mac, 6) == 0) == !!e->mac_invert)
 			return false;
 	}
+	if ((s->xflags & BPFIPT_X_CT) && !ct_ok(e, p))
+		return false;
 	return true;
 }
 
@@ -138,7 +175,7 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 				 (unsigned int)p->icmp_type << 8 | p->icmp_code : BPFIPT_NO_ICMP);
 	vid[BPFIPT_F_FRAG] = arr(&cc->frag, c, frag);
 	vid[BPFIPT_F_LEN] = arr(&cc->len, c, p->len);
-	vid[BPFIPT_F_CTSTATE] = arr(&cc->ctstate, c, 0);
+	vid[BPFIPT_F_CTSTATE] = arr(&cc->ctstate, c, p->ctstate & 31);
 	for (unsigned int w = 0; w < nw; w++)
 		and[w] = ~0ull;
 	for (int f = 0; f < BPFIPT_F_MAX; f++) {

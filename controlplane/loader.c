@@ -1200,9 +1200,15 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			for (k = 0; vid != BPFIPT_NO_VEC && k < nwords; k++)
 				cv[(size_t)c * nwords + k] &= cc->pool[(size_t)vid * nwords + k];
 		}
-		for (k = 0; k < cc->nslots[c]; k++)
+		for (k = 0; k < cc->nslots[c]; k++) {
 			if (c != BPFIPT_OUTPUT && (cc->slots[c][k].xflags & BPFIPT_X_MARK))
 				cf->flags |= BPFIPT_C_TC_INGRESS;
+			if (cc->slots[c][k].xflags & BPFIPT_X_CT)
+				cf->flags |= BPFIPT_C_CT;
+		}
+		/* a chain that tells states apart: track connections at every hook */
+		if (cf->lookup[c] & (1u << BPFIPT_F_CTSTATE))
+			cf->flags |= BPFIPT_C_CT;
 	}
 	return 0;
 }

@@ -5,7 +5,8 @@
  * code with the compiler on purpose: the two are tested against each other.
  *
  * Where the data plane knows less than the kernel (documented in compile.h):
- * limit, conntrack and state count as matching; a tcp/udp/multiport/icmp match
+ * limit counts as matching; conntrack and state read the packet's tracked
+ * state (struct cp_packet, as conntrack/ct.bpf.h gives it); a tcp/udp/multiport/icmp match
  * on a packet whose header is missing does not match (the kernel would hotdrop).
  */
 #include "compile.h"
@@ -14,6 +15,8 @@
 #include "misc_ext.h"
 
 #include <arpa/inet.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/xt_conntrack.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +106,59 @@ static bool multiport_match(const struct ipt_multiport_info *m, __u16 src, __u16
 	return m->invert;
 }
 
+/* xt_conntrack's state bit of the packet: INVALID without a connection, else
+ * the bit of its ctinfo (no NAT: never SNAT/DNAT). */
+static __u16 ct_statebit(const struct cp_packet *p)
+{
+	switch (p->ctstate) {
+	case BPFIPT_CT_NEW: return XT_CONNTRACK_STATE_BIT(IP_CT_NEW);
+	case BPFIPT_CT_ESTABLISHED: return XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED);
+	case BPFIPT_CT_RELATED: return XT_CONNTRACK_STATE_BIT(IP_CT_RELATED);
+	case BPFIPT_CT_UNTRACKED: return XT_CONNTRACK_STATE_UNTRACKED;
+	default: return XT_CONNTRACK_STATE_INVALID;
+	}
+}
+
+/* conntrack_mt() of xt_conntrack.c (revision 3), on the model's data. */
+static bool conntrack_mt(const struct ipt_conntrack_info *d, const struct cp_packet *p)
+{
+	__u16 mf = d->match_flags, inv = d->invert_flags;
+	/* without NAT the reply tuple is the original one reversed */
+	__be32 rsrc = p->ct_odst, rdst = p->ct_osrc;
+	__u16 rsport = p->ct_odport, rdport = p->ct_osport;
+
+#define FAILS(flag, cond) ((mf & (flag)) && (!!(cond) ^ !(inv & (flag))))
+	if (FAILS(XT_CONNTRACK_STATE, d->state_mask & ct_statebit(p)))
+		return false;
+	if (!p->has_ct)
+		return mf & XT_CONNTRACK_STATE;
+	if ((mf & XT_CONNTRACK_DIRECTION) && ((p->ctdir == 0) ^ !(inv & XT_CONNTRACK_DIRECTION)))
+		return false;
+	if (FAILS(XT_CONNTRACK_ORIGSRC, ((p->ct_osrc ^ d->origsrc_addr) & d->origsrc_mask) == 0) ||
+	    FAILS(XT_CONNTRACK_ORIGDST, ((p->ct_odst ^ d->origdst_addr) & d->origdst_mask) == 0) ||
+	    FAILS(XT_CONNTRACK_REPLSRC, ((rsrc ^ d->replsrc_addr) & d->replsrc_mask) == 0) ||
+	    FAILS(XT_CONNTRACK_REPLDST, ((rdst ^ d->repldst_addr) & d->repldst_mask) == 0))
+		return false;
+	if (FAILS(XT_CONNTRACK_PROTO, p->ct_proto == d->l4proto))
+		return false;
+	if (FAILS(XT_CONNTRACK_ORIGSRC_PORT, p->ct_osport >= d->origsrc_port[0] &&
+		  p->ct_osport <= d->origsrc_port[1]) ||
+	    FAILS(XT_CONNTRACK_ORIGDST_PORT, p->ct_odport >= d->origdst_port[0] &&
+		  p->ct_odport <= d->origdst_port[1]) ||
+	    FAILS(XT_CONNTRACK_REPLSRC_PORT, rsport >= d->replsrc_port[0] &&
+		  rsport <= d->replsrc_port[1]) ||
+	    FAILS(XT_CONNTRACK_REPLDST_PORT, rdport >= d->repldst_port[0] &&
+		  rdport <= d->repldst_port[1]))
+		return false;
+	if (FAILS(XT_CONNTRACK_STATUS, d->status_mask & p->ctstatus))
+		return false;
+	if (FAILS(XT_CONNTRACK_EXPIRES, p->ct_expire >= d->expires[0] &&
+		  p->ct_expire <= d->expires[1]))
+		return false;
+#undef FAILS
+	return true;
+}
+
 static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
 {
 	const char *name = m->ext->name;
@@ -179,7 +235,14 @@ static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
 			return false;
 		return (memcmp(p->mac, d->addr, 6) == 0) ^ !!d->invert;
 	}
-	/* limit, conntrack, state: match until issue 4 (see compile.h); comment */
+	if (!strcmp(name, "state")) {
+		const struct ipt_state_info *d = m->data;
+
+		return !!(d->state_mask & ct_statebit(p)) ^ !!d->invert;
+	}
+	if (!strcmp(name, "conntrack"))
+		return conntrack_mt(m->data, p);
+	/* limit: matches (see compile.h); comment */
 	return true;
 }
 

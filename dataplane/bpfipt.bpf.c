@@ -44,6 +44,7 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/pkt_cls.h>
+#include <linux/netfilter/xt_conntrack.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "bpfipt.h"
@@ -112,6 +113,23 @@ struct pkt {
 	__u8 tos;
 	__u8 has_mac;		/* an Ethernet source address (not lo, not an L3 device) */
 	__u8 mac[6];
+	__u32 icmp_id;		/* ICMP: the identifier (queries) */
+	/* ICMP errors: the quoted packet's tuple (inner_ok when it is all there) */
+	__u8 inner_ok, inner_proto;
+	__u16 inner_pad;
+	__be32 inner_saddr, inner_daddr;
+	__u32 inner_sport, inner_dport;	/* ICMP: sport = identifier */
+	__u32 inner_icmp;		/* type << 8 | code */
+	/* conntrack (conntrack/ct.bpf.h): the packet's state and connection */
+	__u8 ctstate;		/* enum bpfipt_ct_state */
+	__u8 has_ct;		/* a connection (xt_conntrack's ct != NULL) */
+	__u8 ctdir;		/* 1: reply direction */
+	__u8 ctstatus;		/* BPFIPT_CTS_* */
+	__u8 ct_proto;
+	__u8 ct_pad[3];
+	__be32 ct_osrc, ct_odst;	/* the original direction's tuple */
+	__u32 ct_osport, ct_odport;
+	__u32 ct_expire;		/* seconds left */
 };
 
 /* Interfaces whose XDP program judges ingress (INPUT/FORWARD): there the tc
@@ -140,6 +158,10 @@ struct scratch {
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u64 first;			/* ... mask of the first word */
+	/* conntrack: the packet's key; a connection to write if it is accepted */
+	struct bpfipt_ct_key ctk;
+	struct bpfipt_ct_entry cte;
+	__u32 ct_create, ct_side, ct_tcp;
 };
 
 enum { SCR_XDP, SCR_TC_IN, SCR_TC_OUT, SCR_TEST, SCR_MAX };	/* L3 variants share */
@@ -252,6 +274,40 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
+/* An ICMP error's quoted packet (at q, room bytes of it in the outer packet):
+ * the tuple conntrack looks up for RELATED. Needs its IP header and the first
+ * 8 bytes after it (ports, or ICMP type and identifier), as the kernel does. */
+static __always_inline void parse_inner(__u8 *q, void *data_end, __u32 room, struct pkt *p)
+{
+	struct iphdr *ip = (struct iphdr *)q;
+	__u8 *l4;
+	__u32 hl;
+
+	p->inner_ok = 0;
+	if ((void *)(ip + 1) > data_end || ip->version != 4)
+		return;
+	hl = ip->ihl * 4;
+	if (hl < sizeof(*ip) || hl + 8 > room)
+		return;
+	/* opaque to clang: it would turn the bounds check below into arithmetic
+	 * on data_end, which the verifier refuses */
+	asm volatile("" : "+r"(hl));
+	l4 = q + hl;
+	asm volatile("" : "+r"(l4));
+	if ((void *)(l4 + 8) > data_end)
+		return;
+	p->inner_proto = ip->protocol;
+	p->inner_saddr = ip->saddr;
+	p->inner_daddr = ip->daddr;
+	p->inner_sport = (__u32)l4[0] << 8 | l4[1];
+	p->inner_dport = (__u32)l4[2] << 8 | l4[3];
+	if (ip->protocol == IPPROTO_ICMP) {
+		p->inner_icmp = (__u32)l4[0] << 8 | l4[1];
+		p->inner_sport = (__u32)l4[4] << 8 | l4[5];
+	}
+	p->inner_ok = 1;
+}
+
 /* data..data_end: the linear bytes; wire_len: the whole frame; l2: 14 on
  * Ethernet-like devices, 0 on L3 devices (tun, wireguard, ipip...), a constant
  * at each call. At tc the headers parse() reads are made linear by tc_pull(). */
@@ -327,6 +383,8 @@ ports:
 			break;
 		}
 		p->icmp = (__u32)l4[0] << 8 | l4[1];
+		p->icmp_id = (__u32)l4[4] << 8 | l4[5];
+		parse_inner(l4 + 8, data_end, p->len - hl - 8, p);
 		break;
 	}
 #undef L4_HAS
@@ -334,6 +392,10 @@ ports:
 		stat_inc(BPFIPT_ST_MALFORMED);
 	return P_IPV4;
 }
+
+/* ----------------------------------------------------------- conntrack ---- */
+
+#include "ct.bpf.h"
 
 /* ------------------------------------------------------------ classify ---- */
 
@@ -505,6 +567,49 @@ broken:
 	return NO_SLOT - 1;
 }
 
+/* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
+ * itself is the BPFIPT_F_CTSTATE field). */
+static __always_inline bool ct_addr_ok(__be32 a, __be32 addr, __be32 mask)
+{
+	return ((a ^ addr) & mask) == 0;
+}
+
+static __always_inline bool ct_port_ok(__u32 port, const __u16 *r)
+{
+	return port >= r[0] && port <= r[1];
+}
+
+#define CT_FAIL(flag, cond) (((e->ct_flags & (flag)) && (!!(cond) ^ !(e->ct_inv & (flag)))))
+
+static __always_inline bool ct_match(const struct bpfipt_extra *e, const struct pkt *p)
+{
+	__u64 exp;
+
+	if (!p->has_ct)
+		return e->ct_flags & XT_CONNTRACK_STATE;
+	if ((e->ct_flags & XT_CONNTRACK_DIRECTION) &&
+	    ((p->ctdir == 0) ^ !(e->ct_inv & XT_CONNTRACK_DIRECTION)))
+		return false;
+	if (CT_FAIL(XT_CONNTRACK_ORIGSRC, ct_addr_ok(p->ct_osrc, e->ct_addr[0], e->ct_mask[0])) ||
+	    CT_FAIL(XT_CONNTRACK_ORIGDST, ct_addr_ok(p->ct_odst, e->ct_addr[1], e->ct_mask[1])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLSRC, ct_addr_ok(p->ct_odst, e->ct_addr[2], e->ct_mask[2])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLDST, ct_addr_ok(p->ct_osrc, e->ct_addr[3], e->ct_mask[3])))
+		return false;
+	if (CT_FAIL(XT_CONNTRACK_PROTO, p->ct_proto == e->ct_proto))
+		return false;
+	if (CT_FAIL(XT_CONNTRACK_ORIGSRC_PORT, ct_port_ok(p->ct_osport, e->ct_port[0])) ||
+	    CT_FAIL(XT_CONNTRACK_ORIGDST_PORT, ct_port_ok(p->ct_odport, e->ct_port[1])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLSRC_PORT, ct_port_ok(p->ct_odport, e->ct_port[2])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLDST_PORT, ct_port_ok(p->ct_osport, e->ct_port[3])))
+		return false;
+	if (CT_FAIL(XT_CONNTRACK_STATUS, p->ctstatus & e->ct_status))
+		return false;
+	exp = p->ct_expire;
+	if (CT_FAIL(XT_CONNTRACK_EXPIRES, exp >= e->ct_expire[0] && exp <= e->ct_expire[1]))
+		return false;
+	return true;
+}
+
 /* The extra checks of a candidate slot that need no state: multiport --ports,
  * mark, mac. */
 static __always_inline bool extra_match(const struct bpfipt_extra *e, const struct pkt *p, __u32 xf)
@@ -541,7 +646,8 @@ static __always_inline bool extra_match(const struct bpfipt_extra *e, const stru
 		if (eq == !!e->mac_invert)
 			return false;
 	}
-	/* BPFIPT_X_CTSTATE: reserved for issue 4, matches. */
+	if ((xf & BPFIPT_X_CT) && !ct_match(e, p))
+		return false;
 	return true;
 }
 
@@ -757,9 +863,9 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	if ((look & (1u << BPFIPT_F_LEN)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, sc->v.len))
 		goto broken;
-	/* conntrack state: issue 4; key 0 until then (the field is all ones). */
 	if ((look & (1u << BPFIPT_F_CTSTATE)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE, 0, sc->v.ctstate))
+	    !ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
+		       p->ctstate & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
 	sc->cur = cur;
@@ -787,6 +893,22 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 broken:
 	stat_inc(BPFIPT_ST_INTERNAL);
 	return BPFIPT_V_DROP;
+}
+
+/* Conntrack, the chain, and the confirmation of a new connection when the
+ * packet is accepted. update: 0 on lo's ingress (tracked at egress). */
+static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				 struct scratch *sc, __u32 update)
+{
+	bool ct = conf->flags & BPFIPT_C_CT;
+	int v;
+
+	if (ct)
+		bpfipt_ct_track(sc, update);
+	v = classify(cur, conf, chain, sc);
+	if (ct && v == BPFIPT_V_ACCEPT)
+		bpfipt_ct_confirm(sc);
+	return v;
 }
 
 /* ------------------------------------------------------- chain selector ---- */
@@ -852,12 +974,27 @@ static __always_inline int generation(__u32 *cur, __u32 *iflags, struct bpfipt_c
 
 /* tc may leave headers in non-linear data; pull what parse() reads, only when the
  * linear part is short (pulling a clone copies its head). */
-static __always_inline void tc_pull(struct __sk_buff *skb)
+static __always_inline void tc_pull(struct __sk_buff *skb, __u32 l2)
 {
 	__u32 want = skb->len < ETH_HLEN + 60 + 20 ? skb->len : ETH_HLEN + 60 + 20;
+	void *data, *data_end;
+	struct iphdr *ip;
 
 	if ((void *)(long)skb->data + want > (void *)(long)skb->data_end)
 		bpf_skb_pull_data(skb, want);
+	/* an ICMP error also needs the packet it quotes (conntrack's RELATED):
+	 * 60 + 8 more bytes; only ICMP pays for it */
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	ip = data + l2;
+	if ((void *)(ip + 1) <= data_end && ip->protocol == IPPROTO_ICMP) {
+		want = skb->len < ETH_HLEN + 2 * (60 + 8) ? skb->len : ETH_HLEN + 2 * (60 + 8);
+		if (data + want > data_end)
+			bpf_skb_pull_data(skb, want);
+	}
+	/* the caller loads data and data_end again: without this, clang merges the
+	 * loads of both paths into 32-bit values the verifier cannot use */
+	asm volatile("" ::: "memory");
 }
 
 /* Parse the packet of a tc hook into sc->p: 0 to classify it, -1 when the
@@ -865,7 +1002,7 @@ static __always_inline void tc_pull(struct __sk_buff *skb)
 static __always_inline int tc_parse(struct __sk_buff *skb, __u32 l2, struct scratch *sc,
 				    int *r)
 {
-	tc_pull(skb);
+	tc_pull(skb, l2);
 	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2,
 		      &sc->p)) {
 	case P_NOT_IPV4:
@@ -929,7 +1066,7 @@ int bpfipt_xdp(struct xdp_md *ctx)
 		goto out;
 	}
 	/* no skb, no mark: rulesets that test it run at tc (BPFIPT_C_TC_INGRESS) */
-	if (classify(cur, conf, chain, sc) != BPFIPT_V_ACCEPT)
+	if (judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX) != BPFIPT_V_ACCEPT)
 		r = XDP_DROP;
 out:
 	return r;
@@ -966,7 +1103,7 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
 		goto out;
 	}
-	r = tc_verdict(classify(cur, conf, chain, sc));
+	r = tc_verdict(judge(cur, conf, chain, sc, ifindex != LOOPBACK_IFINDEX));
 out:
 	return r;
 }
@@ -992,7 +1129,7 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 		goto out;
 	sc->p.oif = skb->ifindex;
 	sc->p.mark = skb->mark;
-	r = tc_verdict(classify(cur, conf, BPFIPT_OUTPUT, sc));
+	r = tc_verdict(judge(cur, conf, BPFIPT_OUTPUT, sc, 1));
 out:
 	return r;
 }
@@ -1040,7 +1177,7 @@ int bpfipt_test(struct __sk_buff *skb)
 	sc = scratch(SCR_TEST);
 	if (!sc)
 		goto out;
-	tc_pull(skb);
+	tc_pull(skb, ETH_HLEN);
 	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, ETH_HLEN,
 		      &sc->p)) {
 	case P_NOT_IPV4:
@@ -1056,7 +1193,7 @@ int bpfipt_test(struct __sk_buff *skb)
 	sc->p.oif = skb->cb[2];
 	sc->p.has_mac = 1;
 	sc->p.mark = skb->mark;
-	r = classify(cur, conf, skb->cb[0], sc);
+	r = judge(cur, conf, skb->cb[0], sc, 1);
 out:
 	return r;
 }

@@ -278,6 +278,7 @@ struct bpfipt_conf {
 
 enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */
+	BPFIPT_C_CT	= 1 << 1,	/* a chain tests conntrack state: track connections */
 };
 
 /* ------------------------------------------------------------ conntrack ----
@@ -349,14 +350,14 @@ struct bpfipt_ct_entry {
 	__u8 orig;		/* which end of the key opened the connection: 0 or 1 */
 	__u8 tcp_state;		/* enum bpfipt_tcp_state */
 	__u8 status;		/* BPFIPT_CTS_* */
-	__u8 pad8;
+	__u8 flags;		/* the data path's own bookkeeping (conntrack/ct.bpf.h) */
 	__u32 pad;
 };
 
 /* Instance map bpfipt_ct_conf[0], written by userspace (defaults, bpf-conntrack
  * -T); a timeout of 0 is never written (the data plane would expire at once). */
 struct bpfipt_ct_conf {
-	__u64 timeout_ns[BPFIPT_CTT_MAX];
+	__u64 timeout_ns[16];	/* [BPFIPT_CTT_MAX]; 16: an index & 15 is in bounds */
 };
 
 #define BPFIPT_CT_MAX_DEFAULT	65536	/* entries of bpfipt_ct (bpf-conntrack -T max=N) */

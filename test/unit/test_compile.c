@@ -496,6 +496,9 @@ START_TEST(t_extras)
 			      "-A INPUT -m limit --limit 1/s -m comment --comment hi -j LOG\n"
 			      "-A INPUT -m conntrack --ctstate INVALID -p 50 -j DROP\n"
 			      "-A INPUT -m state --state NEW -p 51 -j DROP\n"
+			      "-A INPUT -m conntrack --ctstate ESTABLISHED --ctorigsrc 9.9.0.0/16 "
+			      "--ctdir REPLY -p 52 -j ACCEPT\n"
+			      "-A INPUT -m conntrack ! --ctstatus ASSURED -p 52 -j REJECT\n"
 			      ":INPUT DROP\n", &env);
 	struct cp_packet p = pkt("1.1.1.1", "2.2.2.2", 17);
 	static const __u8 mac[6] = { 0, 0x11, 0x22, 0x33, 0x44, 0x55 };
@@ -515,7 +518,27 @@ START_TEST(t_extras)
 	p.has_mac = false;
 	EXPECT(f, BPFIPT_INPUT, p, "DROP", "INPUT:3 INPUT:4");
 	p.proto = 51;
+	EXPECT(f, BPFIPT_INPUT, p, "DROP", "INPUT:3 INPUT:P");	/* INVALID, not NEW */
+	p.ctstate = BPFIPT_CT_NEW;
+	p.has_ct = true;
 	EXPECT(f, BPFIPT_INPUT, p, "DROP", "INPUT:3 INPUT:5");
+	/* --ctorigsrc/--ctdir: an extra check; --ctstatus alone: no state test, so
+	 * a packet without a connection does not match (xt_conntrack) */
+	p.proto = 52;
+	p.ctstate = BPFIPT_CT_ESTABLISHED;
+	p.ct_osrc = inet_addr("9.9.1.1");
+	p.ctdir = 1;
+	EXPECT(f, BPFIPT_INPUT, p, "ACCEPT", "INPUT:3 INPUT:6");
+	p.ctdir = 0;
+	EXPECT(f, BPFIPT_INPUT, p, "REJECT", "INPUT:3 INPUT:7");
+	p.ctstatus = BPFIPT_CTS_ASSURED;
+	EXPECT(f, BPFIPT_INPUT, p, "DROP", "INPUT:3 INPUT:P");
+	p.ctdir = 1;
+	p.ct_osrc = inet_addr("9.8.1.1");
+	EXPECT(f, BPFIPT_INPUT, p, "DROP", "INPUT:3 INPUT:P");
+	p.ctstate = BPFIPT_CT_INVALID;
+	p.has_ct = false;
+	EXPECT(f, BPFIPT_INPUT, p, "DROP", "INPUT:3 INPUT:P");
 
 	const struct bpfipt_slot *s = &f.cc->slots[BPFIPT_INPUT][3];
 
@@ -525,7 +548,9 @@ START_TEST(t_extras)
 	ck_assert_uint_eq(f.cc->extras[s->extra].limit_credit_cap, 5000000000ull);
 	ck_assert_uint_eq(s->kind, BPFIPT_S_CONTINUE);
 	ck_assert_uint_eq(s->log, 1);
-	ck_assert(f.cc->slots[BPFIPT_INPUT][4].xflags & BPFIPT_X_CTSTATE);
+	ck_assert(!(f.cc->slots[BPFIPT_INPUT][4].xflags & BPFIPT_X_CT));	/* a field */
+	ck_assert(f.cc->slots[BPFIPT_INPUT][6].xflags & BPFIPT_X_CT);
+	ck_assert(f.cc->slots[BPFIPT_INPUT][7].xflags & BPFIPT_X_CT);
 	fx_free(&f);
 }
 END_TEST
@@ -760,6 +785,8 @@ static const char *const range_pool[] = {
 	"10.1.2.0-10.1.2.200", "10.0.255.250-10.1.0.5", "192.168.1.1", "172.16.5.5-172.31.0.0",
 	"10.1.2.5-10.1.2.2", "0.0.0.0-9.255.255.255",
 };
+static const char *const ctstates[] = { "NEW", "ESTABLISHED,RELATED", "INVALID",
+					 "RELATED", "NEW,UNTRACKED" };
 static const int port_pool[] = { 0, 1, 22, 53, 80, 443, 1000, 1023, 1024, 2000, 8080, 65535 };
 static const char *const if_pool[] = { "eth0", "eth+", "veth1", "veth+", "lo", "ppp0",
 				       "+", "wg0", "eth1", "br-lan", "e+" };
@@ -883,9 +910,34 @@ static void gen_rule(struct strbuf *sb, unsigned int chain, unsigned int nuser, 
 	if (chance(4))
 		sb_adds(sb, " -m limit --limit 10/s");
 	if (chance(4))
-		sb_adds(sb, " -m conntrack --ctstate NEW,ESTABLISHED");
+		sb_addf(sb, " -m conntrack %s--ctstate %s", chance(25) ? "! " : "",
+			ctstates[rn(5)]);
+	if (chance(4)) {
+		sb_adds(sb, " -m conntrack");
+		if (chance(50))
+			sb_addf(sb, " --ctstate %s", ctstates[rn(5)]);
+		if (chance(40))
+			sb_addf(sb, " %s--ctproto %s", chance(25) ? "! " : "",
+				chance(50) ? "tcp" : "udp");
+		if (chance(40))
+			sb_addf(sb, " %s--ctorigsrc %s", chance(25) ? "! " : "", pfx_pool[rn(14)]);
+		if (chance(30))
+			sb_addf(sb, " %s--ctrepldst %s", chance(25) ? "! " : "", pfx_pool[rn(14)]);
+		if (chance(30))
+			sb_addf(sb, " %s--ctorigdstport %u", chance(25) ? "! " : "",
+				port_pool[rn(12)]);
+		if (chance(30))
+			sb_addf(sb, " --ctdir %s", chance(50) ? "ORIGINAL" : "REPLY");
+		if (chance(30))
+			sb_addf(sb, " %s--ctstatus %s", chance(25) ? "! " : "",
+				chance(50) ? "ASSURED" : "SEEN_REPLY,CONFIRMED");
+		if (chance(20))
+			sb_addf(sb, " %s--ctexpire 10:%u", chance(25) ? "! " : "", rn(3) * 100);
+		if (chance(10) || sb->buf[sb->len - 1] == 'k')
+			sb_adds(sb, " --ctstate NEW");
+	}
 	if (chance(3))
-		sb_adds(sb, " -m state --state INVALID");
+		sb_addf(sb, " -m state %s--state %s", chance(25) ? "! " : "", ctstates[rn(5)]);
 	if (chance(3))
 		sb_adds(sb, " -m comment --comment x");
 
@@ -1038,6 +1090,19 @@ static struct cp_packet gen_packet(void)
 		memcpy(p.mac, mac_bytes[rn(2)], 6);
 	if (chance(20))
 		p.mac[rn(6)] ^= 1;
+	/* as conntrack/ct.bpf.h gives them: INVALID has no connection */
+	p.ctstate = (__u8)rn(4);
+	p.has_ct = p.ctstate != BPFIPT_CT_INVALID;
+	if (p.has_ct) {
+		p.ctdir = (__u8)rn(2);
+		p.ctstatus = (__u8)(rn(8) << 1);
+		p.ct_proto = p.proto;
+		p.ct_osrc = chance(50) ? p.saddr : p.daddr;
+		p.ct_odst = chance(50) ? p.daddr : p.saddr;
+		p.ct_osport = p.sport;
+		p.ct_odport = chance(70) ? p.dport : (__u16)port_pool[rn(12)];
+		p.ct_expire = rn(300);
+	}
 	return p;
 }
 

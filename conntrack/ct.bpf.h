@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Connection tracking in the data path, included by dataplane/bpfipt.bpf.c
+ * (the structs it shares with userspace are in dataplane/bpfipt.h).
+ *
+ * Every hook, before the classifier, calls bpfipt_ct_track(): it finds the
+ * packet's connection in bpfipt_ct and gives the packet its state (the LBVS
+ * field BPFIPT_F_CTSTATE) and the connection's tuple, direction and status
+ * (for -m conntrack's other options). As in Linux (nf_conntrack_in runs before
+ * the filter), an existing connection is updated at once, whatever the verdict:
+ * TCP state machine, SEEN_REPLY, ASSURED, timeout, counters. A NEW connection
+ * is only written to the table when the packet is accepted (bpfipt_ct_confirm:
+ * Linux confirms a connection after the last hook).
+ *
+ * Semantics follow Linux 6.x (nf_conntrack_proto_{tcp,udp,icmp,generic}.c) with
+ * nf_conntrack_tcp_loose = 1, without TCP window tracking (documented in
+ * docs/conntrack.md): an expired entry is absent; on `lo`, a packet is tracked
+ * at egress (OUTPUT) and only looked up again at ingress (INPUT), as Linux
+ * tracks it once.
+ */
+#ifndef BPFIPT_CT_BPF_H
+#define BPFIPT_CT_BPF_H
+
+/* TCP flag bits */
+#define TH_FIN	0x01
+#define TH_SYN	0x02
+#define TH_RST	0x04
+#define TH_PSH	0x08
+#define TH_ACK	0x10
+#define TH_URG	0x20
+#define TH_ECE	0x40
+#define TH_CWR	0x80
+
+/* entry.pad8: TCP bookkeeping of the reopen rule (tcp_packet's CLOSE_INIT,
+ * last_index == RST and last_dir) */
+#define CTF_CLOSE_INIT		0x01
+#define CTF_LAST_RST		0x02
+#define CTF_LAST_REPLY		0x04
+#define CTF_KILLED		0x08	/* see bpfipt_ct_track(): lo */
+
+#define CT_STREAM_NS		2000000000ull	/* UDP: a "stream" after 2 s */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BPFIPT_CT_MAX_DEFAULT);	/* set by the loader */
+	__type(key, struct bpfipt_ct_key);
+	__type(value, struct bpfipt_ct_entry);
+} bpfipt_ct SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpfipt_ct_conf);
+} bpfipt_ct_conf SEC(".maps");
+
+/* tcp_conntracks[dir][index][old state] of Linux: the new state, sIV (invalid)
+ * or sIG (ignored). Index: SYN, SYN-ACK, FIN, ACK, RST, none. */
+#define sNO BPFIPT_TCP_NONE
+#define sSS BPFIPT_TCP_SYN_SENT
+#define sSR BPFIPT_TCP_SYN_RECV
+#define sES BPFIPT_TCP_ESTABLISHED
+#define sFW BPFIPT_TCP_FIN_WAIT
+#define sCW BPFIPT_TCP_CLOSE_WAIT
+#define sLA BPFIPT_TCP_LAST_ACK
+#define sTW BPFIPT_TCP_TIME_WAIT
+#define sCL BPFIPT_TCP_CLOSE
+#define sS2 BPFIPT_TCP_SYN_SENT2
+#define sIV BPFIPT_TCP_MAX
+#define sIG (BPFIPT_TCP_MAX + 1)
+
+enum { TI_SYN, TI_SYNACK, TI_FIN, TI_ACK, TI_RST, TI_NONE, TI_MAX };
+
+static const __u8 tcp_tr[2][TI_MAX][BPFIPT_TCP_MAX] = {
+	{	/* original */
+/*		 sNO, sSS, sSR, sES, sFW, sCW, sLA, sTW, sCL, sS2 */
+/* syn */	{ sSS, sSS, sIG, sIG, sIG, sIG, sIG, sSS, sSS, sS2 },
+/* synack */	{ sIV, sIV, sSR, sIV, sIV, sIV, sIV, sIV, sIV, sSR },
+/* fin */	{ sIV, sIV, sFW, sFW, sLA, sLA, sLA, sTW, sCL, sIV },
+/* ack */	{ sES, sIV, sES, sES, sCW, sCW, sTW, sTW, sCL, sIV },
+/* rst */	{ sIV, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL },
+/* none */	{ sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV },
+	},
+	{	/* reply */
+/* syn */	{ sIV, sS2, sIV, sIV, sIV, sIV, sIV, sSS, sIV, sS2 },
+/* synack */	{ sIV, sSR, sIG, sIG, sIG, sIG, sIG, sIG, sIG, sSR },
+/* fin */	{ sIV, sIV, sFW, sFW, sLA, sLA, sLA, sTW, sCL, sIV },
+/* ack */	{ sIV, sIG, sSR, sES, sCW, sCW, sTW, sTW, sCL, sIG },
+/* rst */	{ sIV, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL },
+/* none */	{ sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV },
+	},
+};
+
+static __always_inline __u32 tcp_index(__u32 f)
+{
+	/* constants only: the verifier knows the result is < TI_MAX */
+	if (f & TH_RST)
+		return TI_RST;
+	if (f & TH_SYN)
+		return f & TH_ACK ? TI_SYNACK : TI_SYN;
+	if (f & TH_FIN)
+		return TI_FIN;
+	return f & TH_ACK ? TI_ACK : TI_NONE;
+}
+
+/* tcp_error()'s tcp_valid_flags: the combinations a conntrack accepts (PSH, ECE
+ * and CWR aside). */
+static __always_inline bool tcp_flags_valid(__u32 f)
+{
+	switch (f & ~(TH_ECE | TH_CWR | TH_PSH) & 0xff) {
+	case TH_SYN:
+	case TH_SYN | TH_URG:
+	case TH_SYN | TH_ACK:
+	case TH_RST:
+	case TH_RST | TH_ACK:
+	case TH_FIN | TH_ACK:
+	case TH_FIN | TH_ACK | TH_URG:
+	case TH_ACK:
+	case TH_ACK | TH_URG:
+		return true;
+	}
+	return false;
+}
+
+/* ICMP: query request types and their replies; error types (icmp_is_err). */
+static __always_inline int icmp_req_of_reply(__u32 type)
+{
+	switch (type) {
+	case 0: return 8;	/* echo reply */
+	case 14: return 13;	/* timestamp reply */
+	case 16: return 15;	/* information reply */
+	case 18: return 17;	/* address mask reply */
+	}
+	return -1;
+}
+
+static __always_inline bool icmp_is_request(__u32 type)
+{
+	return type == 8 || type == 13 || type == 15 || type == 17;
+}
+
+static __always_inline bool icmp_is_error(__u32 type)
+{
+	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+static __always_inline bool proto_has_ports(__u32 proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE_ ||
+	       proto == IPPROTO_SCTP_ || proto == IPPROTO_DCCP_;
+}
+
+/* The canonical key of a tuple (bpfipt.h), and which end the tuple's source is. */
+static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, __u32 proto, __be32 saddr,
+				      __be32 daddr, __u32 sport, __u32 dport, __u32 icmp,
+				      __u8 *side)
+{
+	__u32 a = bpf_ntohl(saddr), b = bpf_ntohl(daddr);
+	__u32 type = icmp >> 8;
+	bool swap;
+
+	__builtin_memset(k, 0, sizeof(*k));
+	k->proto = proto;
+	if (proto == IPPROTO_ICMP) {
+		/* a query: end 0 is the requester; the identifier is sport's place */
+		int req = icmp_req_of_reply(type);
+
+		if (icmp_is_request(type)) {
+			swap = false;
+			k->type = type;
+		} else if (req >= 0) {
+			swap = true;
+			k->type = req;
+		} else {
+			return false;
+		}
+		k->port[0] = k->port[1] = bpf_htons(sport);
+	} else if (proto_has_ports(proto)) {
+		swap = a > b || (a == b && sport > dport);
+		k->port[swap] = bpf_htons(sport);
+		k->port[!swap] = bpf_htons(dport);
+	} else {
+		swap = a > b;
+	}
+	k->addr[swap] = saddr;
+	k->addr[!swap] = daddr;
+	*side = swap;
+	return true;
+}
+
+/* The connection's original tuple, for -m conntrack. */
+static __always_inline void ct_export(struct pkt *p, const struct bpfipt_ct_key *k, __u8 orig)
+{
+	orig &= 1;
+	p->ct_osrc = k->addr[orig];
+	p->ct_odst = k->addr[orig ^ 1];
+	p->ct_osport = bpf_ntohs(k->port[orig]);
+	p->ct_odport = bpf_ntohs(k->port[orig ^ 1]);
+	p->ct_proto = k->proto;
+}
+
+static __always_inline __u64 ct_timeout(const struct bpfipt_ct_conf *cf, __u32 i)
+{
+	_Static_assert(BPFIPT_CTT_MAX <= 16, "timeout_ns has 16 places");
+	return cf->timeout_ns[i & 15];
+}
+
+/* An ICMP error: the state of the connection its quoted packet belongs to.
+ * RELATED when it is tracked and the error goes back to the quoted packet's
+ * source (nf_conntrack_inet_error), else INVALID. */
+static __always_inline void ct_related(struct scratch *sc, __u64 now)
+{
+	struct pkt *p = &sc->p;
+	struct bpfipt_ct_key *k = &sc->ctk;
+	struct bpfipt_ct_entry *e;
+	__u8 side;
+
+	if (!p->inner_ok || p->daddr != p->inner_saddr)
+		return;
+	if (!ct_key_of(k, p->inner_proto, p->inner_saddr, p->inner_daddr, p->inner_sport,
+		       p->inner_dport, p->inner_icmp, &side))
+		return;
+	e = bpf_map_lookup_elem(&bpfipt_ct, k);
+	if (!e || e->expires <= now)
+		return;
+	p->ctstate = BPFIPT_CT_RELATED;
+	p->has_ct = 1;
+	/* the error travels against the quoted packet */
+	p->ctdir = side == e->orig;
+	p->ctstatus = e->status;
+	p->ct_expire = (e->expires - now) / 1000000000ull;
+	ct_export(p, k, e->orig);
+}
+
+/*
+ * The packet's state, and the update of an existing connection (update: false
+ * on lo ingress, where the packet was tracked at egress). Leaves sc->ct_create
+ * set when the packet opens a connection that bpfipt_ct_confirm() writes if the
+ * packet is accepted. A global function: verified once, on its own.
+ */
+__noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
+{
+	struct bpfipt_ct_entry *e;
+	struct bpfipt_ct_conf *cf;
+	struct bpfipt_ct_key *k;
+	struct pkt *p;
+	__u32 zero = 0, f, old, nst, ti, dir;
+	__u64 now, tmo;
+	__u8 side;
+
+	if (!sc)
+		return 0;
+	p = &sc->p;
+	k = &sc->ctk;
+	sc->ct_create = 0;
+	p->ctstate = BPFIPT_CT_INVALID;
+	p->has_ct = 0;
+	/* no reassembly: a non-first fragment has no tuple (docs/conntrack.md) */
+	if (p->frag)
+		return 0;
+	cf = bpf_map_lookup_elem(&bpfipt_ct_conf, &zero);
+	if (!cf)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (p->proto == IPPROTO_ICMP) {
+		if (p->icmp == BPFIPT_NO_ICMP)
+			return 0;
+		if (icmp_is_error(p->icmp >> 8)) {
+			ct_related(sc, now);
+			return 0;
+		}
+	} else if (proto_has_ports(p->proto) && p->sport == BPFIPT_NO_PORT) {
+		return 0;	/* header cut short: no tuple */
+	}
+	if (p->proto == IPPROTO_TCP && !tcp_flags_valid(p->tcpflags))
+		return 0;
+	if (!ct_key_of(k, p->proto, p->saddr, p->daddr,
+		       p->proto == IPPROTO_ICMP ? p->icmp_id : p->sport, p->dport, p->icmp, &side))
+		return 0;	/* an ICMP type that opens nothing */
+
+	e = bpf_map_lookup_elem(&bpfipt_ct, k);
+	/* expired: absent (the sweep or the LRU reclaims it). A connection killed
+	 * at lo's egress stays visible to lo's ingress for a second: Linux tracks
+	 * a loopback packet once, so INPUT sees the state OUTPUT saw. */
+	if (e && (e->expires <= now || ((e->flags & CTF_KILLED) && update)))
+		e = NULL;
+	if (e && p->proto == IPPROTO_TCP) {
+		dir = (side != e->orig) & 1;
+		old = e->tcp_state;
+		if (old >= BPFIPT_TCP_MAX)
+			old = BPFIPT_TCP_NONE;
+		nst = tcp_tr[dir][tcp_index(p->tcpflags)][old];
+		/* a SYN on a closed connection reopens it when it was closed by a FIN,
+		 * or reset from this side (tcp_packet: kill and look up again); else
+		 * the SYN is ignored */
+		if (nst == sSS && old >= BPFIPT_TCP_TIME_WAIT) {
+			if ((e->flags & CTF_CLOSE_INIT) ||
+			    ((e->flags & CTF_LAST_RST) && !(e->flags & CTF_LAST_REPLY) == !dir))
+				e = NULL;
+			else
+				nst = sIG;
+		}
+	}
+	if (!e) {
+		/* a new connection: TCP only from a SYN or (loose pickup) an ACK */
+		nst = BPFIPT_TCP_NONE;
+		if (p->proto == IPPROTO_TCP) {
+			nst = tcp_tr[0][tcp_index(p->tcpflags)][BPFIPT_TCP_NONE];
+			if (nst >= BPFIPT_TCP_MAX)
+				return 0;
+		} else if (p->proto == IPPROTO_ICMP && side) {
+			return 0;	/* a reply without a request */
+		}
+		p->ctstate = BPFIPT_CT_NEW;
+		p->has_ct = 1;
+		p->ctdir = 0;
+		p->ctstatus = 0;
+		p->ct_expire = 0;
+		ct_export(p, k, side);
+		sc->ct_create = 1;
+		sc->ct_side = side;
+		sc->ct_tcp = nst;
+		return 0;
+	}
+
+	dir = (side != e->orig) & 1;
+	p->has_ct = 1;
+	p->ctdir = dir;
+	p->ctstate = dir || (e->status & BPFIPT_CTS_SEEN_REPLY) ? BPFIPT_CT_ESTABLISHED :
+								  BPFIPT_CT_NEW;
+	ct_export(p, k, e->orig);
+	if (p->proto == IPPROTO_TCP) {
+		if (nst == sIV) {
+			p->ctstate = BPFIPT_CT_INVALID;	/* tcp_packet: -NF_ACCEPT, ct dropped */
+			p->has_ct = 0;
+			return 0;
+		}
+		if (nst == sIG || !update)
+			goto seen;
+		ti = nst;
+		tmo = ct_timeout(cf, ti);
+		if (p->tcpflags & TH_RST)
+			tmo = ct_timeout(cf, BPFIPT_TCP_CLOSE);
+		if (!(e->status & BPFIPT_CTS_SEEN_REPLY)) {
+			if (p->tcpflags & TH_RST) {
+				/* only a RST answered: no connection (nf_ct_kill) */
+				e->flags |= CTF_KILLED;
+				e->expires = now + 1000000000ull;
+				goto seen;
+			}
+			/* picked up mid-stream: no 5-day timeout before a reply */
+			if (nst == BPFIPT_TCP_ESTABLISHED && tmo > ct_timeout(cf, BPFIPT_CTT_TCP_UNACK))
+				tmo = ct_timeout(cf, BPFIPT_CTT_TCP_UNACK);
+		} else if (!(e->status & BPFIPT_CTS_ASSURED) && nst == BPFIPT_TCP_ESTABLISHED &&
+			   (old == BPFIPT_TCP_SYN_RECV || old == BPFIPT_TCP_ESTABLISHED)) {
+			e->status |= BPFIPT_CTS_ASSURED;
+		}
+		f = e->flags & ~(CTF_LAST_RST | CTF_LAST_REPLY);
+		if (nst == BPFIPT_TCP_FIN_WAIT && old != nst)
+			f |= CTF_CLOSE_INIT;
+		if (p->tcpflags & TH_RST)
+			f |= CTF_LAST_RST;
+		if (dir)
+			f |= CTF_LAST_REPLY;
+		e->flags = f;
+		e->tcp_state = nst;
+		e->expires = now + tmo;
+	} else if (update) {
+		if (p->proto == IPPROTO_ICMP) {
+			tmo = ct_timeout(cf, BPFIPT_CTT_ICMP);
+		} else if (p->proto == IPPROTO_UDP || p->proto == IPPROTO_UDPLITE_) {
+			/* replied and older than 2 s: a stream (nf_conntrack_udp_packet) */
+			tmo = ct_timeout(cf, BPFIPT_CTT_UDP);
+			if ((e->status & BPFIPT_CTS_SEEN_REPLY) && now > e->start + CT_STREAM_NS) {
+				tmo = ct_timeout(cf, BPFIPT_CTT_UDP_STREAM);
+				e->status |= BPFIPT_CTS_ASSURED;
+			}
+		} else {
+			tmo = ct_timeout(cf, BPFIPT_CTT_GENERIC);
+			if (e->status & BPFIPT_CTS_SEEN_REPLY)
+				e->status |= BPFIPT_CTS_ASSURED;
+		}
+		e->expires = now + tmo;
+	}
+seen:
+	/* Linux sets SEEN_REPLY before the filter runs: the first reply sees it */
+	if (update && dir && !(e->status & BPFIPT_CTS_SEEN_REPLY))
+		e->status |= BPFIPT_CTS_SEEN_REPLY;
+	p->ctstatus = e->status;
+	p->ct_expire = e->expires > now ? (e->expires - now) / 1000000000ull : 0;
+	if (!update)
+		return 0;
+	__sync_fetch_and_add(&e->packets[dir], 1);
+	__sync_fetch_and_add(&e->bytes[dir], p->len);
+	return 0;
+}
+
+/* The packet was accepted: write the connection it opens. */
+__noinline int bpfipt_ct_confirm(struct scratch *sc)
+{
+	struct bpfipt_ct_entry *n;
+	struct bpfipt_ct_conf *cf;
+	__u32 zero = 0, ti;
+	__u64 now;
+
+	if (!sc || !sc->ct_create)
+		return 0;
+	cf = bpf_map_lookup_elem(&bpfipt_ct_conf, &zero);
+	if (!cf)
+		return 0;
+	n = &sc->cte;
+	__builtin_memset(n, 0, sizeof(*n));
+	now = bpf_ktime_get_ns();
+	switch (sc->p.proto) {
+	case IPPROTO_TCP:
+		ti = sc->ct_tcp;
+		n->tcp_state = ti;
+		if (ti == BPFIPT_TCP_ESTABLISHED)	/* picked up: unreplied */
+			ti = BPFIPT_CTT_TCP_UNACK;
+		break;
+	case IPPROTO_UDP:
+	case IPPROTO_UDPLITE_:
+		ti = BPFIPT_CTT_UDP;
+		break;
+	case IPPROTO_ICMP:
+		ti = BPFIPT_CTT_ICMP;
+		break;
+	default:
+		ti = BPFIPT_CTT_GENERIC;
+	}
+	n->expires = now + ct_timeout(cf, ti);
+	n->start = now;
+	n->orig = sc->ct_side & 1;
+	n->status = BPFIPT_CTS_CONFIRMED;
+	n->packets[0] = 1;
+	n->bytes[0] = sc->p.len;
+	bpf_map_update_elem(&bpfipt_ct, &sc->ctk, n, BPF_ANY);
+	return 0;
+}
+
+#endif

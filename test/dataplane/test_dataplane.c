@@ -1877,6 +1877,243 @@ END_TEST
 /* ================================================================ main */
 
 /* Each hooks test in a network namespace of its own (the test runs forked). */
+/* ================================================================ conntrack */
+
+/* Host B (10.0.0.2) runs the firewall, A (10.0.0.1) is remote. The rule a
+ * packet hits tells its state: INPUT 0 INVALID, 1 ESTABLISHED, 2 RELATED, 3-5
+ * NEW and accepted, 6 NEW and dropped; OUTPUT 7 INVALID, 8 ESTABLISHED, 9
+ * RELATED, 10 NEW. */
+static const char ct_rules[] =
+	"*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
+	"-A INPUT -m conntrack --ctstate INVALID -j DROP\n"
+	"-A INPUT -m conntrack --ctstate ESTABLISHED -j ACCEPT\n"
+	"-A INPUT -m state --state RELATED -j ACCEPT\n"
+	"-A INPUT -p tcp --dport 22 -m conntrack --ctstate NEW -j ACCEPT\n"
+	"-A INPUT -p udp -m conntrack --ctstate NEW -j ACCEPT\n"
+	"-A INPUT -p icmp -m conntrack --ctstate NEW -j ACCEPT\n"
+	"-A INPUT -m conntrack --ctstate NEW -j DROP\n"
+	"-A OUTPUT -m conntrack --ctstate INVALID -j DROP\n"
+	"-A OUTPUT -m conntrack --ctstate ESTABLISHED -j ACCEPT\n"
+	"-A OUTPUT -m conntrack --ctstate RELATED -j ACCEPT\n"
+	"-A OUTPUT -m conntrack --ctstate NEW -j ACCEPT\n"
+	"COMMIT\n";
+
+enum { CT_IN, CT_OUT };
+
+struct ctstep {
+	const char *what;
+	int dir;		/* CT_IN: A -> B in INPUT, CT_OUT: B -> A in OUTPUT */
+	int proto, sport, dport, flags;	/* TCP/UDP; ICMP: sport = type, dport = id */
+	char state;		/* I E R N (accepted NEW) n (dropped NEW) */
+	/* ICMP errors: the quoted packet, as it was sent (src, dst, proto, ports) */
+	const char *qsrc, *qdst;
+	int qproto, qsport, qdport;
+	const char *odst;	/* override the outer destination */
+	int frag;
+};
+
+static size_t ct_build(const struct ctstep *st, __u8 *buf, size_t cap)
+{
+	bool in = st->dir == CT_IN;
+	struct pspec ps = PK(.src = in ? "10.0.0.1" : "10.0.0.2", .dst = in ? "10.0.0.2" : "10.0.0.1",
+			     .proto = st->proto, .sport = st->sport, .dport = st->dport,
+			     .flags = st->flags, .fragoff = st->frag);
+	__u8 *l4 = buf + ETH_HLEN + 20;
+	size_t n;
+
+	if (st->odst)
+		ps.dst = st->odst;
+	if (st->proto == 1) {
+		ps.itype = st->sport;
+		ps.len = st->qsrc ? 20 + 8 + 20 + 8 : 28;
+	}
+	n = build(&ps, buf, cap);
+	if (st->proto == 1 && !st->qsrc && !st->frag)
+		*(__be16 *)(l4 + 4) = htons(st->dport);	/* identifier */
+	if (st->qsrc) {		/* the quoted header and 8 bytes of its L4 */
+		__u8 *q = l4 + 8;
+
+		q[0] = 0x45;
+		*(__be16 *)(q + 2) = htons(60);
+		q[8] = 64;
+		q[9] = st->qproto;
+		*(__be32 *)(q + 12) = inet_addr(st->qsrc);
+		*(__be32 *)(q + 16) = inet_addr(st->qdst);
+		*(__be16 *)(q + 20) = htons(st->qsport);
+		*(__be16 *)(q + 22) = htons(st->qdport);
+	}
+	return n;
+}
+
+/* Which rule counted the packet, as a state letter. */
+static char ct_state_of(struct dp_inst *in, const struct ctstep *st, __u64 (*prev)[2])
+{
+	static const char letter[] = "IERNNNnIERN";
+	static __u8 buf[512];
+	__u64 (*c)[2];
+	unsigned int n, i, moved = ~0u;
+	size_t len = ct_build(st, buf, sizeof(buf));
+
+	classify(in, buf, len, st->dir == CT_IN ? BPFIPT_INPUT : BPFIPT_OUTPUT, 2, 2, 0);
+	counters(in, &c, &n);
+	for (i = 0; i < 11 && i < n; i++) {
+		if (c[i][0] != prev[i][0])
+			moved = i;
+		prev[i][0] = c[i][0];
+	}
+	free(c);
+	return moved < 11 ? letter[moved] : '?';
+}
+
+static void ct_run(struct dp_inst *in, const struct ctstep *st, int n, __u64 (*prev)[2])
+{
+	for (int i = 0; i < n; i++) {
+		char got = ct_state_of(in, &st[i], prev);
+
+		ck_assert_msg(got == st[i].state, "step %d (%s): state %c, expected %c", i,
+			      st[i].what, got, st[i].state);
+	}
+}
+
+static struct dp_inst *ct_setup(void)
+{
+	struct ipt_restore_opts o = { .prog = "bpf-iptables-restore" };
+	struct ipt_table *t = NULL;
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+	unsigned int line = 0;
+	struct dp_inst *in;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(ct_rules, strlen(ct_rules), &t, &o, &err, &line), 0);
+	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
+	in = inst_new(1u << DP_PROG_TEST);
+	install(in, cc);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+	return in;
+}
+
+static int ct_tcp_state(struct dp_inst *in, const char *a, int ap, const char *b, int bp)
+{
+	struct bpfipt_ct_key k = { .proto = 6 };
+	struct bpfipt_ct_entry e;
+	__be32 x = inet_addr(a), y = inet_addr(b);
+	bool swap = ntohl(x) > ntohl(y);
+	int ct, conf;
+
+	ck_assert_int_eq(dp_inst_ct_fds(in, &ct, &conf), 0);
+	k.addr[swap] = x;
+	k.addr[!swap] = y;
+	k.port[swap] = htons(ap);
+	k.port[!swap] = htons(bp);
+	return bpf_map_lookup_elem(ct, &k, &e) ? -1 : e.tcp_state;
+}
+
+#define CTS(w, d, pr, sp, dp_, fl, st, ...)						\
+	{ .what = w, .dir = d, .proto = pr, .sport = sp, .dport = dp_, .flags = fl,	\
+	  .state = st, __VA_ARGS__ }
+#define TCP_(d, sp, dp_, fl, st) CTS(#d " tcp " #sp ">" #dp_ " " #fl, d, 6, sp, dp_, fl, st)
+#define UDP_(d, sp, dp_, st) CTS(#d " udp " #sp ">" #dp_, d, 17, sp, dp_, 0, st)
+#define ICMP_(d, type, id, st) CTS(#d " icmp type " #type " id " #id, d, 1, type, id, 0, st)
+#define QUOTE(s, d, pr, sp, dp_) .qsrc = s, .qdst = d, .qproto = pr, .qsport = sp, .qdport = dp_
+
+START_TEST(t_conntrack)
+{
+	static const struct ctstep seq[] = {
+		/* inbound ssh: handshake, data, close by B, then a reopen */
+		TCP_(CT_IN, 40000, 22, 0x02, 'N'),
+		TCP_(CT_IN, 40000, 22, 0x02, 'N'),		/* retransmitted SYN */
+		TCP_(CT_OUT, 22, 40000, 0x12, 'E'),
+		TCP_(CT_IN, 40000, 22, 0x10, 'E'),
+		TCP_(CT_IN, 40000, 22, 0x18, 'E'),
+		TCP_(CT_OUT, 22, 40000, 0x11, 'E'),
+		TCP_(CT_IN, 40000, 22, 0x10, 'E'),
+		TCP_(CT_IN, 40000, 22, 0x11, 'E'),
+		TCP_(CT_OUT, 22, 40000, 0x10, 'E'),
+		/* not allowed: a SYN to 80 opens nothing, an ACK is NEW (loose pickup) */
+		TCP_(CT_IN, 40001, 80, 0x02, 'n'),
+		TCP_(CT_IN, 40001, 80, 0x10, 'n'),
+		/* out of state: SYN-ACK, FIN, RST, SYN+FIN without a connection */
+		TCP_(CT_IN, 40002, 22, 0x12, 'I'),
+		TCP_(CT_IN, 40002, 22, 0x11, 'I'),
+		TCP_(CT_IN, 40002, 22, 0x04, 'I'),
+		TCP_(CT_IN, 40002, 22, 0x03, 'I'),
+		/* outbound: handshake; an unreplied SYN answered by RST: gone */
+		TCP_(CT_OUT, 50000, 443, 0x02, 'N'),
+		TCP_(CT_IN, 443, 50000, 0x12, 'E'),
+		TCP_(CT_OUT, 50000, 443, 0x10, 'E'),
+		TCP_(CT_IN, 443, 50000, 0x02, 'I'),		/* SYN from the server side */
+		TCP_(CT_OUT, 50001, 443, 0x02, 'N'),
+		TCP_(CT_IN, 443, 50001, 0x14, 'E'),
+		TCP_(CT_IN, 443, 50001, 0x14, 'I'),
+		/* UDP: NEW until a reply; a reply is ESTABLISHED */
+		UDP_(CT_OUT, 5353, 53, 'N'),
+		UDP_(CT_OUT, 5353, 53, 'N'),
+		UDP_(CT_IN, 53, 5353, 'E'),
+		UDP_(CT_OUT, 5353, 53, 'E'),
+		UDP_(CT_IN, 1234, 53, 'N'),
+		UDP_(CT_OUT, 53, 1234, 'E'),
+		UDP_(CT_IN, 1234, 53, 'E'),
+		/* ICMP echo both ways; a reply without request; a redirect opens nothing */
+		ICMP_(CT_OUT, 8, 7, 'N'),
+		ICMP_(CT_IN, 0, 7, 'E'),
+		ICMP_(CT_IN, 0, 8, 'I'),
+		ICMP_(CT_IN, 8, 9, 'N'),
+		ICMP_(CT_OUT, 0, 9, 'E'),
+		ICMP_(CT_IN, 9, 0, 'I'),
+		/* ICMP errors: about a tracked flow RELATED, else INVALID */
+		CTS("port unreachable about udp 5353>53", CT_IN, 1, 3, 0, 0, 'R',
+		    QUOTE("10.0.0.2", "10.0.0.1", 17, 5353, 53)),
+		CTS("time exceeded about tcp 50000>443", CT_IN, 1, 11, 0, 0, 'R',
+		    QUOTE("10.0.0.2", "10.0.0.1", 6, 50000, 443)),
+		CTS("port unreachable about an unknown flow", CT_IN, 1, 3, 0, 0, 'I',
+		    QUOTE("10.0.0.2", "10.0.0.1", 17, 5354, 53)),
+		CTS("error sent to a host that did not send the quoted packet", CT_IN, 1, 3, 0, 0,
+		    'I', QUOTE("10.0.0.2", "10.0.0.1", 17, 5353, 53), .odst = "10.0.0.9"),
+		CTS("host unreachable about the inbound udp flow (B quotes A)", CT_OUT, 1, 3, 0, 0,
+		    'R', QUOTE("10.0.0.1", "10.0.0.2", 17, 1234, 53)),
+		/* no reassembly: a later fragment has no tuple */
+		CTS("non-first fragment of udp 53>5353", CT_IN, 17, 53, 5353, 0, 'I', .frag = 10),
+	};
+	static const struct ctstep reopen[] = {
+		TCP_(CT_IN, 40000, 22, 0x02, 'N'),
+		TCP_(CT_OUT, 22, 40000, 0x12, 'E'),
+	};
+	static const struct ctstep expiry[] = {
+		UDP_(CT_OUT, 6000, 53, 'N'),
+		UDP_(CT_IN, 53, 6000, 'N'),	/* after the timeout: a new flow */
+	};
+	__u64 prev[16][2] = { { 0 } };
+	struct bpfipt_ct_conf cf;
+	struct dp_inst *in = ct_setup();
+	__u32 zero = 0;
+	int ct, conf;
+
+	ct_run(in, seq, sizeof(seq) / sizeof(seq[0]), prev);
+	ck_assert_int_eq(ct_tcp_state(in, "10.0.0.1", 40000, "10.0.0.2", 22), BPFIPT_TCP_TIME_WAIT);
+	ck_assert_int_eq(ct_tcp_state(in, "10.0.0.2", 50000, "10.0.0.1", 443),
+			 BPFIPT_TCP_ESTABLISHED);
+	ck_assert_int_eq(ct_tcp_state(in, "10.0.0.1", 40001, "10.0.0.2", 80), -1);
+	ck_assert_int_eq(ct_tcp_state(in, "10.0.0.1", 40002, "10.0.0.2", 22), -1);
+	/* closed by FIN: a new SYN on the same ports opens a new connection */
+	ct_run(in, reopen, 2, prev);
+	ck_assert_int_eq(ct_tcp_state(in, "10.0.0.1", 40000, "10.0.0.2", 22), BPFIPT_TCP_SYN_RECV);
+
+	/* timeouts are enforced: 50 ms for UDP */
+	ck_assert_int_eq(dp_inst_ct_fds(in, &ct, &conf), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(conf, &zero, &cf), 0);
+	ck_assert_uint_eq(cf.timeout_ns[BPFIPT_CTT_UDP], 30000000000ull);
+	ck_assert_uint_eq(cf.timeout_ns[BPFIPT_TCP_ESTABLISHED], 432000000000000ull);
+	cf.timeout_ns[BPFIPT_CTT_UDP] = 50000000;
+	ck_assert_int_eq(bpf_map_update_elem(conf, &zero, &cf, BPF_ANY), 0);
+	ct_run(in, expiry, 1, prev);
+	usleep(100000);
+	ct_run(in, expiry + 1, 1, prev);
+	dp_inst_free(&in);
+}
+END_TEST
+
 static void fresh_ns(void)
 {
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
@@ -1901,6 +2138,11 @@ static Suite *suite(void)
 	tcase_add_test(t, t_groups);
 	tcase_add_test(t, t_malformed);
 	tcase_add_test(t, t_many_slots);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("conntrack");
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, t_conntrack);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("compiled");

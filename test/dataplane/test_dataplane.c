@@ -1829,6 +1829,82 @@ static double bench_one(struct dp_inst *in, enum dp_prog p, const __u8 *buf, siz
 	return o.duration;
 }
 
+/* Conntrack's cost: the same ruleset with and without a leading
+ * "--ctstate ESTABLISHED,RELATED -j ACCEPT" rule (which turns tracking on). */
+static struct dp_inst *ct_bench_inst(int n, bool ct)
+{
+	struct ipt_restore_opts o = { .prog = "bpf-iptables-restore" };
+	struct strbuf sb = STRBUF_INIT;
+	struct ipt_table *t = NULL;
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+	unsigned int line = 0;
+	struct dp_inst *in;
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	if (ct)
+		sb_adds(&sb, "-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n");
+	for (int i = 0; i < n; i++)
+		sb_addf(&sb, "-A INPUT -s 10.%d.0.0/16 -p udp --sport %d --dport %d -j ACCEPT\n",
+			i % 61, 2000 + i % 97, 1000 + i % 89);
+	sb_adds(&sb, "COMMIT\n");
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(sb_str(&sb), sb.len, &t, &o, &err, &line), 0);
+	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
+	in = inst_new(1u << DP_PROG_TEST);
+	install(in, cc);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+	sb_free(&sb);
+	return in;
+}
+
+static double ct_bench_one(struct dp_inst *in, const __u8 *buf, size_t len, int chain, int want)
+{
+	struct __sk_buff ctx = { .cb = { chain, 2, 2 } };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 20000);
+
+	ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
+	ck_assert_int_eq((int)o.retval, want);
+	return o.duration;
+}
+
+START_TEST(t_benchmark_conntrack)
+{
+	static const int sizes[] = { 10, 1000, 10000 };
+	static __u8 out[256], reply[256];
+	struct pspec po = PK(.src = "10.0.0.2", .dst = "10.99.0.1", .proto = 17, .sport = 5353,
+			     .dport = 53);
+	struct pspec pr = PK(.src = "10.99.0.1", .dst = "10.0.0.2", .proto = 17, .sport = 53,
+			     .dport = 5353);
+	size_t lo = build(&po, out, sizeof(out)), lr = build(&pr, reply, sizeof(reply));
+
+	fprintf(stderr, "\nconntrack: ns/packet, bpf_prog_test_run repeat=20000 (the test program)\n"
+		"  %8s %12s %12s %12s %12s\n", "rules", "off:nomatch", "on:estab", "on:nomatch",
+		"on:new-out");
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct dp_inst *off = ct_bench_inst(sizes[i], false);
+		struct dp_inst *on = ct_bench_inst(sizes[i], true);
+		double d[4];
+
+		/* no tracking: the reply matches no rule, policy DROP */
+		d[0] = ct_bench_one(off, reply, lr, BPFIPT_INPUT, DRP);
+		/* tracking, no connection yet: lookup miss, policy DROP */
+		d[2] = ct_bench_one(on, reply, lr, BPFIPT_INPUT, DRP);
+		/* an outbound packet: NEW, accepted, written (then found: ESTABLISHED
+		 * once replied; here it stays NEW and is rewritten) */
+		d[3] = ct_bench_one(on, out, lo, BPFIPT_OUTPUT, ACC);
+		/* the reply: ESTABLISHED, first rule */
+		d[1] = ct_bench_one(on, reply, lr, BPFIPT_INPUT, ACC);
+		fprintf(stderr, "  %8d %12.0f %12.0f %12.0f %12.0f\n", sizes[i], d[0], d[1], d[2],
+			d[3]);
+		dp_inst_free(&off);
+		dp_inst_free(&on);
+	}
+}
+END_TEST
+
 START_TEST(t_benchmark)
 {
 	static const int sizes[] = { 10, 1000, 10000, 100000 };
@@ -2163,6 +2239,7 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 900);
 	tcase_add_checked_fixture(t, fresh_ns, NULL);
 	tcase_add_test(t, t_benchmark);
+	tcase_add_test(t, t_benchmark_conntrack);
 	suite_add_tcase(s, t);
 	return s;
 }

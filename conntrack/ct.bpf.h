@@ -54,6 +54,24 @@ struct {
 	__type(value, struct bpfipt_ct_conf);
 } bpfipt_ct_conf SEC(".maps");
 
+/* No reassembly, but the fragments of a datagram share its first fragment's
+ * state: the first one (offset 0, more to come) leaves its result here, keyed
+ * like the kernel's reassembly queue (addresses, protocol, IP id); a later
+ * fragment that finds no entry (it came first, or too late) is INVALID. */
+struct ct_frag_key {
+	__be32 saddr, daddr;
+	__u16 id;
+	__u8 proto;
+	__u8 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ct_frag_key);
+	__type(value, struct ct_result);
+} bpfipt_ct_frag SEC(".maps");
+
 /* tcp_conntracks[dir][index][old state] of Linux: the new state, sIV (invalid)
  * or sIG (ignored). Index: SYN, SYN-ACK, FIN, ACK, RST, none. */
 #define sNO BPFIPT_TCP_NONE
@@ -192,11 +210,11 @@ static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, __u32 proto, __be
 static __always_inline void ct_export(struct pkt *p, const struct bpfipt_ct_key *k, __u8 orig)
 {
 	orig &= 1;
-	p->ct_osrc = k->addr[orig];
-	p->ct_odst = k->addr[orig ^ 1];
-	p->ct_osport = bpf_ntohs(k->port[orig]);
-	p->ct_odport = bpf_ntohs(k->port[orig ^ 1]);
-	p->ct_proto = k->proto;
+	p->ct.osrc = k->addr[orig];
+	p->ct.odst = k->addr[orig ^ 1];
+	p->ct.osport = bpf_ntohs(k->port[orig]);
+	p->ct.odport = bpf_ntohs(k->port[orig ^ 1]);
+	p->ct.proto = k->proto;
 }
 
 static __always_inline __u64 ct_timeout(const struct bpfipt_ct_conf *cf, __u32 i)
@@ -223,22 +241,17 @@ static __always_inline void ct_related(struct scratch *sc, __u64 now)
 	e = bpf_map_lookup_elem(&bpfipt_ct, k);
 	if (!e || e->expires <= now)
 		return;
-	p->ctstate = BPFIPT_CT_RELATED;
-	p->has_ct = 1;
+	p->ct.state = BPFIPT_CT_RELATED;
+	p->ct.has = 1;
 	/* the error travels against the quoted packet */
-	p->ctdir = side == e->orig;
-	p->ctstatus = e->status;
-	p->ct_expire = (e->expires - now) / 1000000000ull;
+	p->ct.dir = side == e->orig;
+	p->ct.status = e->status;
+	p->ct.expire = (e->expires - now) / 1000000000ull;
 	ct_export(p, k, e->orig);
 }
 
-/*
- * The packet's state, and the update of an existing connection (update: false
- * on lo ingress, where the packet was tracked at egress). Leaves sc->ct_create
- * set when the packet opens a connection that bpfipt_ct_confirm() writes if the
- * packet is accepted. A global function: verified once, on its own.
- */
-__noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
+/* The state of a packet that is not a later fragment (bpfipt_ct_track). */
+static __always_inline void ct_track(struct scratch *sc, __u32 update)
 {
 	struct bpfipt_ct_entry *e;
 	struct bpfipt_ct_conf *cf;
@@ -248,35 +261,27 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 	__u64 now, tmo;
 	__u8 side;
 
-	if (!sc)
-		return 0;
 	p = &sc->p;
 	k = &sc->ctk;
-	sc->ct_create = 0;
-	p->ctstate = BPFIPT_CT_INVALID;
-	p->has_ct = 0;
-	/* no reassembly: a non-first fragment has no tuple (docs/conntrack.md) */
-	if (p->frag)
-		return 0;
 	cf = bpf_map_lookup_elem(&bpfipt_ct_conf, &zero);
 	if (!cf)
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	if (p->proto == IPPROTO_ICMP) {
 		if (p->icmp == BPFIPT_NO_ICMP)
-			return 0;
+			return;
 		if (icmp_is_error(p->icmp >> 8)) {
 			ct_related(sc, now);
-			return 0;
+			return;
 		}
 	} else if (proto_has_ports(p->proto) && p->sport == BPFIPT_NO_PORT) {
-		return 0;	/* header cut short: no tuple */
+		return;	/* header cut short: no tuple */
 	}
 	if (p->proto == IPPROTO_TCP && !tcp_flags_valid(p->tcpflags))
-		return 0;
+		return;
 	if (!ct_key_of(k, p->proto, p->saddr, p->daddr,
 		       p->proto == IPPROTO_ICMP ? p->icmp_id : p->sport, p->dport, p->icmp, &side))
-		return 0;	/* an ICMP type that opens nothing */
+		return;	/* an ICMP type that opens nothing */
 
 	e = bpf_map_lookup_elem(&bpfipt_ct, k);
 	/* expired: absent (the sweep or the LRU reclaims it). A connection killed
@@ -307,33 +312,33 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 		if (p->proto == IPPROTO_TCP) {
 			nst = tcp_tr[0][tcp_index(p->tcpflags)][BPFIPT_TCP_NONE];
 			if (nst >= BPFIPT_TCP_MAX)
-				return 0;
+				return;
 		} else if (p->proto == IPPROTO_ICMP && side) {
-			return 0;	/* a reply without a request */
+			return;	/* a reply without a request */
 		}
-		p->ctstate = BPFIPT_CT_NEW;
-		p->has_ct = 1;
-		p->ctdir = 0;
-		p->ctstatus = 0;
-		p->ct_expire = 0;
+		p->ct.state = BPFIPT_CT_NEW;
+		p->ct.has = 1;
+		p->ct.dir = 0;
+		p->ct.status = 0;
+		p->ct.expire = 0;
 		ct_export(p, k, side);
 		sc->ct_create = 1;
 		sc->ct_side = side;
 		sc->ct_tcp = nst;
-		return 0;
+		return;
 	}
 
 	dir = (side != e->orig) & 1;
-	p->has_ct = 1;
-	p->ctdir = dir;
-	p->ctstate = dir || (e->status & BPFIPT_CTS_SEEN_REPLY) ? BPFIPT_CT_ESTABLISHED :
+	p->ct.has = 1;
+	p->ct.dir = dir;
+	p->ct.state = dir || (e->status & BPFIPT_CTS_SEEN_REPLY) ? BPFIPT_CT_ESTABLISHED :
 								  BPFIPT_CT_NEW;
 	ct_export(p, k, e->orig);
 	if (p->proto == IPPROTO_TCP) {
 		if (nst == sIV) {
-			p->ctstate = BPFIPT_CT_INVALID;	/* tcp_packet: -NF_ACCEPT, ct dropped */
-			p->has_ct = 0;
-			return 0;
+			p->ct.state = BPFIPT_CT_INVALID;	/* tcp_packet: -NF_ACCEPT, ct dropped */
+			p->ct.has = 0;
+			return;
 		}
 		if (nst == sIG || !update)
 			goto seen;
@@ -386,12 +391,45 @@ seen:
 	/* Linux sets SEEN_REPLY before the filter runs: the first reply sees it */
 	if (update && dir && !(e->status & BPFIPT_CTS_SEEN_REPLY))
 		e->status |= BPFIPT_CTS_SEEN_REPLY;
-	p->ctstatus = e->status;
-	p->ct_expire = e->expires > now ? (e->expires - now) / 1000000000ull : 0;
+	p->ct.status = e->status;
+	p->ct.expire = e->expires > now ? (e->expires - now) / 1000000000ull : 0;
 	if (!update)
-		return 0;
+		return;
 	__sync_fetch_and_add(&e->packets[dir], 1);
 	__sync_fetch_and_add(&e->bytes[dir], p->len);
+	return;
+}
+
+/*
+ * The packet's state, and the update of an existing connection (update: false
+ * on lo ingress, where the packet was tracked at egress). Leaves sc->ct_create
+ * set when the packet opens a connection that bpfipt_ct_confirm() writes if the
+ * packet is accepted. A global function: verified once, on its own.
+ */
+__noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
+{
+	struct ct_frag_key fk = {};
+	struct ct_result *fr;
+	struct pkt *p;
+
+	if (!sc)
+		return 0;
+	p = &sc->p;
+	sc->ct_create = 0;
+	__builtin_memset(&p->ct, 0, sizeof(p->ct));	/* INVALID */
+	fk.saddr = p->saddr;
+	fk.daddr = p->daddr;
+	fk.id = p->ipid;
+	fk.proto = p->proto;
+	if (p->frag) {
+		fr = bpf_map_lookup_elem(&bpfipt_ct_frag, &fk);
+		if (fr)
+			p->ct = *fr;
+		return 0;
+	}
+	ct_track(sc, update);
+	if (p->mf)
+		bpf_map_update_elem(&bpfipt_ct_frag, &fk, &p->ct, BPF_ANY);
 	return 0;
 }
 

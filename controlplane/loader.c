@@ -139,7 +139,7 @@ static const char *const prog_names[DP_PROG_MAX] = {
 };
 
 /* Instance maps (created once with the programs). */
-enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_MAX };
+enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_CT_FRAG, IM_MAX };
 
 static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
@@ -149,11 +149,12 @@ static const char *const im_names[IM_MAX] = {
 	[IM_SCRATCH] = "bpfipt_scratch",
 	[IM_CT] = "bpfipt_ct",
 	[IM_CT_CONF] = "bpfipt_ct_conf",
+	[IM_CT_FRAG] = "bpfipt_ct_frag",
 };
 
 _Static_assert(OM_MAX == 9, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
-_Static_assert(IM_MAX == 7, "im_names covers every instance map");
+_Static_assert(IM_MAX == 8, "im_names covers every instance map");
 
 struct dp_inst {
 	int prog[DP_PROG_MAX];		/* -1: not loaded */

@@ -100,6 +100,19 @@ struct {
 	__type(value, __u64);
 } bpfipt_stats SEC(".maps");
 
+/* What conntrack tells the classifier about a packet (conntrack/ct.bpf.h). */
+struct ct_result {
+	__u8 state;		/* enum bpfipt_ct_state */
+	__u8 has;		/* a connection (xt_conntrack's ct != NULL) */
+	__u8 dir;		/* 1: reply direction */
+	__u8 status;		/* BPFIPT_CTS_* */
+	__u8 proto;
+	__u8 pad[3];
+	__be32 osrc, odst;	/* the original direction's tuple */
+	__u32 osport, odport;
+	__u32 expire;		/* seconds left */
+};
+
 struct pkt {
 	__be32 saddr, daddr;
 	__u32 proto;
@@ -107,6 +120,9 @@ struct pkt {
 	__u32 tcpflags;		/* BPFIPT_NO_TCP without a TCP header */
 	__u32 icmp;		/* type << 8 | code, BPFIPT_NO_ICMP */
 	__u32 frag;		/* 1: non-first fragment */
+	__u16 ipid;		/* IP identification (fragments) */
+	__u8 mf;		/* more fragments follow */
+	__u8 pad_mf;
 	__u32 len;		/* IP total length (counted as bytes) */
 	__u32 iif, oif;
 	__u32 mark;
@@ -121,15 +137,7 @@ struct pkt {
 	__u32 inner_sport, inner_dport;	/* ICMP: sport = identifier */
 	__u32 inner_icmp;		/* type << 8 | code */
 	/* conntrack (conntrack/ct.bpf.h): the packet's state and connection */
-	__u8 ctstate;		/* enum bpfipt_ct_state */
-	__u8 has_ct;		/* a connection (xt_conntrack's ct != NULL) */
-	__u8 ctdir;		/* 1: reply direction */
-	__u8 ctstatus;		/* BPFIPT_CTS_* */
-	__u8 ct_proto;
-	__u8 ct_pad[3];
-	__be32 ct_osrc, ct_odst;	/* the original direction's tuple */
-	__u32 ct_osport, ct_odport;
-	__u32 ct_expire;		/* seconds left */
+	struct ct_result ct;	/* conntrack (conntrack/ct.bpf.h) */
 };
 
 /* Interfaces whose XDP program judges ingress (INPUT/FORWARD): there the tc
@@ -339,6 +347,8 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 	p->tos = ip->tos;
 	p->len = bpf_ntohs(ip->tot_len);
 	p->frag = (ip->frag_off & bpf_htons(0x1fff)) != 0;
+	p->mf = (ip->frag_off & bpf_htons(0x2000)) != 0;
+	p->ipid = ip->id;
 	hl = ip->ihl * 4;
 	/* Bad IHL or total length: classify on the fixed header, no L4 fields. */
 	if (hl < sizeof(*ip) || p->len < hl || p->len > wire_len - l2) {
@@ -585,26 +595,26 @@ static __always_inline bool ct_match(const struct bpfipt_extra *e, const struct 
 {
 	__u64 exp;
 
-	if (!p->has_ct)
+	if (!p->ct.has)
 		return e->ct_flags & XT_CONNTRACK_STATE;
 	if ((e->ct_flags & XT_CONNTRACK_DIRECTION) &&
-	    ((p->ctdir == 0) ^ !(e->ct_inv & XT_CONNTRACK_DIRECTION)))
+	    ((p->ct.dir == 0) ^ !(e->ct_inv & XT_CONNTRACK_DIRECTION)))
 		return false;
-	if (CT_FAIL(XT_CONNTRACK_ORIGSRC, ct_addr_ok(p->ct_osrc, e->ct_addr[0], e->ct_mask[0])) ||
-	    CT_FAIL(XT_CONNTRACK_ORIGDST, ct_addr_ok(p->ct_odst, e->ct_addr[1], e->ct_mask[1])) ||
-	    CT_FAIL(XT_CONNTRACK_REPLSRC, ct_addr_ok(p->ct_odst, e->ct_addr[2], e->ct_mask[2])) ||
-	    CT_FAIL(XT_CONNTRACK_REPLDST, ct_addr_ok(p->ct_osrc, e->ct_addr[3], e->ct_mask[3])))
+	if (CT_FAIL(XT_CONNTRACK_ORIGSRC, ct_addr_ok(p->ct.osrc, e->ct_addr[0], e->ct_mask[0])) ||
+	    CT_FAIL(XT_CONNTRACK_ORIGDST, ct_addr_ok(p->ct.odst, e->ct_addr[1], e->ct_mask[1])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLSRC, ct_addr_ok(p->ct.odst, e->ct_addr[2], e->ct_mask[2])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLDST, ct_addr_ok(p->ct.osrc, e->ct_addr[3], e->ct_mask[3])))
 		return false;
-	if (CT_FAIL(XT_CONNTRACK_PROTO, p->ct_proto == e->ct_proto))
+	if (CT_FAIL(XT_CONNTRACK_PROTO, p->ct.proto == e->ct_proto))
 		return false;
-	if (CT_FAIL(XT_CONNTRACK_ORIGSRC_PORT, ct_port_ok(p->ct_osport, e->ct_port[0])) ||
-	    CT_FAIL(XT_CONNTRACK_ORIGDST_PORT, ct_port_ok(p->ct_odport, e->ct_port[1])) ||
-	    CT_FAIL(XT_CONNTRACK_REPLSRC_PORT, ct_port_ok(p->ct_odport, e->ct_port[2])) ||
-	    CT_FAIL(XT_CONNTRACK_REPLDST_PORT, ct_port_ok(p->ct_osport, e->ct_port[3])))
+	if (CT_FAIL(XT_CONNTRACK_ORIGSRC_PORT, ct_port_ok(p->ct.osport, e->ct_port[0])) ||
+	    CT_FAIL(XT_CONNTRACK_ORIGDST_PORT, ct_port_ok(p->ct.odport, e->ct_port[1])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLSRC_PORT, ct_port_ok(p->ct.odport, e->ct_port[2])) ||
+	    CT_FAIL(XT_CONNTRACK_REPLDST_PORT, ct_port_ok(p->ct.osport, e->ct_port[3])))
 		return false;
-	if (CT_FAIL(XT_CONNTRACK_STATUS, p->ctstatus & e->ct_status))
+	if (CT_FAIL(XT_CONNTRACK_STATUS, p->ct.status & e->ct_status))
 		return false;
-	exp = p->ct_expire;
+	exp = p->ct.expire;
 	if (CT_FAIL(XT_CONNTRACK_EXPIRES, exp >= e->ct_expire[0] && exp <= e->ct_expire[1]))
 		return false;
 	return true;
@@ -865,7 +875,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		goto broken;
 	if ((look & (1u << BPFIPT_F_CTSTATE)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
-		       p->ctstate & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
+		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
 	sc->cur = cur;

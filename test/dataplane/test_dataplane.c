@@ -1985,7 +1985,7 @@ struct ctstep {
 	const char *qsrc, *qdst;
 	int qproto, qsport, qdport;
 	const char *odst;	/* override the outer destination */
-	int frag;
+	int frag, mf, ipid;	/* fragment offset (8-byte units), more fragments, IP id */
 };
 
 static size_t ct_build(const struct ctstep *st, __u8 *buf, size_t cap)
@@ -1993,7 +1993,7 @@ static size_t ct_build(const struct ctstep *st, __u8 *buf, size_t cap)
 	bool in = st->dir == CT_IN;
 	struct pspec ps = PK(.src = in ? "10.0.0.1" : "10.0.0.2", .dst = in ? "10.0.0.2" : "10.0.0.1",
 			     .proto = st->proto, .sport = st->sport, .dport = st->dport,
-			     .flags = st->flags, .fragoff = st->frag);
+			     .flags = st->flags, .fragoff = st->frag, .mf = st->mf);
 	__u8 *l4 = buf + ETH_HLEN + 20;
 	size_t n;
 
@@ -2004,6 +2004,7 @@ static size_t ct_build(const struct ctstep *st, __u8 *buf, size_t cap)
 		ps.len = st->qsrc ? 20 + 8 + 20 + 8 : 28;
 	}
 	n = build(&ps, buf, cap);
+	*(__be16 *)(buf + ETH_HLEN + 4) = htons(st->ipid);
 	if (st->proto == 1 && !st->qsrc && !st->frag)
 		*(__be16 *)(l4 + 4) = htons(st->dport);	/* identifier */
 	if (st->qsrc) {		/* the quoted header and 8 bytes of its L4 */
@@ -2149,8 +2150,18 @@ START_TEST(t_conntrack)
 		    'I', QUOTE("10.0.0.2", "10.0.0.1", 17, 5353, 53), .odst = "10.0.0.9"),
 		CTS("host unreachable about the inbound udp flow (B quotes A)", CT_OUT, 1, 3, 0, 0,
 		    'R', QUOTE("10.0.0.1", "10.0.0.2", 17, 1234, 53)),
-		/* no reassembly: a later fragment has no tuple */
-		CTS("non-first fragment of udp 53>5353", CT_IN, 17, 53, 5353, 0, 'I', .frag = 10),
+		/* no reassembly: a later fragment has the state of its first fragment,
+		 * and none (INVALID) when that was not seen */
+		CTS("first fragment of udp 53>5353", CT_IN, 17, 53, 5353, 0, 'E', .mf = 1,
+		    .ipid = 77),
+		CTS("its second fragment", CT_IN, 17, 53, 5353, 0, 'E', .frag = 185, .mf = 1,
+		    .ipid = 77),
+		CTS("its last fragment", CT_IN, 17, 53, 5353, 0, 'E', .frag = 370, .ipid = 77),
+		CTS("first fragment of a new udp flow", CT_IN, 17, 53, 5999, 0, 'N', .mf = 1,
+		    .ipid = 78),
+		CTS("its last fragment", CT_IN, 17, 53, 5999, 0, 'N', .frag = 185, .ipid = 78),
+		CTS("a later fragment whose first was not seen", CT_IN, 17, 53, 5353, 0, 'I',
+		    .frag = 185, .ipid = 79),
 	};
 	static const struct ctstep reopen[] = {
 		TCP_(CT_IN, 40000, 22, 0x02, 'N'),

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Entry points of the three commands (argv[0] included). */
+/* Entry points of the four commands (argv[0] included). */
 #ifndef BPFIPT_CLI_H
 #define BPFIPT_CLI_H
 
 int ipt_cli_iptables(int argc, char **argv);
 int ipt_cli_save(int argc, char **argv);
 int ipt_cli_restore(int argc, char **argv);
+/* bpf-conntrack: bpf-iptables/ct_cli.c */
+int ct_cli_conntrack(int argc, char **argv);
 
 #endif

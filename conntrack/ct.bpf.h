@@ -36,9 +36,9 @@
 #define CTF_CLOSE_INIT		0x01
 #define CTF_LAST_RST		0x02
 #define CTF_LAST_REPLY		0x04
-#define CTF_KILLED		0x08	/* see bpfipt_ct_track(): lo */
 
 #define CT_STREAM_NS		2000000000ull	/* UDP: a "stream" after 2 s */
+#define IPPROTO_GRE_		47
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -287,7 +287,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	/* expired: absent (the sweep or the LRU reclaims it). A connection killed
 	 * at lo's egress stays visible to lo's ingress for a second: Linux tracks
 	 * a loopback packet once, so INPUT sees the state OUTPUT saw. */
-	if (e && (e->expires <= now || ((e->flags & CTF_KILLED) && update)))
+	if (e && (e->expires <= now || ((e->flags & BPFIPT_CTF_KILLED) && update)))
 		e = NULL;
 	if (e && p->proto == IPPROTO_TCP) {
 		dir = (side != e->orig) & 1;
@@ -349,7 +349,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 		if (!(e->status & BPFIPT_CTS_SEEN_REPLY)) {
 			if (p->tcpflags & TH_RST) {
 				/* only a RST answered: no connection (nf_ct_kill) */
-				e->flags |= CTF_KILLED;
+				e->flags |= BPFIPT_CTF_KILLED;
 				e->expires = now + 1000000000ull;
 				goto seen;
 			}
@@ -380,10 +380,15 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 				tmo = ct_timeout(cf, BPFIPT_CTT_UDP_STREAM);
 				e->status |= BPFIPT_CTS_ASSURED;
 			}
+		} else if (p->proto == IPPROTO_GRE_) {
+			/* replied: a stream, assured (gre_packet) */
+			tmo = ct_timeout(cf, BPFIPT_CTT_GRE);
+			if (e->status & BPFIPT_CTS_SEEN_REPLY) {
+				tmo = ct_timeout(cf, BPFIPT_CTT_GRE_STREAM);
+				e->status |= BPFIPT_CTS_ASSURED;
+			}
 		} else {
 			tmo = ct_timeout(cf, BPFIPT_CTT_GENERIC);
-			if (e->status & BPFIPT_CTS_SEEN_REPLY)
-				e->status |= BPFIPT_CTS_ASSURED;
 		}
 		e->expires = now + tmo;
 	}
@@ -462,6 +467,9 @@ __noinline int bpfipt_ct_confirm(struct scratch *sc)
 		break;
 	case IPPROTO_ICMP:
 		ti = BPFIPT_CTT_ICMP;
+		break;
+	case IPPROTO_GRE_:
+		ti = BPFIPT_CTT_GRE;
 		break;
 	default:
 		ti = BPFIPT_CTT_GENERIC;

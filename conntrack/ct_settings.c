@@ -27,6 +27,8 @@ static const __u64 default_s[BPFIPT_CTT_MAX] = {
 	[BPFIPT_CTT_UDP_STREAM] = 120,
 	[BPFIPT_CTT_ICMP] = 30,
 	[BPFIPT_CTT_GENERIC] = 600,
+	[BPFIPT_CTT_GRE] = 30,
+	[BPFIPT_CTT_GRE_STREAM] = 180,
 };
 
 static const char *const names[BPFIPT_CTT_MAX] = {
@@ -44,9 +46,11 @@ static const char *const names[BPFIPT_CTT_MAX] = {
 	[BPFIPT_CTT_UDP_STREAM] = "udp_timeout_stream",
 	[BPFIPT_CTT_ICMP] = "icmp_timeout",
 	[BPFIPT_CTT_GENERIC] = "generic_timeout",
+	[BPFIPT_CTT_GRE] = "gre_timeout",
+	[BPFIPT_CTT_GRE_STREAM] = "gre_timeout_stream",
 };
 
-_Static_assert(BPFIPT_CTT_MAX == 14, "default_s and names cover every timeout");
+_Static_assert(BPFIPT_CTT_MAX == 16, "default_s and names cover every timeout");
 
 void ct_settings_default(struct ct_settings *s)
 {

@@ -320,6 +320,8 @@ enum bpfipt_ct_timeout {
 	BPFIPT_CTT_UDP_STREAM,
 	BPFIPT_CTT_ICMP,
 	BPFIPT_CTT_GENERIC,
+	BPFIPT_CTT_GRE,
+	BPFIPT_CTT_GRE_STREAM,
 	BPFIPT_CTT_MAX,
 };
 
@@ -350,9 +352,13 @@ struct bpfipt_ct_entry {
 	__u8 orig;		/* which end of the key opened the connection: 0 or 1 */
 	__u8 tcp_state;		/* enum bpfipt_tcp_state */
 	__u8 status;		/* BPFIPT_CTS_* */
-	__u8 flags;		/* the data path's own bookkeeping (conntrack/ct.bpf.h) */
+	__u8 flags;		/* BPFIPT_CTF_*, and the data path's own bookkeeping */
 	__u32 pad;
 };
+
+/* A connection the data path ended (an RST answering an unreplied SYN): absent
+ * for everyone but lo's ingress, for the second it stays (conntrack/ct.bpf.h). */
+#define BPFIPT_CTF_KILLED	0x08
 
 /* Instance map bpfipt_ct_conf[0], written by userspace (defaults, bpf-conntrack
  * -T); a timeout of 0 is never written (the data plane would expire at once). */

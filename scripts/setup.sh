@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential cmake ninja-build pkg-config clang llvm libbpf-dev bpftool
       libelf-dev zlib1g-dev bison flex libnl-3-dev libnl-route-3-dev check
       iptables ipset nftables iproute2 iputils-ping iperf3 hping3 tcpdump netbase
-      python3)
+      python3 conntrack)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -46,3 +46,8 @@ add_test(NAME e2e.kernel_diff
                  --bin ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+
+# ---- bpf-conntrack: settings, and the listing against the kernel's conntrack ----
+add_test(NAME e2e.ct_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ct_cli.sh
+                                ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.ct_cli PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)

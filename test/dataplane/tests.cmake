@@ -5,3 +5,9 @@ add_executable(test_dataplane ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_da
 target_link_libraries(test_dataplane PRIVATE bpfipt PkgConfig::CHECK)
 add_test(NAME dataplane.test_dataplane COMMAND test_dataplane)
 set_tests_properties(dataplane.test_dataplane PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 1800)
+
+# The connection table from userspace (conntrack/ct.c) on an instance's map.
+add_executable(test_ct_table ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_ct_table.c)
+target_link_libraries(test_ct_table PRIVATE bpfipt PkgConfig::CHECK)
+add_test(NAME dataplane.test_ct_table COMMAND test_ct_table)
+set_tests_properties(dataplane.test_ct_table PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 300)

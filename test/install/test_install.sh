@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `cmake --install` into a fresh prefix gives three self-contained commands that
+# `cmake --install` into a fresh prefix gives four self-contained commands that
 # work from anywhere: a ruleset typed into the installed bpf-iptables is listed
-# back by the installed -save and restored by the installed -restore.
+# back by the installed -save and restored by the installed -restore; the
+# installed bpf-conntrack keeps its settings beside them.
 set -euo pipefail
 build=${1:?usage: test_install.sh BUILD_DIR}
 prefix=$(mktemp -d)
@@ -9,7 +10,7 @@ state=$(mktemp -d)
 trap 'rm -rf "$prefix" "$state"' EXIT
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
-for tool in bpf-iptables bpf-iptables-save bpf-iptables-restore; do
+for tool in bpf-iptables bpf-iptables-save bpf-iptables-restore bpf-conntrack; do
 	[ -x "$prefix/bin/$tool" ] || { echo "FAIL: $prefix/bin/$tool missing"; exit 1; }
 done
 
@@ -35,4 +36,6 @@ echo "$saved" | "$prefix/bin/bpf-iptables-restore"
 again=$("$prefix/bin/bpf-iptables-save" | grep -v '^#')
 [ "$again" = "$expected" ] || { echo "FAIL: restore did not round-trip"; exit 1; }
 "$prefix/bin/bpf-iptables" -V | grep -q '^bpf-iptables v' || { echo "FAIL: -V"; exit 1; }
+"$prefix/bin/bpf-conntrack" -T udp_timeout=60
+"$prefix/bin/bpf-conntrack" -T | grep -qx 'udp_timeout 60' || { echo "FAIL: bpf-conntrack -T"; exit 1; }
 echo "1 passed, 0 failed"

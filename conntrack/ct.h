@@ -11,7 +11,8 @@
  * -T also writes the timeouts into the running instance at once (the size only
  * takes effect when the instance is created again: --unload, then any command).
  *
- * TABLE: list, count, flush, delete by tuple filter, sweep expired entries.
+ * TABLE: list, count, flush, delete by tuple filter, sweep expired entries:
+ * conntrack/ct_table.h.
  */
 #ifndef BPFIPT_CT_H
 #define BPFIPT_CT_H

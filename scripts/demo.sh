@@ -13,12 +13,12 @@ run() { echo "\$ bpf-iptables $*"; bpt "$SRV" "$@"; }
 say "a firewall on the server ($SRV_IP), typed as iptables commands"
 run -P INPUT DROP
 run -A INPUT -i lo -j ACCEPT
+run -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT
 run -N services
 run -A services -p tcp --dport 22 -j ACCEPT
 run -A services -p udp --dport 53 -j ACCEPT
 run -A INPUT -s 10.1.0.0/24 -j services
 run -A INPUT -p icmp --icmp-type echo-request -j ACCEPT
-run -A INPUT -p tcp --sport 22 -j ACCEPT
 
 tcp_listen "$SRV" 22
 tcp_listen "$SRV" 8080
@@ -28,9 +28,16 @@ tcp_ok "$CLI" $SRV_IP 8080 && echo "tcp 8080: connected" || echo "tcp 8080: bloc
 echo "udp 53:   $(udp_count "$CLI" "$SRV" $SRV_IP 53 100)/100 datagrams delivered"
 echo "udp 5000: $(udp_count "$CLI" "$SRV" $SRV_IP 5000 100)/100 datagrams delivered"
 ping_ok "$CLI" $SRV_IP && echo "ping:     answered" || echo "ping:     no answer"
+tcp_listen "$CLI" 8000
+say "traffic from the server: its replies come back as ESTABLISHED"
+tcp_ok "$SRV" $CLI_IP 8000 && echo "tcp to client:8000: connected" || echo "tcp to client:8000: blocked"
+ping_ok "$SRV" $CLI_IP && echo "ping client:        answered" || echo "ping client:        no answer"
 
 say "what the data plane counted"
 run -L -n -v --line-numbers
+say "the connections it tracks"
+echo "\$ bpf-conntrack -L"
+nsx "$SRV" "$BIN/bpf-conntrack" -L
 say "the same ruleset as iptables-save prints it"
 nsx "$SRV" "$BIN/bpf-iptables-save" -c
 say "a bad rule is refused and changes nothing"

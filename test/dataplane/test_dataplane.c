@@ -1859,15 +1859,21 @@ static struct dp_inst *ct_bench_inst(int n, bool ct)
 	return in;
 }
 
+/* The best of 5 runs of 50 000 (this machine's timings are noisy). */
 static double ct_bench_one(struct dp_inst *in, const __u8 *buf, size_t len, int chain, int want)
 {
 	struct __sk_buff ctx = { .cb = { chain, 2, 2 } };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .repeat = 20000);
+		    .ctx_size_in = sizeof(ctx), .repeat = 50000);
+	double best = 1e18;
 
-	ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
-	ck_assert_int_eq((int)o.retval, want);
-	return o.duration;
+	for (int i = 0; i < 5; i++) {
+		ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
+		ck_assert_int_eq((int)o.retval, want);
+		if (o.duration < best)
+			best = o.duration;
+	}
+	return best;
 }
 
 START_TEST(t_benchmark_conntrack)
@@ -1880,7 +1886,8 @@ START_TEST(t_benchmark_conntrack)
 			     .dport = 5353);
 	size_t lo = build(&po, out, sizeof(out)), lr = build(&pr, reply, sizeof(reply));
 
-	fprintf(stderr, "\nconntrack: ns/packet, bpf_prog_test_run repeat=20000 (the test program)\n"
+	fprintf(stderr, "\nconntrack: ns/packet, bpf_prog_test_run, best of 5 x 50000 (the test "
+		"program)\n"
 		"  %8s %12s %12s %12s %12s\n", "rules", "off:nomatch", "on:estab", "on:nomatch",
 		"on:new-out");
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {

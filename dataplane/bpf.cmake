@@ -27,6 +27,7 @@ add_custom_command(OUTPUT ${BPF_OBJ}
   DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c
           ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.h
           ${CMAKE_CURRENT_SOURCE_DIR}/conntrack/ct.bpf.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/reject.bpf.h
   COMMENT "Building BPF object bpfipt.bpf.o"
   VERBATIM)
 

@@ -163,6 +163,9 @@ struct scratch {
 	struct vecs v;
 	__u32 cur, chain, look, cvec, nwords, nchunks;
 	__u32 cursor, depth, verdict, status;
+	__u32 reject_with;		/* the REJECT slot's --reject-with */
+	__u8 buf[1088];			/* REJECT: the ICMP payload being checksummed
+					 * (556 bytes; 1056 for the verifier) */
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u64 first;			/* ... mask of the first word */
@@ -794,6 +797,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 	case BPFIPT_S_VERDICT:
 	case BPFIPT_S_POLICY:
 		sc->verdict = sl->verdict;
+		sc->reject_with = sl->reject_with;
 		return STEP_DONE;
 	case BPFIPT_S_CONTINUE:
 		sc->cursor = s + 1;
@@ -1032,6 +1036,10 @@ static __always_inline int tc_verdict(int v)
 	return v == BPFIPT_V_ACCEPT ? TC_ACT_OK : TC_ACT_SHOT;
 }
 
+/* --------------------------------------------------------------- REJECT ---- */
+
+#include "reject.bpf.h"
+
 /* ------------------------------------------------------------ programs ---- */
 
 static __always_inline struct scratch *scratch(__u32 idx)
@@ -1041,6 +1049,49 @@ static __always_inline struct scratch *scratch(__u32 idx)
 	if (sc)
 		__builtin_memset(&sc->p, 0, sizeof(sc->p));
 	return sc;
+}
+
+/* REJECT at XDP: tc ingress builds the reply (reject.bpf.h); without room for
+ * the metadata, the packet is only dropped. */
+static __always_inline int xdp_reject(struct xdp_md *ctx, __u32 with, int chain)
+{
+	struct reject_meta *m;
+	void *data;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		goto drop;
+	m = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if ((void *)(m + 1) > data)
+		goto drop;
+	m->magic = REJECT_MAGIC;
+	m->with = with | (__u32)chain << 8;
+	return XDP_PASS;
+drop:
+	stat_inc(BPFIPT_ST_REJECT_DROPPED);
+	return XDP_DROP;
+}
+
+/* A packet XDP rejected (its metadata says so): the reply, or TC_ACT_SHOT. */
+static __always_inline int tc_rejected_at_xdp(struct __sk_buff *skb, __u32 l2)
+{
+	struct reject_meta *m = (void *)(long)skb->data_meta;
+	struct scratch *sc;
+	__u32 with;
+	int r = TC_ACT_SHOT;
+
+	if ((void *)(m + 1) > (void *)(long)skb->data || m->magic != REJECT_MAGIC)
+		return -1;
+	with = m->with;
+	/* consumed: the metadata stays with the skb, and the reply built from it
+	 * must not look rejected to the next hop's tc */
+	m->magic = 0;
+	sc = scratch(SCR_TC_IN);
+	if (!sc || tc_parse(skb, l2, sc, &r)) {
+		stat_inc(BPFIPT_ST_REJECT_DROPPED);
+		return TC_ACT_SHOT;
+	}
+	return tc_reject(skb, sc, l2, (with >> 8) & 3, with & 0xff, false);
 }
 
 SEC("xdp")
@@ -1076,8 +1127,15 @@ int bpfipt_xdp(struct xdp_md *ctx)
 		goto out;
 	}
 	/* no skb, no mark: rulesets that test it run at tc (BPFIPT_C_TC_INGRESS) */
-	if (judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX) != BPFIPT_V_ACCEPT)
+	switch (judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX)) {
+	case BPFIPT_V_ACCEPT:
+		break;
+	case BPFIPT_V_REJECT:
+		r = xdp_reject(ctx, sc->reject_with, chain);
+		break;
+	default:
 		r = XDP_DROP;
+	}
 out:
 	return r;
 }
@@ -1092,8 +1150,13 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	if (generation(&cur, &iflags, &conf))
 		goto out;
 	if ((iflags & BPFIPT_I_XDP) && !(conf->flags & BPFIPT_C_TC_INGRESS) &&
-	    bpf_map_lookup_elem(&bpfipt_xdpifs, &ifindex))
-		goto out;	/* judged at XDP */
+	    bpf_map_lookup_elem(&bpfipt_xdpifs, &ifindex)) {
+		/* judged at XDP; a rejected packet is answered here */
+		chain = tc_rejected_at_xdp(skb, l2);
+		if (chain >= 0)
+			r = chain;
+		goto out;
+	}
 	/* a tagged frame is judged on its VLAN device; other hosts' frames are dropped
 	 * by the kernel before any netfilter hook */
 	if (skb->vlan_present || skb->pkt_type == PACKET_OTHERHOST) {
@@ -1113,7 +1176,9 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
 		goto out;
 	}
-	r = tc_verdict(judge(cur, conf, chain, sc, ifindex != LOOPBACK_IFINDEX));
+	r = judge(cur, conf, chain, sc, ifindex != LOOPBACK_IFINDEX);
+	r = r == BPFIPT_V_REJECT ? tc_reject(skb, sc, l2, chain, sc->reject_with, false) :
+				   tc_verdict(r);
 out:
 	return r;
 }
@@ -1139,7 +1204,9 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 		goto out;
 	sc->p.oif = skb->ifindex;
 	sc->p.mark = skb->mark;
-	r = tc_verdict(judge(cur, conf, BPFIPT_OUTPUT, sc, 1));
+	r = judge(cur, conf, BPFIPT_OUTPUT, sc, 1);
+	r = r == BPFIPT_V_REJECT ? tc_reject(skb, sc, l2, BPFIPT_OUTPUT, sc->reject_with, true) :
+				   tc_verdict(r);
 out:
 	return r;
 }

@@ -195,6 +195,8 @@ enum bpfipt_stat {
 	BPFIPT_ST_DEPTH_EXHAUSTED,
 	BPFIPT_ST_MALFORMED,
 	BPFIPT_ST_INTERNAL,		/* a lookup that cannot fail failed (loader bug): dropped */
+	BPFIPT_ST_REJECT_SENT,		/* REJECT replies sent */
+	BPFIPT_ST_REJECT_DROPPED,	/* REJECTed without a reply (dataplane/reject.bpf.h) */
 	BPFIPT_ST_MAX,
 };
 

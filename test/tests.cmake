@@ -52,8 +52,13 @@ set_tests_properties(e2e.conntrack.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRE
 add_test(NAME e2e.ct_diff
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/ct_diff.py
                  --bin ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.reject COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_reject.sh
+                                 ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.reject.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_reject.sh
+                                    ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.reject.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff
-                     e2e.conntrack e2e.conntrack.tc e2e.ct_diff
+                     e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
 
 # ---- bpf-conntrack: settings, and the listing against the kernel's conntrack ----

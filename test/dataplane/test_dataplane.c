@@ -112,8 +112,10 @@ static size_t build(const struct pspec *s, __u8 *buf, size_t cap)
 	} else {
 		*(__be16 *)l4 = htons(s->sport);
 		*(__be16 *)(l4 + 2) = htons(s->dport);
-		if (s->proto == 6)
+		if (s->proto == 6) {
+			l4[12] = 5 << 4;	/* data offset: 20 bytes */
 			l4[13] = s->flags;
+		}
 	}
 	if (s->fragoff) {	/* a later fragment: its first bytes are payload */
 		memset(l4, 0x77, 8);
@@ -2208,6 +2210,140 @@ START_TEST(t_conntrack)
 }
 END_TEST
 
+/* ================================================================ REJECT */
+
+static __u16 sum16(const __u8 *p, size_t n, __u32 s)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (__u32)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		s += (__u32)p[n - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (__u16)s;
+}
+
+/* Run tc ingress on vB with a packet for the local 10.2.0.1: the reply's bytes. */
+static size_t reject_run(struct dp_inst *in, struct pspec s, __u8 *out, size_t cap, int *ret)
+{
+	static __u8 buf[1100];
+	int vb = ifidx("vB");
+	struct __sk_buff ctx = { .ifindex = vb, .ingress_ifindex = vb };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+		    .data_out = out, .data_size_out = cap);
+
+	dev_mac(vb, s.dmac);
+	s.mac[0] = 2;
+	s.mac[5] = 9;
+	o.data_size_in = build(&s, buf, sizeof(buf));
+	ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TC_IN), &o), 0);
+	*ret = o.retval;
+	return o.data_size_out;
+}
+
+START_TEST(t_reject)
+{
+	static const char rules[] =
+		"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		"-A INPUT -p tcp --dport 7 -j REJECT --reject-with tcp-reset\n"
+		"-A INPUT -p udp --dport 7 -j REJECT\n"
+		"-A INPUT -p udp --dport 8 -j REJECT --reject-with icmp-host-prohibited\n"
+		"-A INPUT -p icmp -j REJECT\n"
+		"COMMIT\n";
+	struct ipt_restore_opts ro = { .prog = "bpf-iptables-restore" };
+	struct ipt_table *t = NULL;
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+	unsigned int line = 0;
+	struct dp_inst *in;
+	__u8 out[1024], *ip = out + ETH_HLEN, *l4 = ip + 20;
+	size_t n;
+	int ret;
+
+	topology();
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(rules, strlen(rules), &t, &ro, &err, &line), 0);
+	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
+	in = inst_new(1u << DP_PROG_TC_IN);
+	install(in, cc);
+
+	/* tcp-reset: a SYN becomes RST|ACK, ack = seq + 1, from 10.2.0.1:7 */
+	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .sport = 40000, .dport = 7,
+			      .flags = 0x02), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_REDIRECT);
+	ck_assert_uint_eq(n, ETH_HLEN + 40);
+	ck_assert_uint_eq(out[0], 2);			/* back to the sender's MAC */
+	ck_assert_uint_eq(out[5], 9);
+	ck_assert_uint_eq(ip[0], 0x45);
+	ck_assert_uint_eq(ip[9], 6);
+	ck_assert_uint_eq(*(__be32 *)(ip + 12), inet_addr("10.2.0.1"));
+	ck_assert_uint_eq(*(__be32 *)(ip + 16), inet_addr("10.1.0.7"));
+	ck_assert_uint_eq(sum16(ip, 20, 0), 0xffff);	/* IP checksum */
+	ck_assert_uint_eq(ntohs(*(__be16 *)l4), 7);
+	ck_assert_uint_eq(ntohs(*(__be16 *)(l4 + 2)), 40000);
+	ck_assert_uint_eq(*(__be32 *)(l4 + 4), 0);		/* seq 0 */
+	ck_assert_uint_eq(ntohl(*(__be32 *)(l4 + 8)), 1);	/* build() sends seq 0 */
+	ck_assert_uint_eq(l4[13], 0x14);			/* RST|ACK */
+	{
+		__u8 ph[12];
+
+		memcpy(ph, ip + 12, 8);
+		ph[8] = 0;
+		ph[9] = 6;
+		ph[10] = 0;
+		ph[11] = 20;
+		ck_assert_uint_eq(sum16(l4, 20, sum16(ph, 12, 0)), 0xffff);
+	}
+	/* an ACK: RST with seq = its ack */
+	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .sport = 40000, .dport = 7,
+			      .flags = 0x10), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_REDIRECT);
+	ck_assert_uint_eq(l4[13], 0x04);
+	/* a RST is not answered */
+	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .sport = 40000, .dport = 7,
+			      .flags = 0x04), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_SHOT);
+
+	/* udp: port unreachable quoting the datagram; host prohibited */
+	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .proto = 17, .sport = 5000,
+			      .dport = 7, .len = 100), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_REDIRECT);
+	ck_assert_uint_eq(n, ETH_HLEN + 28 + 100);
+	ck_assert_uint_eq(ip[9], 1);
+	ck_assert_uint_eq(ntohs(*(__be16 *)(ip + 2)), 128);
+	ck_assert_uint_eq(*(__be32 *)(ip + 12), inet_addr("10.2.0.1"));
+	ck_assert_uint_eq(*(__be32 *)(ip + 16), inet_addr("10.1.0.7"));
+	ck_assert_uint_eq(sum16(ip, 20, 0), 0xffff);
+	ck_assert_uint_eq(l4[0], 3);
+	ck_assert_uint_eq(l4[1], 3);
+	ck_assert_uint_eq(sum16(l4, 8 + 100, 0), 0xffff);	/* ICMP checksum */
+	ck_assert_uint_eq(*(__be32 *)(l4 + 8 + 12), inet_addr("10.1.0.7"));	/* the quote */
+	ck_assert_uint_eq(ntohs(*(__be16 *)(l4 + 8 + 22)), 7);
+	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .proto = 17, .sport = 5000,
+			      .dport = 8, .len = 1000), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_REDIRECT);
+	ck_assert_uint_eq(n, ETH_HLEN + 28 + 548);		/* quote cut to 548 bytes */
+	ck_assert_uint_eq(l4[1], 10);
+	ck_assert_uint_eq(sum16(l4, 8 + 548, 0), 0xffff);
+	/* an ICMP error is never answered; an echo request is */
+	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .proto = 1, .itype = 3,
+			      .len = 56), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_SHOT);
+	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .proto = 1, .itype = 8,
+			      .len = 84), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_REDIRECT);
+	ck_assert_uint_eq(sum16(l4, 8 + 84, 0), 0xffff);
+	/* a broadcast source is not answered */
+	n = reject_run(in, PK(.src = "255.255.255.255", .dst = "10.2.0.1", .proto = 17,
+			      .dport = 7), out, sizeof(out), &ret);
+	ck_assert_int_eq(ret, TC_ACT_SHOT);
+
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 static void fresh_ns(void)
 {
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
@@ -2251,6 +2387,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_atomic_switch);
 	tcase_add_test(t, t_loader_lifecycle);
 	tcase_add_test(t, t_loader_xdp_and_interfaces);
+	tcase_add_test(t, t_reject);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("benchmark");

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# End to end, -j REJECT: the data plane answers a rejected packet as the kernel's
+# REJECT target does, so the sender sees the same error. For every
+# --reject-with (the default icmp-port-unreachable, the icmp-*-unreachable and
+# -prohibited ones, tcp-reset) and TCP connect / UDP send+recv, the error the
+# application gets (errno, or a timeout) is compared with iptables-legacy's, the
+# same rule being in:
+#   INPUT on the server (the client connects to it),
+#   FORWARD on the router (the client connects through it),
+#   OUTPUT on the server (the server connects to the client).
+# Known difference (docs/dataplane.md): a UDP datagram rejected in OUTPUT makes
+# iptables' sendto() fail with EPERM at once; here the send succeeds and the
+# ICMP error arrives like a remote REJECT's, so the application gets the errno
+# iptables-legacy gives for the same rule in INPUT. Also: counters count the
+# rejected packets, ping gets "port unreachable", and a rejected packet never
+# reaches the server (a listener behind REJECT is not connected to).
+# Usage: test_reject.sh BUILD_DIR
+BIN=$(cd "${1:?usage: test_reject.sh BUILD_DIR}" && pwd)
+. "$(dirname "$0")/lib.sh"
+topo_up
+
+# probe NS tcp|udp DST PORT: what the application sees
+probe() {
+	ip netns exec "$1" python3 -c '
+import errno, socket, sys
+proto, dst, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+try:
+    if proto == "tcp":
+        s = socket.create_connection((dst, port), timeout=1.5)
+        print("connected")
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.settimeout(1.5)
+        s.connect((dst, port))
+        s.send(b"x")
+        s.recv(16)
+        print("reply")
+except socket.timeout:
+    print("timeout")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))' "$2" "$3" "$4"
+}
+
+# outcome FW NS CHAIN RULE PROBE_NS PROTO DST PORT: the rule alone in CHAIN of NS
+# (iptables-legacy or bpf-iptables), the probe's result
+outcome() {
+	local fw=$1 ns=$2 chain=$3 rule=$4 r
+	shift 4
+	if [ "$fw" = legacy ]; then
+		ip netns exec "$ns" iptables-legacy -A "$chain" $rule
+	else
+		bpt "$ns" -A "$chain" $rule
+	fi
+	r=$(probe "$@")
+	if [ "$fw" = legacy ]; then ip netns exec "$ns" iptables-legacy -F; else bpt "$ns" -F; fi
+	echo "$r"
+}
+
+# the kernel limits the ICMP errors it sends to one host (1/s after a burst of
+# 6); the data plane does not (documented): compare without the limit
+for ns in "$SRV" "$RTR"; do ip netns exec "$ns" sysctl -qw net.ipv4.icmp_ratelimit=0; done
+tcp_listen "$SRV" 7777
+tcp_listen "$CLI" 7777
+WITH=("" icmp-net-unreachable icmp-host-unreachable icmp-proto-unreachable
+      icmp-net-prohibited icmp-host-prohibited icmp-admin-prohibited tcp-reset)
+for w in "${WITH[@]}"; do
+	opt=${w:+--reject-with $w}
+	for proto in tcp udp; do
+		[ "$w" = tcp-reset ] && [ $proto = udp ] && continue
+		rule="-p $proto --dport 7777 -j REJECT $opt"
+		in_legacy=$(outcome legacy "$SRV" INPUT "$rule" "$CLI" $proto $SRV_IP 7777)
+		for where in "INPUT $SRV $CLI $SRV_IP" "FORWARD $RTR $CLI $SRV_IP" \
+			     "OUTPUT $SRV $SRV $CLI_IP"; do
+			set -- $where
+			want=$(outcome legacy "$2" "$1" "$rule" "$3" $proto "$4" 7777)
+			got=$(outcome bpf "$2" "$1" "$rule" "$3" $proto "$4" 7777)
+			if [ "$1" = OUTPUT ] && [ $proto = udp ]; then
+				check_eq "iptables-legacy: OUTPUT udp ${w:-default}: sendto EPERM" EPERM "$want"
+				want=$in_legacy
+			fi
+			check_eq "$1 $proto ${w:-default}: the sender sees what iptables gives" \
+				"$want" "$got"
+		done
+	done
+done
+# the errors are the real ones (not timeouts everywhere)
+check_eq "INPUT tcp default: ECONNREFUSED" ECONNREFUSED \
+	"$(outcome bpf "$SRV" INPUT "-p tcp --dport 7777 -j REJECT" "$CLI" tcp $SRV_IP 7777)"
+check_eq "INPUT tcp tcp-reset: ECONNREFUSED" ECONNREFUSED \
+	"$(outcome bpf "$SRV" INPUT "-p tcp --dport 7777 -j REJECT --reject-with tcp-reset" \
+	   "$CLI" tcp $SRV_IP 7777)"
+check_eq "INPUT tcp host-prohibited: EHOSTUNREACH" EHOSTUNREACH \
+	"$(outcome bpf "$SRV" INPUT "-p tcp --dport 7777 -j REJECT --reject-with icmp-host-prohibited" \
+	   "$CLI" tcp $SRV_IP 7777)"
+
+# counters and ping
+bpt "$SRV" -A INPUT -p icmp -j REJECT
+bpt "$SRV" -A INPUT -p tcp --dport 7777 -j REJECT --reject-with tcp-reset
+check_eq "ping answered by port unreachable" 1 \
+	"$(ip netns exec "$CLI" ping -c1 -W1 $SRV_IP 2>&1 | grep -c 'Destination Port Unreachable')"
+check_eq "tcp 7777 refused" ECONNREFUSED "$(probe "$CLI" tcp $SRV_IP 7777)"
+check_eq "icmp REJECT counted 1" 1 \
+	"$(bpt "$SRV" -L INPUT -v -x -n | awk '$3 == "REJECT" && $4 == "1" { print $1 }')"
+check_eq "tcp REJECT counted the one SYN (the RST ended the connect)" 1 \
+	"$(bpt "$SRV" -L INPUT -v -x -n | awk '$3 == "REJECT" && $4 == "6" { print $1 }')"
+bpt "$SRV" -F
+check "after -F, tcp 7777 connects to the listener" tcp_ok "$CLI" $SRV_IP 7777
+finish

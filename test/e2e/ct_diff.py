@@ -89,12 +89,9 @@ import time
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netlib as nl  # noqa: E402
-from kernel_diff import EMPTY, Firewalls, preflight  # noqa: E402
+from kernel_diff import BASE, EMPTY, WHERE, Firewalls, preflight  # noqa: E402
 
 DEFAULT_SEED = 20261104
-BASE = {"INPUT": "srv", "FORWARD": "rtr", "OUTPUT": "cli"}
-WHERE = {"INPUT": "INPUT on the server", "FORWARD": "FORWARD on the router",
-         "OUTPUT": "OUTPUT on the client"}
 OTHER_ADDR = {"cli": nl.CLI_ETH_EXTRA[0], "srv": nl.SRV_ETH_EXTRA[0]}
 RTR_TOWARD = {"cli": nl.RTR_IP1, "srv": nl.RTR_IP2}
 # the two ends of a flow: (A's role, B's role, A's address, B's address, name);

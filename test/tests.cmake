@@ -57,8 +57,11 @@ add_test(NAME e2e.reject COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_
 add_test(NAME e2e.reject.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_reject.sh
                                     ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.reject.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
+add_test(NAME e2e.limit COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_limit.sh
+                                ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
+                     e2e.limit
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
 
 # ---- bpf-conntrack: settings, and the listing against the kernel's conntrack ----

@@ -89,7 +89,7 @@ import time
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netlib as nl  # noqa: E402
-from kernel_diff import BASE, EMPTY, WHERE, Firewalls, preflight  # noqa: E402
+from kernel_diff import BASE, EMPTY, WHERE, Firewalls, preflight, verdict  # noqa: E402
 
 DEFAULT_SEED = 20261104
 OTHER_ADDR = {"cli": nl.CLI_ETH_EXTRA[0], "srv": nl.SRV_ETH_EXTRA[0]}
@@ -729,13 +729,6 @@ class Harness:
                 res[i].append((k in got.get(("a", p.receiver), ()),
                                k in got.get(("b", p.receiver), ()), ea, eb))
         return res
-
-
-def verdict(d, err):
-    s = "delivered" if d else "DROPPED"
-    if err:
-        s += f" (sendto: {nl.errname(err)})"
-    return s
 
 
 def show_seq(seq, res, twin_b):

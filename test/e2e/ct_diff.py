@@ -89,7 +89,8 @@ import time
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netlib as nl  # noqa: E402
-from kernel_diff import BASE, EMPTY, WHERE, Firewalls, preflight, verdict  # noqa: E402
+from kernel_diff import (BASE, EMPTY, WHERE, Firewalls, indent,  # noqa: E402
+                         load_problem, preflight, verdict)
 
 DEFAULT_SEED = 20261104
 OTHER_ADDR = {"cli": nl.CLI_ETH_EXTRA[0], "srv": nl.SRV_ETH_EXTRA[0]}
@@ -741,10 +742,6 @@ def show_seq(seq, res, twin_b):
     return "\n".join(lines)
 
 
-def indent(text, pre="    "):
-    return "".join(pre + ln + "\n" for ln in text.rstrip("\n").split("\n"))
-
-
 def self_test(h, alloc, rnd, log):
     """With empty rulesets every packet of every sequence is delivered in both
     twins; with INPUT policy DROP none to the server is.  Anything else means
@@ -876,14 +873,10 @@ def main():
         text = ruleset_text(base, policy, rules)
         head = (f"{kind} ruleset {idx} (seed {args.seed}, {WHERE[base]}, "
                 f"bpf-iptables ingress {mode})")
-        rc_a, err_a, rc_b, err_b = fw.load(BASE[base], text, mode)
-        if rc_a or rc_b:
+        problem = load_problem(head, text, *fw.load(BASE[base], text, mode), twin_b)
+        if problem:
             failed += 1
-            who = ("GENERATOR BUG: iptables-legacy-restore rejected the ruleset"
-                   if rc_a else "bpf-iptables-restore rejected a ruleset "
-                   "iptables-legacy-restore accepts")
-            log(f"FAIL {head}: {who}\n  iptables-legacy-restore: rc={rc_a} {err_a}\n"
-                f"  {twin_b}: rc={rc_b} {err_b}\n  ruleset:\n{indent(text)}")
+            log(problem)
             continue
         seqs = [SeqInst(alloc, t, a, rnd) for t in templates for a in ENDS_FOR[base]]
         res = h.run(seqs)

@@ -881,6 +881,17 @@ def is_filler(rule):
 # Main
 # ---------------------------------------------------------------------------
 
+
+def load_problem(head, text, rc_a, err_a, rc_b, err_b, twin_b="bpf-iptables-restore"):
+    """The failure report when a twin refused the ruleset, else None."""
+    if not (rc_a or rc_b):
+        return None
+    who = ("GENERATOR BUG: iptables-legacy-restore rejected the ruleset"
+           if rc_a else "bpf-iptables-restore rejected a ruleset "
+           "iptables-legacy-restore accepts")
+    return (f"FAIL {head}: {who}\n  iptables-legacy-restore: rc={rc_a} {err_a}\n"
+            f"  {twin_b}: rc={rc_b} {err_b}\n  ruleset:\n{indent(text)}")
+
 def indent(text, pre="    "):
     return "".join(pre + ln + "\n" for ln in text.rstrip("\n").split("\n"))
 
@@ -978,14 +989,10 @@ def main():
         text = rs.text()
         head = (f"ruleset {idx} (seed {args.seed}, {WHERE[base]}, {rs.nrules()} rules, "
                 f"policy {rs.policy}, bpf-iptables ingress {mode})")
-        rc_a, err_a, rc_b, err_b = fw.load(BASE[base], text, mode)
-        if rc_a or rc_b:
+        problem = load_problem(head, text, *fw.load(BASE[base], text, mode))
+        if problem:
             failed += 1
-            who = ("GENERATOR BUG: iptables-legacy-restore rejected the ruleset"
-                   if rc_a else "bpf-iptables-restore rejected a ruleset "
-                   "iptables-legacy-restore accepts")
-            log(f"FAIL {head}: {who}\n  iptables-legacy-restore: rc={rc_a} {err_a}\n"
-                f"  bpf-iptables-restore: rc={rc_b} {err_b}\n  ruleset:\n{indent(text)}")
+            log(problem)
             continue
         res = fw.exchange(pkts)
         bad = [i for i, (da, db, _, _) in enumerate(res) if da != db]

@@ -182,7 +182,9 @@ int ipt_cli_iptables(int argc, char **argv)
 	struct ipt_table *t = NULL, *work = NULL;
 	int rc = 0;
 
-	/* not an iptables option: remove the data plane, keep the saved rules */
+	/* not iptables options: the LOG reader; removing the data plane */
+	if (argc >= 2 && !strcmp(argv[1], "--log-follow"))
+		return ipt_cli_log_follow(argc, argv);
 	if (argc == 2 && !strcmp(argv[1], "--unload")) {
 		ipt_err_clear(&err);
 		memset(&cmd, 0, sizeof(cmd));

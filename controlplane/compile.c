@@ -623,8 +623,15 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			u->verdict = BPFIPT_V_REJECT;
 			u->reject_with = (__u8)d->with;
 		} else if (ext_is(&r->target, "LOG")) {
+			const struct log_data *d = r->target.data;
+
 			u->kind = BPFIPT_S_CONTINUE;
 			u->log = 1;
+			/* the event's level, flags and prefix (dataplane/log.bpf.h) */
+			e.log_level = d->level;
+			e.log_flags = d->logflags;
+			memcpy(e.log_prefix, d->prefix, sizeof(e.log_prefix) - 1);
+			has_extra = true;
 		} else if (ext_is(&r->target, "NFLOG")) {
 			u->kind = BPFIPT_S_CONTINUE;
 			u->log = 2;
@@ -842,6 +849,9 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 	}
 	return 0;
 }
+
+_Static_assert(sizeof(((struct bpfipt_extra *)0)->log_prefix) >= LOG_PREFIX_SIZE,
+	       "a LOG prefix fits the data plane's");
 
 /* ---- groups */
 

@@ -139,7 +139,7 @@ static const char *const prog_names[DP_PROG_MAX] = {
 };
 
 /* Instance maps (created once with the programs). */
-enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_CT_FRAG, IM_MAX };
+enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_CT_FRAG, IM_LOG, IM_MAX };
 
 static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
@@ -150,11 +150,12 @@ static const char *const im_names[IM_MAX] = {
 	[IM_CT] = "bpfipt_ct",
 	[IM_CT_CONF] = "bpfipt_ct_conf",
 	[IM_CT_FRAG] = "bpfipt_ct_frag",
+	[IM_LOG] = "bpfipt_log",
 };
 
 _Static_assert(OM_MAX == 9, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
-_Static_assert(IM_MAX == 8, "im_names covers every instance map");
+_Static_assert(IM_MAX == 9, "im_names covers every instance map");
 
 struct dp_inst {
 	int prog[DP_PROG_MAX];		/* -1: not loaded */
@@ -385,6 +386,11 @@ int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd)
 	*ct_fd = in->map[IM_CT];
 	*conf_fd = in->map[IM_CT_CONF];
 	return *ct_fd >= 0 && *conf_fd >= 0 ? 0 : -ENOENT;
+}
+
+int dp_inst_log_fd(const struct dp_inst *in)
+{
+	return in->map[IM_LOG];
 }
 
 /* The maps (and BTF) of a running instance, from its programs (prog2: -1 or a

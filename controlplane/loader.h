@@ -52,6 +52,7 @@
 #define BPFIPT_LOADER_H
 
 #include <stdbool.h>
+#include <linux/bpf.h>	/* struct bpf_spin_lock of bpfipt.h */
 #include "bpfipt.h"
 #include "compile.h"
 #include "errors.h"
@@ -140,6 +141,8 @@ int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
 /* The connection table (bpfipt_ct) and its settings (bpfipt_ct_conf) of an
  * instance; the fds stay owned by `in`. */
 int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd);
+/* The LOG ring buffer (bpfipt_log) of an instance; owned by `in`. */
+int dp_inst_log_fd(const struct dp_inst *in);
 int dp_inst_counters(const struct dp_inst *in, __u64 (**out)[2], unsigned int *n,
 		     struct ipt_err *err);
 int dp_inst_stats(const struct dp_inst *in, __u64 st[BPFIPT_ST_MAX], struct ipt_err *err);

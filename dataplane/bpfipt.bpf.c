@@ -173,6 +173,9 @@ struct scratch {
 	struct bpfipt_ct_key ctk;
 	struct bpfipt_ct_entry cte;
 	__u32 ct_create, ct_side, ct_tcp;
+	/* LOG slots the walk passed (log.bpf.h) */
+	__u32 nlog;
+	__u32 log_extra[BPFIPT_LOG_PENDING];
 };
 
 enum { SCR_XDP, SCR_TC_IN, SCR_TC_OUT, SCR_TEST, SCR_MAX };	/* L3 variants share */
@@ -748,6 +751,8 @@ static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u
 	}
 }
 
+#include "log.bpf.h"
+
 enum { STEP_MORE, STEP_DONE, STEP_BROKEN };
 
 /* One step of the walk (bpfipt.h): the next matching slot from sc->cursor and its
@@ -800,6 +805,8 @@ __noinline int bpfipt_step(struct scratch *sc)
 		sc->reject_with = sl->reject_with;
 		return STEP_DONE;
 	case BPFIPT_S_CONTINUE:
+		if (sl->log == 1)
+			log_note(sc, sl);
 		sc->cursor = s + 1;
 		return STEP_MORE;
 	case BPFIPT_S_JUMP:
@@ -890,6 +897,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->nchunks = conf->nchunks;
 	sc->cursor = 0;
 	sc->depth = 0;
+	sc->nlog = 0;
 	sc->verdict = BPFIPT_V_DROP;
 	sc->status = STEP_MORE;
 	bpf_for(step, 0, BPFIPT_MAX_STEPS) {
@@ -1046,8 +1054,10 @@ static __always_inline struct scratch *scratch(__u32 idx)
 {
 	struct scratch *sc = bpf_map_lookup_elem(&bpfipt_scratch, &idx);
 
-	if (sc)
+	if (sc) {
 		__builtin_memset(&sc->p, 0, sizeof(sc->p));
+		sc->nlog = 0;
+	}
 	return sc;
 }
 
@@ -1101,7 +1111,7 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	struct bpfipt_conf *conf;
 	struct scratch *sc;
 	__u32 cur, iflags;
-	int chain, r = XDP_PASS;
+	int chain, v, r = XDP_PASS;
 
 	/* attached to Ethernet devices and lo only */
 	if (generation(&cur, &iflags, &conf) || (conf->flags & BPFIPT_C_TC_INGRESS))
@@ -1127,7 +1137,10 @@ int bpfipt_xdp(struct xdp_md *ctx)
 		goto out;
 	}
 	/* no skb, no mark: rulesets that test it run at tc (BPFIPT_C_TC_INGRESS) */
-	switch (judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX)) {
+	v = judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX);
+	log_emit(ctx, sc, true, ETH_HLEN, bpf_xdp_get_buff_len(ctx) - ETH_HLEN, ETH_HLEN, 0, 0, 0,
+		 false);
+	switch (v) {
 	case BPFIPT_V_ACCEPT:
 		break;
 	case BPFIPT_V_REJECT:
@@ -1177,10 +1190,25 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 		goto out;
 	}
 	r = judge(cur, conf, chain, sc, ifindex != LOOPBACK_IFINDEX);
+	log_emit(skb, sc, false, l2, skb->len - l2, l2, skb->mark, 0, 0, false);
 	r = r == BPFIPT_V_REJECT ? tc_reject(skb, sc, l2, chain, sc->reject_with, false) :
 				   tc_verdict(r);
 out:
 	return r;
+}
+
+/* LOG in OUTPUT: no link-layer header; the owner of a local socket (--log-uid). */
+static __always_inline void log_output(struct __sk_buff *skb, struct scratch *sc, __u32 l2)
+{
+	struct bpf_sock *sk = skb->sk;
+	__u32 id[2] = { 0, 0 };
+	bool has_uid = false;
+
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	if (sk)
+		has_uid = !log_sock_ids(skb, id);
+	log_emit(skb, sc, false, l2, skb->len - l2, 0, skb->mark, id[0], id[1], has_uid);
 }
 
 static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
@@ -1205,6 +1233,8 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	sc->p.oif = skb->ifindex;
 	sc->p.mark = skb->mark;
 	r = judge(cur, conf, BPFIPT_OUTPUT, sc, 1);
+	if (sc->nlog)
+		log_output(skb, sc, l2);
 	r = r == BPFIPT_V_REJECT ? tc_reject(skb, sc, l2, BPFIPT_OUTPUT, sc->reject_with, true) :
 				   tc_verdict(r);
 out:
@@ -1271,6 +1301,8 @@ int bpfipt_test(struct __sk_buff *skb)
 	sc->p.has_mac = 1;
 	sc->p.mark = skb->mark;
 	r = judge(cur, conf, skb->cb[0], sc, 1);
+	log_emit(skb, sc, false, ETH_HLEN, skb->len - ETH_HLEN,
+		 skb->cb[0] == BPFIPT_OUTPUT ? 0 : ETH_HLEN, skb->mark, 0, 0, false);
 out:
 	return r;
 }

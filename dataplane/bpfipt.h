@@ -117,6 +117,37 @@ enum bpfipt_reject_with {
 	BPFIPT_REJ_ADMIN_PROHIB = 8,
 };
 
+/* -j LOG (dataplane/log.bpf.h, controlplane/logfmt.c). A LOG slot the walk passes
+ * is noted (at most BPFIPT_LOG_PENDING per packet); once the chain is decided the
+ * program writes one event per note into the ring buffer bpfipt_log (an instance
+ * map): the rule's level, flags and prefix, the interfaces and the first
+ * BPFIPT_LOG_CAP bytes of the packet from its IP header. The reader
+ * (bpf-iptables --log-follow) prints the kernel's LOG line for it. An event
+ * that finds the ring full, or a note beyond the limit, is counted in
+ * BPFIPT_ST_LOG_LOST, never lost silently. */
+#define BPFIPT_LOG_PREFIX	30		/* the kernel's LOG prefix, NUL included */
+#define BPFIPT_LOG_CAP		256		/* packet bytes (at most CAP - 1 taken): IP
+						 * header, options, transport headers */
+#define BPFIPT_LOG_PENDING	4
+#define BPFIPT_LOG_RING		(1u << 20)	/* bytes of the ring buffer */
+
+struct bpfipt_log_event {
+	__u64 ts;		/* bpf_ktime_get_boot_ns() */
+	__u32 iif, oif;		/* ifindex, 0 when none (INPUT's out, OUTPUT's in) */
+	__u32 mark;		/* skb mark (0 at XDP) */
+	__u32 uid, gid;		/* the socket's file's owner, when has_uid */
+	__u32 len;		/* bytes from the IP header to the end of the packet */
+	__u16 caplen;		/* of them in pkt */
+	__u8 chain;		/* enum bpfipt_chain */
+	__u8 level, flags;	/* the rule's --log-level and XT_LOG_* flags */
+	__u8 maclen;		/* link-layer header bytes in mac: 14, or 0 */
+	__u8 has_uid;
+	__u8 pad;
+	__u8 mac[14];
+	char prefix[BPFIPT_LOG_PREFIX];
+	__u8 pkt[BPFIPT_LOG_CAP];
+};
+
 /* Extra checks: constraints not expressed as LBVS fields, tested only on a
  * candidate slot. Bits of struct bpfipt_slot.xflags; parameters in bpfipt_extra. */
 enum {
@@ -144,7 +175,7 @@ struct bpfipt_slot {
 	__u8 kind;		/* enum bpfipt_slot_kind */
 	__u8 verdict;		/* enum bpfipt_verdict (VERDICT, POLICY) */
 	__u8 reject_with;	/* REJECT: BPFIPT_REJ_* (issue 5) */
-	__u8 log;		/* CONTINUE: 1 = LOG, 2 = NFLOG (events in issue 5) */
+	__u8 log;		/* CONTINUE: 1 = LOG (an event, bpfipt_log), 2 = NFLOG */
 	__u32 xflags;		/* BPFIPT_X_* */
 	__u32 target;		/* JUMP/GOTO: first slot of the block */
 	__u32 counter;		/* index in the counters map, or BPFIPT_NO_COUNTER */
@@ -171,6 +202,9 @@ struct bpfipt_extra {
 	__be32 ct_addr[4], ct_mask[4];		/* origsrc, origdst, replsrc, repldst */
 	__u16 ct_port[4][2];			/* the same four, [lo, hi] host order */
 	__u32 ct_expire[2];			/* seconds, [lo, hi] */
+	/* -j LOG: what the event carries to the reader */
+	__u8 log_level, log_flags;		/* --log-level, XT_LOG_* bits */
+	char log_prefix[BPFIPT_LOG_PREFIX];	/* --log-prefix, NUL-terminated */
 };
 
 /* Token-bucket state of a limit slot (a plain array, updated with a spin lock). */
@@ -197,6 +231,8 @@ enum bpfipt_stat {
 	BPFIPT_ST_INTERNAL,		/* a lookup that cannot fail failed (loader bug): dropped */
 	BPFIPT_ST_REJECT_SENT,		/* REJECT replies sent */
 	BPFIPT_ST_REJECT_DROPPED,	/* REJECTed without a reply (dataplane/reject.bpf.h) */
+	BPFIPT_ST_LOG_SENT,		/* LOG events written to bpfipt_log */
+	BPFIPT_ST_LOG_LOST,		/* LOG events lost: ring full, or too many per packet */
 	BPFIPT_ST_MAX,
 };
 
@@ -212,7 +248,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		1
+#define BPFIPT_ABI		2
 #define BPFIPT_NO_VEC		0xffffffffu
 
 /* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of

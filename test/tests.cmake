@@ -59,7 +59,14 @@ add_test(NAME e2e.reject.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/te
 set_tests_properties(e2e.reject.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 add_test(NAME e2e.limit COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_limit.sh
                                 ${CMAKE_BINARY_DIR})
-set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff
+# -j LOG: line by line against the kernel's LOG target (XDP and tc ingress)
+add_test(NAME e2e.log
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/log_diff.py
+                 --bin ${CMAKE_BINARY_DIR} --ingress xdp)
+add_test(NAME e2e.log.tc
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/log_diff.py
+                 --bin ${CMAKE_BINARY_DIR} --ingress tc)
+set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff e2e.log e2e.log.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
                      e2e.limit
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

@@ -37,9 +37,12 @@
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/netfilter/xt_LOG.h>
 
 #include "compile.h"
 #include "loader.h"
+#include "logfmt.h"
 #include "restore.h"
 #include "strbuf.h"
 
@@ -2241,6 +2244,122 @@ static size_t reject_run(struct dp_inst *in, struct pspec s, __u8 *out, size_t c
 	return o.data_size_out;
 }
 
+/* ================================================================ -j LOG */
+
+struct log_got {
+	struct bpfipt_log_event ev[8];
+	int n;
+};
+
+static int log_cb(void *ctx, void *data, size_t size)
+{
+	struct log_got *g = ctx;
+
+	ck_assert_uint_eq(size, sizeof(struct bpfipt_log_event));
+	if (g->n < 8)
+		memcpy(&g->ev[g->n], data, sizeof(g->ev[0]));
+	g->n++;
+	return 0;
+}
+
+START_TEST(t_log)
+{
+	/* five LOG rules for port 80: the fifth is one more than a packet can
+	 * report (BPFIPT_LOG_PENDING), counted lost; then the verdict */
+	static const char rules[] =
+		"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		"-A INPUT -p tcp --dport 80 -j LOG --log-prefix \"A: \" --log-level 6 "
+		"--log-tcp-sequence\n"
+		"-A INPUT -p tcp -j LOG --log-prefix \"B \"\n"
+		"-A INPUT -p tcp --dport 80 -j LOG --log-prefix \"C\"\n"
+		"-A INPUT -p tcp --dport 80 -j LOG --log-prefix \"D\"\n"
+		"-A INPUT -p tcp --dport 80 -j LOG --log-prefix \"E\"\n"
+		"-A INPUT -p tcp --dport 80 -j DROP\n"
+		"-A OUTPUT -j LOG --log-prefix \"out: \" --log-uid\n"
+		"COMMIT\n";
+	struct ipt_restore_opts ro = { .prog = "bpf-iptables-restore" };
+	struct ipt_table *t = NULL;
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+	struct log_got *g = calloc(1, sizeof(*g));
+	struct strbuf sb = STRBUF_INIT;
+	struct ring_buffer *rb;
+	__u64 st[BPFIPT_ST_MAX];
+	unsigned int line = 0;
+	struct dp_inst *in;
+	__u8 buf[256];
+	size_t n;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(rules, strlen(rules), &t, &ro, &err, &line), 0);
+	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
+	in = inst_new(1u << DP_PROG_TEST);
+	install(in, cc);
+	rb = ring_buffer__new(dp_inst_log_fd(in), log_cb, g, NULL);
+	ck_assert_ptr_nonnull(rb);
+
+	n = build(&PK(.mac = { 2, 0, 0, 0, 0, 9 }), buf, sizeof(buf));
+	ck_assert_int_eq(classify(in, buf, n, IN, 7, 0, 0), DRP);
+	ck_assert_int_ge(ring_buffer__consume(rb), 0);
+	ck_assert_int_eq(g->n, 4);
+	ck_assert_str_eq(g->ev[0].prefix, "A: ");
+	ck_assert_str_eq(g->ev[1].prefix, "B ");
+	ck_assert_str_eq(g->ev[2].prefix, "C");
+	ck_assert_str_eq(g->ev[3].prefix, "D");
+	ck_assert_uint_eq(g->ev[0].level, 6);
+	ck_assert_uint_eq(g->ev[1].level, 4);		/* iptables' default: warning */
+	ck_assert_uint_eq(g->ev[0].flags, XT_LOG_TCPSEQ);
+	ck_assert_uint_eq(g->ev[0].chain, IN);
+	ck_assert_uint_eq(g->ev[0].iif, 7);
+	ck_assert_uint_eq(g->ev[0].oif, 0);
+	ck_assert_uint_eq(g->ev[0].len, n - ETH_HLEN);
+	ck_assert_uint_eq(g->ev[0].caplen, n - ETH_HLEN);
+	ck_assert_uint_eq(g->ev[0].maclen, ETH_HLEN);
+	ck_assert_mem_eq(g->ev[0].mac, buf, ETH_HLEN);
+	ck_assert_mem_eq(g->ev[0].pkt, buf + ETH_HLEN, n - ETH_HLEN);
+	lf_format(&sb, &g->ev[0], "if7", "");
+	ck_assert_str_eq(sb_str(&sb),
+			 "A: IN=if7 OUT= MAC=00:00:00:00:00:00:02:00:00:00:00:09:08:00 "
+			 "SRC=10.0.0.1 DST=10.0.0.2 LEN=40 TOS=0x00 PREC=0x00 TTL=64 ID=0 "
+			 "PROTO=TCP SPT=40000 DPT=80 SEQ=0 ACK=0 WINDOW=0 RES=0x00 ACK URGP=0 ");
+	ck_assert_int_eq(dp_inst_stats(in, st, &err), 0);
+	ck_assert_uint_eq(st[BPFIPT_ST_LOG_SENT], 4);
+	ck_assert_uint_eq(st[BPFIPT_ST_LOG_LOST], 1);
+
+	/* only B matches port 81; its packet is accepted */
+	g->n = 0;
+	n = build(&PK(.dport = 81), buf, sizeof(buf));
+	ck_assert_int_eq(classify(in, buf, n, IN, 7, 0, 0), ACC);
+	ck_assert_int_ge(ring_buffer__consume(rb), 0);
+	ck_assert_int_eq(g->n, 1);
+	ck_assert_str_eq(g->ev[0].prefix, "B ");
+
+	/* no LOG rule: no event; OUTPUT: no link-layer header, no socket here */
+	g->n = 0;
+	n = build(&PK(.proto = 17), buf, sizeof(buf));
+	ck_assert_int_eq(classify(in, buf, n, IN, 7, 0, 0), ACC);
+	ck_assert_int_ge(ring_buffer__consume(rb), 0);
+	ck_assert_int_eq(g->n, 0);
+	ck_assert_int_eq(classify(in, buf, n, OUT, 0, 3, 0x2a), ACC);
+	ck_assert_int_ge(ring_buffer__consume(rb), 0);
+	ck_assert_int_eq(g->n, 1);
+	ck_assert_uint_eq(g->ev[0].maclen, 0);
+	ck_assert_uint_eq(g->ev[0].mark, 0x2a);
+	sb_reset(&sb);
+	lf_format(&sb, &g->ev[0], "", "eth3");
+	ck_assert_str_eq(sb_str(&sb),
+			 "out: IN= OUT=eth3 SRC=10.0.0.1 DST=10.0.0.2 LEN=32 TOS=0x00 PREC=0x00 "
+			 "TTL=64 ID=0 PROTO=UDP SPT=40000 DPT=80 LEN=0 MARK=0x2a ");
+
+	sb_free(&sb);
+	ring_buffer__free(rb);
+	free(g);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 START_TEST(t_reject)
 {
 	static const char rules[] =
@@ -2368,6 +2487,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_groups);
 	tcase_add_test(t, t_malformed);
 	tcase_add_test(t, t_many_slots);
+	tcase_add_test(t, t_log);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("conntrack");

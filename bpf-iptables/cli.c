@@ -111,7 +111,12 @@ static void print_help(void)
 "Commands, options, matches (tcp udp icmp multiport conntrack state iprange\n"
 "comment limit mark length mac) and targets (ACCEPT DROP RETURN REJECT LOG NFLOG\n"
 "TCPMSS, user chains with -j/-g) are those of iptables(8).\n"
-"State: $BPF_IPTABLES_STATE_DIR, else /run/bpf-iptables/netns-<cookie>.\n");
+"State: $BPF_IPTABLES_STATE_DIR, else /run/bpf-iptables/netns-<cookie>.\n"
+"\n"
+"Not in iptables:\n"
+"  --log-follow [--syslog] [--count N] [--timeout S]\n"
+"                 print the LOG lines of this namespace (to syslog)\n"
+"  --unload       remove the data plane, keep the saved rules\n");
 }
 
 static unsigned int list_format(const struct ipt_cmd *cmd)

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential cmake ninja-build pkg-config clang llvm libbpf-dev bpftool
       libelf-dev zlib1g-dev bison flex libnl-3-dev libnl-route-3-dev check
       iptables ipset nftables iproute2 iputils-ping iperf3 hping3 tcpdump netbase
-      python3 conntrack)
+      python3 conntrack fail2ban)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -19,6 +19,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	# fail2ban is here for its end-to-end test, which runs a server of its own in
+	# a namespace; the system-wide service the package enables would ban on the host
+	if [[ " ${missing[*]} " == *" fail2ban "* ]]; then
+		invoke-rc.d fail2ban stop >/dev/null 2>&1 || true
+		systemctl disable fail2ban >/dev/null 2>&1 || true
+		update-rc.d fail2ban disable >/dev/null 2>&1 || true
+	fi
 fi
 
 cmake -S . -B build -G Ninja >/dev/null

@@ -71,6 +71,16 @@ set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff e2e.log 
                      e2e.limit
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
 
+# ---- fail2ban: Debian's fail2ban with its stock iptables actions, bpf-iptables -w
+# as their command; .oracle runs the same scenario with iptables-legacy ----
+set(F2B_TEST ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_fail2ban.sh)
+add_test(NAME e2e.fail2ban COMMAND bash ${F2B_TEST} ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.fail2ban.tc COMMAND bash ${F2B_TEST} ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.fail2ban.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
+add_test(NAME e2e.fail2ban.oracle COMMAND bash ${F2B_TEST} ${CMAKE_BINARY_DIR} --oracle)
+set_tests_properties(e2e.fail2ban e2e.fail2ban.tc e2e.fail2ban.oracle
+                     PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+
 # ---- bpf-conntrack: settings, and the listing against the kernel's conntrack ----
 add_test(NAME e2e.ct_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ct_cli.sh
                                 ${CMAKE_BINARY_DIR})

@@ -188,6 +188,10 @@ static int rule_cmd(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_e
 
 	struct ipt_chain *c = ipt_chain_find(t, cmd->chain);
 
+	/* libiptc's delete/check by rule spec looks for the rule before it
+	 * complains about the chain */
+	if (!c && (cmd->command == CMD_DELETE || cmd->command == CMD_CHECK) && cmd->nrules)
+		return iptc_err(err, E_BADRULE);
 	if (!c)
 		return iptc_err(err, E_NOENT);
 	if (cmd->deferred.code) {

@@ -19,6 +19,13 @@ run -A services -p tcp --dport 22 -j ACCEPT
 run -A services -p udp --dport 53 -j ACCEPT
 run -A INPUT -s 10.1.0.0/24 -j services
 run -A INPUT -p icmp --icmp-type echo-request -j ACCEPT
+run -A INPUT -m limit --limit 10/s --limit-burst 3 -j LOG --log-prefix "dropped: "
+
+# the LOG reader of the server's namespace, in the background
+LOGOUT=$(mktemp)
+nsx "$SRV" "$BIN/bpf-iptables" --log-follow --timeout 30 >"$LOGOUT" 2>&1 &
+LOGPID=$!
+trap 'kill $LOGPID 2>/dev/null; rm -f "$LOGOUT"; topo_down' EXIT
 
 tcp_listen "$SRV" 22
 tcp_listen "$SRV" 8080
@@ -33,6 +40,10 @@ say "traffic from the server: its replies come back as ESTABLISHED"
 tcp_ok "$SRV" $CLI_IP 8000 && echo "tcp to client:8000: connected" || echo "tcp to client:8000: blocked"
 ping_ok "$SRV" $CLI_IP && echo "ping client:        answered" || echo "ping client:        no answer"
 
+say "what LOG said about the dropped packets (bpf-iptables --log-follow, 3 then 10/s)"
+sleep 0.3
+kill $LOGPID 2>/dev/null; wait $LOGPID 2>/dev/null
+cut -c1-150 "$LOGOUT" | head -5
 say "what the data plane counted"
 run -L -n -v --line-numbers
 say "the connections it tracks"

@@ -124,6 +124,10 @@ static const struct { const char *cmd; int code; const char *msg; } bad_cases[] 
 	{ "-A INPUT -g FOO", 2, "goto 'FOO' is not a chain" },
 	{ "-D INPUT -s 1.1.1.1", 1, "Bad rule (does a matching rule exist in that chain?)." },
 	{ "-D INPUT 5", 1, "Index of deletion too big." },
+	/* by rule spec in a missing chain: libiptc looks for the rule first */
+	{ "-D nochain -j RETURN", 1, "Bad rule (does a matching rule exist in that chain?)." },
+	{ "-C nochain -j DROP", 1, "Bad rule (does a matching rule exist in that chain?)." },
+	{ "-D nochain 1", 1, "No chain/target/match by that name." },
 	{ "-I INPUT 5 -j ACCEPT", 1, "Index of insertion too big." },
 	{ "-R INPUT 3 -j ACCEPT", 1, "Index of replacement too big." },
 	{ "-P FOO DROP", 1, "Bad built-in chain name." },

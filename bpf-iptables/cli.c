@@ -116,6 +116,7 @@ static void print_help(void)
 "Not in iptables:\n"
 "  --log-follow [--syslog] [--count N] [--timeout S]\n"
 "                 print the LOG lines of this namespace (to syslog)\n"
+"  --watch [-v]   attach to interfaces created later (link watcher)\n"
 "  --unload       remove the data plane, keep the saved rules\n");
 }
 
@@ -190,6 +191,8 @@ int ipt_cli_iptables(int argc, char **argv)
 	/* not iptables options: the LOG reader; removing the data plane */
 	if (argc >= 2 && !strcmp(argv[1], "--log-follow"))
 		return ipt_cli_log_follow(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "--watch"))
+		return ipt_cli_watch(argc, argv);
 	if (argc == 2 && !strcmp(argv[1], "--unload")) {
 		ipt_err_clear(&err);
 		memset(&cmd, 0, sizeof(cmd));

@@ -8,6 +8,8 @@ int ipt_cli_save(int argc, char **argv);
 int ipt_cli_restore(int argc, char **argv);
 /* bpf-iptables --log-follow: bpf-iptables/log_cli.c */
 int ipt_cli_log_follow(int argc, char **argv);
+/* bpf-iptables --watch: bpf-iptables/watch_cli.c */
+int ipt_cli_watch(int argc, char **argv);
 /* bpf-conntrack: bpf-iptables/ct_cli.c */
 int ct_cli_conntrack(int argc, char **argv);
 

@@ -66,7 +66,14 @@ add_test(NAME e2e.log
 add_test(NAME e2e.log.tc
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/log_diff.py
                  --bin ${CMAKE_BINARY_DIR} --ingress tc)
+# the link watcher: interfaces created later are filtered within a second
+add_test(NAME e2e.watch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_watch.sh
+                                ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.watch.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_watch.sh
+                                   ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.watch.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff e2e.log e2e.log.tc
+                     e2e.watch e2e.watch.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
                      e2e.limit
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The link watcher: see linkwatch.h. */
+#include "linkwatch.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/rtnl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The interface set: "index:name" pairs, sorted by index (if_nameindex order). */
+static char *link_set(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *p;
+	size_t len = 1, off = 0;
+	char *s;
+
+	if (!ifs)
+		return strdup("");
+	for (p = ifs; p->if_index; p++)
+		len += strlen(p->if_name) + 16;
+	s = malloc(len);
+	if (!s)
+		abort();
+	s[0] = '\0';
+	for (p = ifs; p->if_index; p++)
+		off += (size_t)snprintf(s + off, len - off, "%u:%s ", p->if_index, p->if_name);
+	if_freenameindex(ifs);
+	return s;
+}
+
+struct watch {
+	bool seen;		/* a link event arrived since the last check */
+	char what[IF_NAMESIZE + 16];
+};
+
+static void on_link(struct nl_object *obj, void *arg)
+{
+	struct watch *w = arg;
+	struct rtnl_link *l = (struct rtnl_link *)obj;
+	const char *name = rtnl_link_get_name(l);
+
+	w->seen = true;
+	snprintf(w->what, sizeof(w->what), "link %s", name ? name : "?");
+}
+
+static int on_msg(struct nl_msg *msg, void *arg)
+{
+	int type = nlmsg_hdr(msg)->nlmsg_type;
+
+	if (type == RTM_NEWLINK || type == RTM_DELLINK)
+		nl_msg_parse(msg, on_link, arg);
+	return NL_OK;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const char *why),
+		     void *arg, struct ipt_err *err)
+{
+	struct watch w = { 0 };
+	struct nl_sock *sk = nl_socket_alloc();
+	long long last = 0, first = 0;
+	char *set = NULL;
+	int r = 0;
+
+	if (!sk)
+		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN, "out of memory");
+	nl_socket_disable_seq_check(sk);
+	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, on_msg, &w);
+	if ((r = nl_connect(sk, NETLINK_ROUTE)) ||
+	    (r = nl_socket_add_memberships(sk, RTNLGRP_LINK, 0)) ||
+	    (r = nl_socket_set_nonblocking(sk))) {
+		ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN, "cannot listen to rtnetlink: %s",
+			    nl_geterror(r));
+		r = -1;
+		goto out;
+	}
+	/* subscribed before the first look: nothing between the two is missed */
+	set = link_set();
+	fn(arg, "start");
+	while (!*stop) {
+		struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
+		long long t;
+		char *now;
+
+		if (poll(&pfd, 1, w.seen ? CP_LINKWATCH_SETTLE_MS : 1000) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN, "poll: %s",
+					strerror(errno));
+			break;
+		}
+		t = now_ms();
+		if (pfd.revents & POLLIN) {
+			bool was = w.seen;
+			int n = nl_recvmsgs_default(sk);
+
+			/* an overrun socket lost events: look at the links anyway */
+			if (n < 0 && n != -NLE_AGAIN)
+				w.seen = true;
+			if (w.seen && !was)
+				first = t;
+			last = t;
+		}
+		/* wait for a burst to settle, but never longer than half a second */
+		if (w.seen && t - last < CP_LINKWATCH_SETTLE_MS && t - first < 500)
+			continue;
+		/* also once a second without events: nothing missed stays missed */
+		w.seen = false;
+		now = link_set();
+		if (strcmp(now, set)) {
+			free(set);
+			set = now;
+			fn(arg, w.what[0] ? w.what : "links changed");
+		} else {
+			free(now);
+		}
+		w.what[0] = '\0';
+	}
+out:
+	free(set);
+	nl_socket_free(sk);
+	return r ? -1 : 0;
+}

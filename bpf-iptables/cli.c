@@ -212,7 +212,7 @@ int ipt_cli_iptables(int argc, char **argv)
 		if (cmd.version_inverted)
 			printf("Not %s ;-)\n", BPFIPT_VERSION);
 		else
-			printf("%s v%s (bpf)\n", IPT_PROG, BPFIPT_VERSION);
+			ipt_print_version_report(IPT_PROG);
 		goto out;
 	}
 	if (ipt_state_open(&st, &err))

@@ -10,6 +10,8 @@ int ipt_cli_restore(int argc, char **argv);
 int ipt_cli_log_follow(int argc, char **argv);
 /* bpf-iptables --watch: bpf-iptables/watch_cli.c */
 int ipt_cli_watch(int argc, char **argv);
+/* -V of bpf-iptables: bpf-iptables/version.c */
+void ipt_print_version_report(const char *prog);
 /* bpf-conntrack: bpf-iptables/ct_cli.c */
 int ct_cli_conntrack(int argc, char **argv);
 

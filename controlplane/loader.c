@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "strbuf.h"
 #include "ct.h"
 #include "bpfipt.skel.h"
 
@@ -795,6 +796,39 @@ out:
 	dp_inst_free(&in);
 	free(v);
 	return r;
+}
+
+int dp_describe(struct strbuf *sb)
+{
+	static const char *const cls[] = { [IF_ETH] = "ethernet", [IF_L3] = "ip",
+					   [IF_SKIP] = "not filtered" };
+	struct iface *v = NULL;
+	__u32 h, drv, skb;
+	int n, i, on = 0;
+
+	dp_log_init();
+	if (iface_list(&v, &n, NULL))
+		return -1;
+	for (i = 0; i < n; i++) {
+		bool in = tc_ours(v[i].ifindex, BPF_TC_INGRESS, &h) != 0;
+		bool out = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h) != 0;
+		const char *x = "";
+
+		xdp_ids(v[i].ifindex, &drv, &skb);
+		if (prog_named(drv, prog_names[DP_PROG_XDP]))
+			x = ", XDP native";
+		else if (prog_named(skb, prog_names[DP_PROG_XDP]))
+			x = ", XDP generic";
+		else if (drv || skb)
+			x = ", another XDP program (ingress at tc)";
+		sb_addf(sb, "  %-15s %s: %s%s\n", v[i].name,
+			v[i].cls < sizeof(cls) / sizeof(cls[0]) && cls[v[i].cls] ? cls[v[i].cls] : "?",
+			in && out ? "tc ingress+egress" : in ? "tc ingress" : out ? "tc egress" :
+			"not attached", x);
+		on += in || out;
+	}
+	free(v);
+	return on;
 }
 
 bool dp_running(void)

@@ -108,6 +108,12 @@ int dp_read_stats(__u64 st[BPFIPT_ST_MAX], struct ipt_err *err);
  * runs. */
 int dp_remove(struct ipt_err *err);
 
+/* One line per interface of this namespace: its class and what of ours is
+ * attached (tc ingress/egress, XDP native/generic). Returns the number of
+ * interfaces with our programs, -1 when the links cannot be listed. */
+struct strbuf;
+int dp_describe(struct strbuf *sb);
+
 /* Is an instance running in this namespace? */
 bool dp_running(void);
 

@@ -11,7 +11,8 @@
 # arriving (the link works); the rule's counters saw the drops. Then a link
 # renamed to eth9 gets the -i rule; a deleted link costs nothing; an address
 # added under traffic is INPUT at once (the chain selector asks the FIB per
-# packet). The watcher logs what it did and exits 0 on SIGTERM.
+# packet). -V lists the attachments. The watcher logs what it did and exits 0
+# on SIGTERM.
 BIN=$(cd "${1:?usage: test_watch.sh BUILD_DIR}" && pwd)
 . "$(dirname "$0")/lib.sh"
 topo_up
@@ -119,6 +120,18 @@ sleep 1
 check_eq "port 6000 dropped once the link is renamed eth9" 0 \
 	"$(udp_count "$CLI" "$SRV" 10.9.0.2 6000 20)"
 check "port 7000 still passes on it" test "$(udp_count "$CLI" "$SRV" 10.9.0.2 7000 20)" = 20
+
+# -V tells what is attached where
+V=$(bpt "$SRV" -V)
+check "-V: version line first" test "$(echo "$V" | head -1)" = "bpf-iptables v0.1.0 (bpf)"
+check "-V: kernel features probed" grep -q "ring buffer (LOG): yes" <<<"$V"
+check "-V: data plane running" grep -q "this namespace: data plane running" <<<"$V"
+if [ "$MODE" = tc ]; then
+	check "-V: eth9 at tc" grep -Eq "^  eth9 +ethernet: tc ingress\+egress$" <<<"$V"
+else
+	check "-V: eth9 at tc and XDP native" \
+		grep -Eq "^  eth9 +ethernet: tc ingress\+egress, XDP native$" <<<"$V"
+fi
 
 # an address added under traffic: INPUT from the next packet
 ip -n "$SRV" addr add 10.2.0.200/24 dev eth0

@@ -18,12 +18,17 @@ endforeach()
 # ---- data plane on the real kernel ----
 include(${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/tests.cmake)
 
-# ---- install: self-contained commands in a fresh prefix ----
-add_test(NAME install.prefix
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/install/test_install.sh ${CMAKE_BINARY_DIR})
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+# ---- install: `cmake --install` into a fresh prefix: self-contained commands,
+# man pages that render without a warning and document the parsers' options ----
+set(INSTALL_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/test/install)
+add_test(NAME install.prefix COMMAND bash ${INSTALL_TESTS}/test_install.sh ${CMAKE_BINARY_DIR})
+add_test(NAME install.man
+         COMMAND ${Python3_EXECUTABLE} ${INSTALL_TESTS}/test_man.py ${CMAKE_BINARY_DIR}
+                 ${CMAKE_CURRENT_SOURCE_DIR})
 
 # ---- compatibility with iptables-legacy (root; oracle in scratch namespaces) ----
-find_package(Python3 COMPONENTS Interpreter REQUIRED)
 foreach(h conformance differential dumps)
   add_test(NAME compat.${h}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/compat/${h}.py

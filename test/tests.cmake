@@ -21,11 +21,15 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/tests.cmake)
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 # ---- install: `cmake --install` into a fresh prefix: self-contained commands,
-# man pages that render without a warning and document the parsers' options ----
+# man pages that render without a warning and document the parsers' options,
+# bash completion ----
 set(INSTALL_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/test/install)
 add_test(NAME install.prefix COMMAND bash ${INSTALL_TESTS}/test_install.sh ${CMAKE_BINARY_DIR})
 add_test(NAME install.man
          COMMAND ${Python3_EXECUTABLE} ${INSTALL_TESTS}/test_man.py ${CMAKE_BINARY_DIR}
+                 ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME install.completion
+         COMMAND bash ${INSTALL_TESTS}/test_completion.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_CURRENT_SOURCE_DIR})
 
 # ---- compatibility with iptables-legacy (root; oracle in scratch namespaces) ----

@@ -22,7 +22,7 @@ find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 # ---- install: `cmake --install` into a fresh prefix: self-contained commands,
 # man pages that render without a warning and document the parsers' options,
-# bash completion ----
+# bash completion, systemd units that `systemd-analyze verify` accepts ----
 set(INSTALL_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/test/install)
 add_test(NAME install.prefix COMMAND bash ${INSTALL_TESTS}/test_install.sh ${CMAKE_BINARY_DIR})
 add_test(NAME install.man
@@ -31,6 +31,7 @@ add_test(NAME install.man
 add_test(NAME install.completion
          COMMAND bash ${INSTALL_TESTS}/test_completion.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME install.systemd COMMAND bash ${INSTALL_TESTS}/test_systemd.sh ${CMAKE_BINARY_DIR})
 
 # ---- compatibility with iptables-legacy (root; oracle in scratch namespaces) ----
 foreach(h conformance differential dumps)

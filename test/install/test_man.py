@@ -12,8 +12,10 @@
 
 usage: test_man.py BUILD_DIR SOURCE_DIR
 """
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,8 @@ def run(argv, env=None, stdin=""):
 
 prefix = tempfile.mkdtemp()
 state = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, prefix, True)
+atexit.register(shutil.rmtree, state, True)
 subprocess.run(["cmake", "--install", build, "--prefix", prefix], check=True,
                capture_output=True)
 mandir = os.path.join(prefix, "share/man/man8")
@@ -178,6 +182,5 @@ actual = [l.split() for l in r.stdout.splitlines()]
 check(sorted(documented) == sorted(actual),
       f"bpf-conntrack.8 SETTINGS {documented} != bpf-conntrack -T {actual}")
 
-subprocess.run(["rm", "-rf", prefix, state])
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

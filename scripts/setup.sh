@@ -4,10 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(build-essential cmake ninja-build pkg-config clang llvm libbpf-dev bpftool
-      libelf-dev zlib1g-dev bison flex libnl-3-dev libnl-route-3-dev check
-      iptables ipset nftables iproute2 iputils-ping iperf3 hping3 tcpdump netbase
-      python3 conntrack fail2ban)
+# What building needs: debian/control's Build-Depends lists the same packages
+# (the install.deb test checks it).
+BUILD_PKGS=(build-essential cmake ninja-build pkg-config clang llvm libbpf-dev bpftool
+            libelf-dev zlib1g-dev bison flex libnl-3-dev libnl-route-3-dev check python3)
+# What the tests use besides: iptables-legacy and the kernel's conntrack as
+# oracles, traffic tools, fail2ban; man (groff), bash-completion, systemd-analyze
+# and debhelper for the install tests (man pages, completion, units, the .deb).
+TEST_PKGS=(iptables ipset nftables iproute2 iputils-ping iperf3 hping3 tcpdump netbase
+           conntrack fail2ban man-db groff-base bash-completion systemd debhelper dpkg-dev)
+PKGS=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do

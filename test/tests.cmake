@@ -18,12 +18,27 @@ endforeach()
 # ---- data plane on the real kernel ----
 include(${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/tests.cmake)
 
-# ---- install: self-contained commands in a fresh prefix ----
-add_test(NAME install.prefix
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/install/test_install.sh ${CMAKE_BINARY_DIR})
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+# ---- install: `cmake --install` into a fresh prefix: self-contained commands,
+# man pages that render without a warning and document the parsers' options,
+# bash completion, systemd units that `systemd-analyze verify` accepts; the
+# Debian package ----
+set(INSTALL_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/test/install)
+add_test(NAME install.prefix COMMAND bash ${INSTALL_TESTS}/test_install.sh ${CMAKE_BINARY_DIR})
+add_test(NAME install.man
+         COMMAND ${Python3_EXECUTABLE} ${INSTALL_TESTS}/test_man.py ${CMAKE_BINARY_DIR}
+                 ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME install.completion
+         COMMAND bash ${INSTALL_TESTS}/test_completion.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME install.systemd COMMAND bash ${INSTALL_TESTS}/test_systemd.sh ${CMAKE_BINARY_DIR})
+# the Debian package: dpkg-buildpackage in a copy of the tree, dpkg -i, -r, --purge
+# (root; builds with -j2, about 35 s on 2 cores)
+add_test(NAME install.deb COMMAND bash ${INSTALL_TESTS}/test_deb.sh ${CMAKE_CURRENT_SOURCE_DIR})
+set_tests_properties(install.deb PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
 # ---- compatibility with iptables-legacy (root; oracle in scratch namespaces) ----
-find_package(Python3 COMPONENTS Interpreter REQUIRED)
 foreach(h conformance differential dumps)
   add_test(NAME compat.${h}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/compat/${h}.py

@@ -1606,7 +1606,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 		goto out;
 	}
 	was_xdp = iv.flags & BPFIPT_I_XDP;
-	xdp = o->ingress == DP_INGRESS_KEEP ? was_xdp :
+	xdp = o->ingress == DP_INGRESS_KEEP ? fresh || was_xdp :
 	      o->ingress == DP_INGRESS_XDP || o->ingress == DP_INGRESS_XDP_GENERIC;
 	generic = o->ingress == DP_INGRESS_XDP_GENERIC;
 	if (xdp)

@@ -62,7 +62,7 @@
 #define DP_TC_HANDLE_THEIRS	0xb1f0		/* ... handle when it was already there */
 
 enum dp_ingress {
-	DP_INGRESS_KEEP,	/* the running instance's; tc for a new one */
+	DP_INGRESS_KEEP,	/* the running instance's; XDP for a new one */
 	DP_INGRESS_TC,		/* tc ingress (clsact) */
 	DP_INGRESS_XDP,		/* XDP, native where the driver has it, else generic */
 	DP_INGRESS_XDP_GENERIC,	/* XDP, generic (skb) mode everywhere */

@@ -96,13 +96,17 @@ static struct cp_link *read_links(unsigned int *n)
 	return l;
 }
 
-/* Ingress hook: XDP by default (native where the driver has it, else generic);
- * BPF_IPTABLES_INGRESS=tc asks for tc ingress, =xdp-generic for generic XDP. */
+/* Ingress hook: BPF_IPTABLES_INGRESS=xdp (native where the driver has it, else
+ * generic), =xdp-generic, =tc. Unset: what the running data plane uses, so a
+ * mode chosen once (a service's environment) stays until asked otherwise; XDP
+ * for a new one. */
 static enum dp_ingress ingress_mode(void)
 {
 	const char *v = getenv("BPF_IPTABLES_INGRESS");
 
-	if (!v || !*v || !strcmp(v, "xdp"))
+	if (!v || !*v)
+		return DP_INGRESS_KEEP;
+	if (!strcmp(v, "xdp"))
 		return DP_INGRESS_XDP;
 	if (!strcmp(v, "xdp-generic"))
 		return DP_INGRESS_XDP_GENERIC;

@@ -285,8 +285,10 @@ def ns_sockets(mc_addr, recv_protos):
     per-interface sysctls again, then a raw IP_HDRINCL socket to send from
     and one non-blocking raw socket per protocol to receive with."""
     for dev in os.listdir("/proc/sys/net/ipv4/conf"):
-        sysctl(f"net.ipv4.conf.{dev}.rp_filter", 0)
-        sysctl(f"net.ipv4.conf.{dev}.accept_redirects", 0)
+        # by path: interface names may contain dots (bond0.208)
+        for name in ("rp_filter", "accept_redirects"):
+            with open(f"/proc/sys/net/ipv4/conf/{dev}/{name}", "w") as f:
+                f.write("0")
     sk = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     sk.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
     # broadcast and multicast destinations (the chain selector
@@ -407,13 +409,22 @@ class Link:
     lo      further peer addresses (on its lo), routed to it by the firewall
     routes  prefixes the firewall routes to the peer besides ("0.0.0.0/0")
     mac     the peer's MAC (for -m mac); fw_mac the firewall's on this link
+    macs    {address: MAC}: addresses of the peer that sit on a macvlan of
+            their own with that MAC (a second host on the same segment, as
+            -m mac rules expect), with source routing so that packets from
+            them leave with it
     """
 
-    def __init__(self, ifname, role, fw_addr, addrs, lo=(), routes=(), mac=None):
+    def __init__(self, ifname, role, fw_addr, addrs, lo=(), routes=(), mac=None,
+                 macs=None):
         self.ifname, self.role, self.fw_addr = ifname, role, fw_addr
         self.addrs, self.lo, self.routes = list(addrs), list(lo), list(routes)
         self.mac = mac
+        self.macs = dict(macs or {})
         self.fw_mac = None
+
+    def mac_of(self, ip):
+        return self.macs.get(ip, self.mac)
 
     def fw_ip(self):
         return self.fw_addr.split("/")[0]
@@ -448,6 +459,11 @@ class Star:
             netns_add(self.ns[r])
             with netns(self.ns[r]):
                 ns_sysctls(forward=r == "fw", echo_replies=r == "fw")
+                if r == "fw":
+                    # the firewall answers every packet (REJECT, its stack's
+                    # errors): no ICMP rate limit, as bpf-iptables' REJECT
+                    sysctl("net.ipv4.icmp_ratelimit", 0)
+                    sysctl("net.ipv4.icmp_ratemask", 0)
         fw = self.ns["fw"]
         cmds = []
         for lk in self.links:
@@ -460,7 +476,21 @@ class Star:
                      ["ip", "-n", p, "link", "set", "lo", "up"],
                      ["ip", "-n", p, "link", "set", "eth0", "up"]]
             for a in lk.addrs:
-                cmds.append(["ip", "-n", p, "addr", "add", a, "dev", "eth0"])
+                if a.split("/")[0] not in lk.macs:
+                    cmds.append(["ip", "-n", p, "addr", "add", a, "dev", "eth0"])
+            for n, (a, mac) in enumerate(sorted(lk.macs.items())):
+                mv, table = f"mv{n}", str(100 + n)
+                cmds += [["ip", "-n", p, "link", "add", mv, "link", "eth0", "address", mac,
+                          "type", "macvlan", "mode", "bridge"],
+                         ["ip", "-n", p, "link", "set", mv, "up"],
+                         ["ip", "-n", p, "addr", "add", f"{a}/32", "dev", mv],
+                         ["ip", "-n", p, "rule", "add", "from", a, "table", table],
+                         ["ip", "-n", p, "route", "add", lk.fw_ip(), "dev", mv,
+                          "table", table],
+                         ["ip", "-n", p, "route", "add", "default", "via", lk.fw_ip(),
+                          "dev", mv, "table", table],
+                         ["ip", "-n", p, "neigh", "replace", lk.fw_ip(), "lladdr",
+                          lk.fw_mac, "dev", mv, "nud", "permanent"]]
             for a in lk.lo:
                 cmds.append(["ip", "-n", p, "addr", "add", f"{a}/32", "dev", "lo"])
             primary = lk.addrs[0].split("/")[0]
@@ -470,8 +500,9 @@ class Star:
             for net in lk.routes:
                 cmds.append(["ip", "-n", fw, "route", "add", net, "via", primary])
             for a in lk.addrs:
-                cmds.append(["ip", "-n", fw, "neigh", "replace", a.split("/")[0], "lladdr",
-                             lk.mac, "dev", lk.ifname, "nud", "permanent"])
+                ip = a.split("/")[0]
+                cmds.append(["ip", "-n", fw, "neigh", "replace", ip, "lladdr",
+                             lk.mac_of(ip), "dev", lk.ifname, "nud", "permanent"])
             cmds.append(["ip", "-n", p, "neigh", "replace", lk.fw_ip(), "lladdr",
                          lk.fw_mac, "dev", "eth0", "nud", "permanent"])
         cmds.append(["ip", "-n", fw, "link", "set", "lo", "up"])

@@ -41,20 +41,24 @@ a packet that matches the rule and, for every match of the rule (-s, -d, -i,
 state/ctstate), a packet that matches all but that one: the sender is the
 namespace behind the input interface (or the firewall itself for OUTPUT and
 lo), the receiver the firewall or the namespace behind the output interface,
-addresses are the topology's (or spoofed sources), and the conntrack state
+addresses are the topology's (or spoofed sources - never the firewall's
+own addresses nor a subnet's network or broadcast address, martians the
+kernel drops before any filter when rp_filter is on), and the conntrack state
 is made real: NEW is a first packet, ESTABLISHED the reply to an opening
 packet of the other side (or the third packet of a handshake), RELATED an
 ICMP error about a UDP datagram of the other side, INVALID an unsolicited
 SYN-ACK / ICMP error about nothing.  TCP segments carry real sequence and
-acknowledgement numbers.  -m mac packets are sent in frames with that source
-MAC (AF_PACKET).  Besides, per ruleset: real TCP connections and UDP
+acknowledgement numbers.  An address with a MAC of its own (the second
+wireless client of ipt-save-filter's -m mac rules) sits on a macvlan in its
+namespace; a packet with another MAC than its source's is sent in a frame of
+its own (AF_PACKET).  Besides, per ruleset: real TCP connections and UDP
 request/reply exchanges between sockets (connect + echo: "echoed",
 ECONNREFUSED, timeout, ...), and extra packets (a burst against -m limit,
 multicast and broadcast for ufw).
 
 Verdicts.  A packet is delivered when a raw socket of the receiver got it;
 what came back is every ICMP error quoting it (type, code, source), the TCP
-RST answering it and the echo reply to it, wherever they arrived.  Each
+RST answering it and the echo reply to it that its sender's namespace got.  Each
 packet's (delivered, what came back) must be the same in both twins.  The
 kernels' own answers in the peers (RST, port unreachable) are removed there
 (ct_diff's raw-table rule; our sockets are marked); the firewall's own
@@ -72,8 +76,9 @@ are non-terminal: the verdict must not change.
 
 Coverage.  The per-rule packet counters of twin A (iptables-legacy-save -c)
 say which rules the packets hit; the rules never hit are listed (chains no
-rule jumps to; ufw rules that only packets of another topology reach;
-Docker's -i X -o X hairpin rules).
+rule jumps to; ufw's ICMP-error ACCEPTs, which the RELATED and INVALID rules
+before them leave nothing to, and its not-local DROP, which needs a non-local
+destination in INPUT; Docker's -i X -o X hairpin rules).
 
 Known difference (counted apart, recognised precisely; see
 reject_reply_dropped_by_output): bpf-iptables sends REJECT's reply without
@@ -82,7 +87,10 @@ an INVALID packet is INVALID itself and OUTPUT rejects it).  Found by this
 test, not fixed here (data plane): also, with XDP ingress, the reply to a
 REJECT in OUTPUT enters the local stack without INPUT judging it.  TCPMSS is
 accepted and counted but does not clamp the MSS (verdicts are unaffected,
-so this test cannot see it).
+so this test cannot see it).  Some other seeds (--seed 1, 5, 7) fail on a
+connection tracking difference over lo (SYN, the stack's RST, then a
+SYN-ACK: INVALID for Linux, not for bpf-iptables), also reported, not
+marked.
 
 Both ingress modes of bpf-iptables (XDP, then tc) are run by default
 (--ingress xdp or tc for one), conntrack tables flushed in between.
@@ -1501,9 +1509,9 @@ def reverse_view(v, site):
 # 7777: iptables-legacy times out, bpf-iptables gives ECONNREFUSED.
 # Recognised only when all of this holds: both twins dropped the packet,
 # twin B saw reject replies that twin A did not (and nothing else differs),
-# the ruleset's verdict for the packet is REJECT, and the reply, as iptables
-# would see it in OUTPUT (RELATED to the packet, INVALID if the packet was),
-# is dropped or rejected there.
+# and for some conntrack state of the packet the ruleset's verdict is REJECT
+# and the reply, as iptables would see it in OUTPUT (RELATED to the packet,
+# INVALID if the packet was), is dropped or rejected there.
 def view_of_packet(p, site, state):
     """A crafted packet as the rules see it."""
     lk = site.by_role.get(p.sender)
@@ -1542,17 +1550,24 @@ def reject_reply_dropped_by_output(rs, site, p, state, fa, fb):
     extra = fb.back - fa.back
     if not extra or any(b[0] not in ("rst", "icmp") for b in extra):
         return False
-    v = view_of_packet(p, site, state)
-    if trace(rs, chain_views(v)[-1], verdict=True)[1] != "REJECT":
-        return False
-    to = v.back or v.sender
-    oif = "lo" if to == "fw" else site.by_role[to].ifname
-    rst = any(b[0] == "rst" for b in extra)
-    reply = View(chain="OUTPUT", iif="", oif=oif, src=v.dst, dst=v.src,
-                 proto=6 if rst else 1, sport=v.dport, dport=v.sport, flags=RST | ACK,
-                 itype=3, icode=3, mac=None, sender="fw", receiver=to, shape="lone",
-                 state="INVALID" if v.state == "INVALID" else "RELATED")
-    return trace(rs, reply, verdict=True)[1] in ("DROP", "REJECT")
+    # the state iptables gave the packet is not known for sure (the
+    # firewall's own stack may have answered an earlier packet of the
+    # sequence): the likely one first, then any other
+    for st in [state] + [x for x in STATES if x != state]:
+        v = view_of_packet(p, site, st)
+        if trace(rs, chain_views(v)[-1], verdict=True)[1] != "REJECT":
+            continue
+        to = p.sender                   # the replies this test looks at
+        oif = "lo" if to == "fw" else site.by_role[to].ifname
+        rst = any(b[0] == "rst" for b in extra)
+        reply = View(chain="OUTPUT", iif="", oif=oif, src=v.dst, dst=v.src,
+                     proto=6 if rst else 1, sport=v.dport, dport=v.sport,
+                     flags=RST | ACK, itype=3, icode=3, mac=None, sender="fw",
+                     receiver=to, shape="lone",
+                     state="INVALID" if st == "INVALID" else "RELATED")
+        if trace(rs, reply, verdict=True)[1] in ("DROP", "REJECT"):
+            return True
+    return False
 
 
 def chain_views(v):

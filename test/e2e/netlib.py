@@ -413,14 +413,18 @@ class Link:
             their own with that MAC (a second host on the same segment, as
             -m mac rules expect), with source routing so that packets from
             them leave with it
+    bridge  True: ifname is a bridge of the firewall (docker0) and the veth
+            to the peer one of its ports; links with the same ifname share
+            the bridge (fw_addr of the first one), each peer on a port
     """
 
     def __init__(self, ifname, role, fw_addr, addrs, lo=(), routes=(), mac=None,
-                 macs=None):
+                 macs=None, bridge=False):
         self.ifname, self.role, self.fw_addr = ifname, role, fw_addr
         self.addrs, self.lo, self.routes = list(addrs), list(lo), list(routes)
         self.mac = mac
         self.macs = dict(macs or {})
+        self.bridge = bridge
         self.fw_mac = None
 
     def mac_of(self, ip):
@@ -450,9 +454,12 @@ class Star:
         self.send_sock, self.recv_socks, self.sock_role = {}, {}, {}
         self.l2_sock = {}
         self.link_of = {lk.role: lk for lk in self.links}
+        first = {}
         for i, lk in enumerate(self.links):
             lk.mac = lk.mac or f"02:00:00:00:{i + 1:02x}:02"
             lk.fw_mac = f"02:00:00:00:{i + 1:02x}:01"
+            if lk.bridge:                  # the peers see the bridge's MAC
+                lk.fw_mac = first.setdefault(lk.ifname, lk).fw_mac
 
     def build(self):
         for r in self.roles:
@@ -466,14 +473,28 @@ class Star:
                     sysctl("net.ipv4.icmp_ratemask", 0)
         fw = self.ns["fw"]
         cmds = []
-        for lk in self.links:
+        bridges = set()
+        for n, lk in enumerate(self.links):
             p = self.ns[lk.role]
-            cmds += [["ip", "-n", fw, "link", "add", lk.ifname, "address", lk.fw_mac,
-                      "type", "veth", "peer", "name", "eth0", "netns", p,
-                      "address", lk.mac],
-                     ["ip", "-n", fw, "addr", "add", lk.fw_addr, "dev", lk.ifname],
-                     ["ip", "-n", fw, "link", "set", lk.ifname, "up"],
-                     ["ip", "-n", p, "link", "set", "lo", "up"],
+            if not lk.bridge:
+                cmds += [["ip", "-n", fw, "link", "add", lk.ifname, "address", lk.fw_mac,
+                          "type", "veth", "peer", "name", "eth0", "netns", p,
+                          "address", lk.mac],
+                         ["ip", "-n", fw, "addr", "add", lk.fw_addr, "dev", lk.ifname],
+                         ["ip", "-n", fw, "link", "set", lk.ifname, "up"]]
+            else:
+                if lk.ifname not in bridges:
+                    bridges.add(lk.ifname)
+                    cmds += [["ip", "-n", fw, "link", "add", lk.ifname, "address",
+                              lk.fw_mac, "type", "bridge", "stp_state", "0"],
+                             ["ip", "-n", fw, "addr", "add", lk.fw_addr, "dev", lk.ifname],
+                             ["ip", "-n", fw, "link", "set", lk.ifname, "up"]]
+                port = f"port{n}"
+                cmds += [["ip", "-n", fw, "link", "add", port, "type", "veth", "peer",
+                          "name", "eth0", "netns", p, "address", lk.mac],
+                         ["ip", "-n", fw, "link", "set", port, "master", lk.ifname],
+                         ["ip", "-n", fw, "link", "set", port, "up"]]
+            cmds += [["ip", "-n", p, "link", "set", "lo", "up"],
                      ["ip", "-n", p, "link", "set", "eth0", "up"]]
             for a in lk.addrs:
                 if a.split("/")[0] not in lk.macs:

@@ -30,9 +30,13 @@ The rulesets:
           user-defined bridge network with published ports, plus three
           DOCKER-USER rules an administrator adds.  Docker's nat table (DNAT
           of published ports, MASQUERADE) is not there: packets are sent to
-          the container's address as they look after DNAT.  docker0 is a veth
-          here, not a bridge, so container-to-container traffic on one
-          bridge (-i docker0 -o docker0) is not produced.
+          the container's address as they look after DNAT.  docker0 and the
+          network's bridge are veths here (one container behind each).
+  docker-bridge  the same ruleset with docker0 and the network's bridge real
+          bridges, containers on their ports (two on docker0), as Docker
+          makes them; the kernel's br_netfilter (on here) shows the packets
+          a bridge forwards between its ports to iptables' FORWARD (-i
+          docker0 -o docker0).
 
 Packets.  For every rule, in every way the base chains reach it (INPUT,
 FORWARD, OUTPUT, through the jumps of user chains), the generator solves for
@@ -78,16 +82,23 @@ Coverage.  The per-rule packet counters of twin A (iptables-legacy-save -c)
 say which rules the packets hit; the rules never hit are listed (chains no
 rule jumps to; ufw's ICMP-error ACCEPTs, which the RELATED and INVALID rules
 before them leave nothing to, and its not-local DROP, which needs a non-local
-destination in INPUT; Docker's -i X -o X hairpin rules).
+destination in INPUT; Docker's -i X -o X rules without a second port).
 
-Known difference (counted apart, recognised precisely; see
-reject_reply_dropped_by_output): bpf-iptables sends REJECT's reply without
-the OUTPUT chain, iptables filters it there (in ipt-save-filter the RST about
-an INVALID packet is INVALID itself and OUTPUT rejects it).  Found by this
-test, not fixed here (data plane): also, with XDP ingress, the reply to a
-REJECT in OUTPUT enters the local stack without INPUT judging it.  TCPMSS is
-accepted and counted but does not clamp the MSS (verdicts are unaffected,
-so this test cannot see it).  Some other seeds (--seed 1, 5, 7) fail on a
+Known differences, found by this test and not fixed here (data and control
+plane), counted apart and recognised precisely (see the comments at
+reject_reply_dropped_by_output, bridged and run_mode):
+  - bpf-iptables sends REJECT's reply without the OUTPUT chain, iptables
+    filters it there (in ipt-save-filter the RST about an INVALID packet is
+    INVALID itself and OUTPUT rejects it);
+  - packets a bridge forwards between two of its ports are not filtered nor
+    tracked by bpf-iptables (iptables sees them through br_netfilter);
+  - with XDP ingress, bpf-iptables-restore fails when the namespace has a
+    bridge with ports (docker-bridge runs in tc mode only, until it loads).
+Also, with XDP ingress, the reply to a REJECT in OUTPUT enters the local
+stack without INPUT judging it.  TCPMSS is accepted and counted but does not
+clamp the MSS (verdicts are unaffected, so this test cannot see it).  The
+rules that look at bridged packets (docker's -i docker0 -o docker0) are hit
+in docker-bridge only.  Some other seeds (--seed 1, 5, 7) fail on a
 connection tracking difference over lo (SYN, the stack's RST, then a
 SYN-ACK: INVALID for Linux, not for bpf-iptables), also reported, not
 marked.
@@ -676,13 +687,18 @@ class Site:
     """A ruleset, the topology it is enforced in, and what else is sent."""
 
     def __init__(self, name, text, links, convs=(), extra_dst=(), joins=(),
-                 bursts=(), note=""):
+                 bursts=(), xdp_refused=False):
         self.name, self.text_fn, self.links = name, text, links
         self.convs, self.extra_dst, self.joins = list(convs), list(extra_dst), list(joins)
         self.bursts = list(bursts)     # (title, count, View kwargs)
-        self.note = note
-        self.by_if = {lk.ifname: lk for lk in links}
+        self.xdp_refused = xdp_refused   # see KNOWN DIFFERENCE (bridge ports)
+        self.by_if = {}                # interface -> the links behind it
+        for lk in links:
+            self.by_if.setdefault(lk.ifname, []).append(lk)
         self.by_role = {lk.role: lk for lk in links}
+
+    def ifnames(self):
+        return list(self.by_if)
 
     def fw_addrs(self):
         return [lk.fw_ip() for lk in self.links]
@@ -819,6 +835,26 @@ SITES = [
         Conv("tcp", "fw", "172.17.0.1", "ctr", "172.17.0.2", 80),
         Conv("tcp", "wan", "10.99.0.2", "fw", "10.99.0.1", 22),
     ]),
+    # the same, with docker0 and the network's bridge real bridges (as Docker
+    # makes them), a container on each port
+    Site("docker-bridge", docker_text, [
+        L("eth0", "wan", "10.99.0.1/24", ["10.99.0.2/24", "10.99.0.5/24"],
+          lo=["203.0.113.50", "198.51.100.20"], routes=["0.0.0.0/0"]),
+        L("docker0", "ctr", "172.17.0.1/16", ["172.17.0.2/16"], bridge=True),
+        L("docker0", "ctr2", "172.17.0.1/16", ["172.17.0.3/16"], bridge=True),
+        L(DOCKER_BR, "net1", "172.18.0.1/16", ["172.18.0.2/16"], bridge=True),
+    ], convs=[
+        Conv("tcp", "wan", "203.0.113.50", "ctr", "172.17.0.2", 80),
+        Conv("tcp", "wan", "203.0.113.50", "ctr", "172.17.0.2", 22),
+        Conv("udp", "wan", "203.0.113.50", "ctr2", "172.17.0.3", 53),
+        Conv("tcp", "wan", "198.51.100.20", "ctr", "172.17.0.2", 80),
+        Conv("tcp", "wan", "10.99.0.2", "net1", "172.18.0.2", 5432),
+        Conv("tcp", "ctr", "172.17.0.2", "wan", "203.0.113.50", 443),
+        Conv("tcp", "ctr2", "172.17.0.3", "net1", "172.18.0.2", 5432),
+        Conv("tcp", "ctr", "172.17.0.2", "ctr2", "172.17.0.3", 80),
+        Conv("tcp", "fw", "172.17.0.1", "ctr2", "172.17.0.3", 80),
+        Conv("tcp", "ctr", "172.17.0.2", "fw", "172.17.0.1", 22),
+    ], xdp_refused=True),
 ]
 
 
@@ -879,7 +915,7 @@ class Generator:
         """Per field, values on both sides of each match that looks at it."""
         h = {k: [] for k in ("src", "dst", "iif", "oif", "proto", "sport", "dport",
                              "flags", "icmp", "state", "mac")}
-        names = [lk.ifname for lk in self.site.links] + ["lo"]
+        names = self.site.ifnames() + ["lo"]
         addrs = self.spoof + self.extra_dst + [self.lo]
         for c in clauses:
             k, x = c.kind, c.val
@@ -938,25 +974,34 @@ class Generator:
                 return r.choice(hint)
             return r.choice(pool)
 
-        links = [lk.ifname for lk in site.links]
+        links = site.ifnames()
         v = View(chain=base, iif="", oif="")
         if base in ("INPUT", "FORWARD"):
             v.iif = pick(h["iif"], links + (["lo"] if base == "INPUT" else []))
-        v.sender = "fw" if v.iif in ("", "lo") else site.by_if[v.iif].role
+        v.sender = "fw" if v.iif in ("", "lo") else r.choice(site.by_if[v.iif]).role
         if base == "INPUT":
             v.receiver = "fw"
         else:
             # the receiver: by a destination the matches name, or by -o
             dh = [a for a in h["dst"] if self.owner(a) not in (None, v.sender)]
             if base == "FORWARD":
-                dh = [a for a in dh if self.owner(a) != "fw"]
+                # out of the interface it came in by only between two ports
+                # of a bridge (br_netfilter shows bridged packets to FORWARD)
+                dh = [a for a in dh if self.owner(a) != "fw" and
+                      (site.by_role[self.owner(a)].ifname != v.iif or
+                       site.by_role[self.owner(a)].bridge)]
             if dh and r.random() < .5:
                 o = self.owner(r.choice(dh))
                 v.oif = "lo" if o == "fw" else site.by_role[o].ifname
             else:
-                outs = [x for x in links if x != v.iif] + (["lo"] if base == "OUTPUT" else [])
+                outs = [x for x in links if x != v.iif or len(site.by_if[x]) > 1] + \
+                    (["lo"] if base == "OUTPUT" else [])
                 v.oif = pick(h["oif"], outs)
-            v.receiver = "fw" if v.oif == "lo" else site.by_if[v.oif].role
+            if v.oif == "lo":
+                v.receiver = "fw"
+            else:
+                v.receiver = r.choice([lk.role for lk in site.by_if[v.oif]
+                                       if lk.role != v.sender])
         local = v.iif == "lo" or v.oif == "lo"
         if v.sender == "fw":
             srcs = self.fw_addrs + ([self.lo] if local else [])
@@ -1271,7 +1316,7 @@ class Bench:
         Harness(self.fw, 0, 0).setup(roles=peers)
         for t in (self.a, self.b):
             for g in self.site.joins:           # the firewall's multicast groups
-                for lk in self.site.links:
+                for lk in {lk.ifname: lk for lk in self.site.links}.values():
                     t.recv_socks["fw"][0].setsockopt(
                         socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
                         socket.inet_aton(g) + socket.inet_aton(lk.fw_ip()))
@@ -1570,6 +1615,22 @@ def reject_reply_dropped_by_output(rs, site, p, state, fa, fb):
     return False
 
 
+# KNOWN DIFFERENCE (a limit of the design, reported): with br_netfilter
+# (bridge-nf-call-iptables=1, the kernel's default once the module is in, and
+# what Docker relies on) iptables filters and tracks the IPv4 packets a
+# bridge forwards between its ports in FORWARD (-i docker0 -o docker0);
+# bpf-iptables judges packets at the IP layer only, so it neither filters
+# nor tracks them.  Minimal reproducer: two namespaces on ports of a bridge
+# docker0, `-A FORWARD -i docker0 -o docker0 -p udp --dport 9 -j DROP`:
+# iptables-legacy drops c1 -> c2 udp 9, bpf-iptables (tc) delivers it.
+# Recognised when a case has a packet between two ports of one bridge.
+def bridged(site, seq):
+    return any(p.sender != "fw" and p.receiver != "fw" and
+               site.by_role[p.sender].bridge and
+               site.by_role[p.sender].ifname == site.by_role[p.receiver].ifname
+               for p in seq)
+
+
 def chain_views(v):
     """A fw -> fw packet goes through OUTPUT (out lo), then INPUT (in lo)."""
     if v.sender == "fw" and v.receiver == "fw":
@@ -1585,6 +1646,8 @@ class Outcome:
         self.convs = self.conv_agreed = self.conv_confirmed = 0
         self.known = 0
         self.known_text = []
+        self.refused = None
+        self.kinds = set()
         self.failures = []
         self.notes = []
 
@@ -1593,7 +1656,22 @@ def run_mode(bench, site, rs, text, cases, mode, args, hits, log):
     out = Outcome()
     alloc = Alloc(f"{args.seed}/{site.name}/{mode}")
     head = f"{site.name} (bpf-iptables ingress {mode})"
-    problem = load_problem(head, text, *bench.load(text, mode),
+    rc_a, err_a, rc_b, err_b = bench.load(text, mode)
+    if site.xdp_refused and mode == "xdp" and not rc_a and rc_b and \
+            "cannot attach XDP to port" in err_b:
+        # KNOWN DIFFERENCE (a control plane bug, reported; loader.c is not
+        # ours to change here): with XDP ingress, bpf-iptables attaches XDP
+        # to every Ethernet device, the bridge first, and the kernel refuses
+        # XDP on a device whose upper device (the bridge) has a program
+        # ("Cannot attach when an upper device already has a program"): the
+        # restore fails, nothing is loaded.  The tc mode runs the packets.
+        out.known += 1
+        out.known_text.append(f"known difference: {head}: bpf-iptables-restore refuses "
+                              f"the bridge ports: {err_b}")
+        out.refused = err_b
+        out.kinds.add("xdp-bridge")
+        return out
+    problem = load_problem(head, text, rc_a, err_a, rc_b, err_b,
                            "iptables-legacy-restore (oracle)" if args.oracle
                            else "bpf-iptables-restore")
     if problem:
@@ -1670,11 +1748,19 @@ def run_mode(bench, site, rs, text, cases, mode, args, hits, log):
         if diff and all(reject_reply_dropped_by_output(
                 rs, site, seqs2[0][i], step_state(v, i, len(r2), r2), *r2[i]) for i in diff):
             out.known += 1
+            out.kinds.add("reject")
             for i in diff:
                 out.known_text.append(
                     f"known difference: {head}: {title}: {seqs2[0][i].desc}: "
                     f"iptables-legacy {r2[i][0]}, bpf-iptables {r2[i][1]} (REJECT's "
                     f"reply dropped by iptables' OUTPUT)")
+        elif diff and bridged(site, seqs2[0]):
+            out.known += 1
+            out.known_text.append(
+                f"known difference: {head}: {title}: a bridged packet (br_netfilter): "
+                + "; ".join(f"{seqs2[0][i].desc}: iptables-legacy {r2[i][0]}, "
+                            f"bpf-iptables {r2[i][1]}" for i in diff))
+            out.kinds.add("bridge")
         elif diff:
             out.confirmed += 1
             out.failures.append(failure_text(head, title, v, seq, r, seqs2[0], res2[0]))
@@ -1779,6 +1865,7 @@ def main():
     modes = ["xdp", "tc"] if args.ingress == "both" else [args.ingress]
     passed = failed = 0
     summary = []
+    kinds = set()
     for site in SITES:
         if args.only and site.name not in args.only:
             continue
@@ -1804,6 +1891,7 @@ def main():
         finally:
             bench.destroy()
         for m, o in zip(modes, outs):
+            kinds |= o.kinds
             for n in o.notes + (o.known_text if args.verbose else []):
                 log(n)
             for f in o.failures:
@@ -1811,6 +1899,10 @@ def main():
             ok = not o.failures
             passed += ok
             failed += not ok
+            if o.refused:
+                summary.append(f"{site.name:16s} {m:4s} not run: known difference, "
+                               f"bpf-iptables-restore fails: {o.refused}")
+                continue
             summary.append(
                 f"{site.name:16s} {m:4s} packets {o.packets:4d}: agreed {o.agreed:4d}, "
                 f"disagreed {o.disagreed:3d} (confirmed {o.confirmed}, known difference "
@@ -1828,9 +1920,16 @@ def main():
         if args.verbose:
             for u in gen.unsolved:
                 summary.append(f"{'':16s}   not producible: {u}")
-    if any("known difference  0" not in ln and "known difference" in ln for ln in summary):
-        summary.append("known difference: REJECT's reply, dropped by iptables' OUTPUT "
-                       "chain, is sent by bpf-iptables (-v lists the packets)")
+    legend = {"reject": "REJECT's reply, dropped by iptables' OUTPUT chain, is sent by "
+                        "bpf-iptables",
+              "bridge": "packets bridged between two ports of a bridge are not filtered "
+                        "nor tracked by bpf-iptables (iptables sees them through "
+                        "br_netfilter)",
+              "xdp-bridge": "with XDP ingress, bpf-iptables-restore fails on a bridge's "
+                            "ports"}
+    for k in sorted(kinds):
+        summary.append(f"known difference: {legend[k]} (rulesets_diff.py says why; -v "
+                       f"lists the packets)")
     log("")
     log(f"===== rulesets_diff summary (twin B: "
         f"{'iptables-legacy, oracle' if args.oracle else 'bpf-iptables'}; "

@@ -102,6 +102,12 @@ set_tests_properties(e2e.fail2ban.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRES
 add_test(NAME e2e.fail2ban.oracle COMMAND bash ${F2B_TEST} ${CMAKE_BINARY_DIR} --oracle)
 set_tests_properties(e2e.fail2ban e2e.fail2ban.tc e2e.fail2ban.oracle
                      PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+# ---- real-world rulesets (conformance dumps, ufw, Docker) against iptables-legacy ----
+add_test(NAME e2e.rulesets
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/rulesets_diff.py
+                 --bin ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.rulesets PROPERTIES
+  ENVIRONMENT "CONFORMANCE_DIR=${BPFIPT_CONFORMANCE_DIR}" TIMEOUT 300 RUN_SERIAL TRUE)
 
 # ---- bpf-conntrack: settings, and the listing against the kernel's conntrack ----
 add_test(NAME e2e.ct_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ct_cli.sh

@@ -80,7 +80,6 @@ The last line is "ct_diff: N passed, M failed" (rulesets); the exit status is
 import argparse
 import os
 import random
-import select
 import socket
 import struct
 import sys
@@ -669,11 +668,11 @@ class Harness:
         self.timeout, self.quiet = timeout, quiet
         self.next_id = 1
 
-    def setup(self):
+    def setup(self, roles=nl.ROLES):
         """Mark our sending sockets and remove every packet the kernels make
         themselves (unmarked), before any connection tracking sees it."""
         for t in (self.fw.a, self.fw.b):
-            for role in nl.ROLES:
+            for role in roles:
                 t.send_sock[role].setsockopt(socket.SOL_SOCKET, socket.SO_MARK, MARK)
                 nl.run(t.exec_argv(role, ["iptables-legacy", "-w", "-t", "raw", "-A",
                                           "OUTPUT", "-m", "mark", "!", "--mark",
@@ -681,25 +680,7 @@ class Harness:
                        env=self.fw.env_a[(t.label, role)])
 
     def _collect(self, timeout, quiet):
-        got = {}
-        start = last = time.monotonic()
-        while True:
-            now = time.monotonic()
-            wait = max(start + timeout - now, last + quiet - now)
-            if wait <= 0:
-                break
-            rd, _, _ = select.select(self.fw.socks, [], [], wait)
-            for sk in rd:
-                while True:
-                    try:
-                        data = sk.recv(65535)
-                    except (BlockingIOError, InterruptedError):
-                        break
-                    k = received_key(data)
-                    if k is not None:
-                        got.setdefault(self.fw.owner[sk.fileno()], set()).add(k)
-                        last = time.monotonic()
-        return got
+        return nl.collect(self.fw.socks, self.fw.owner, timeout, quiet, key=received_key)
 
     def run(self, seqs, timeout=None, quiet=None):
         """Send the sequences step by step (step k of every sequence, then wait

@@ -580,12 +580,14 @@ class Generator:
 class Firewalls:
     """Loads rulesets into both twins and sends packets through both."""
 
-    def __init__(self, bindir, ingress, timeout, quiet, oracle=False):
+    def __init__(self, bindir, ingress, timeout, quiet, oracle=False, twins=None):
         self.bindir = bindir
         self.oracle = oracle      # iptables-legacy in twin B too: harness check
         self.ingress = ingress
         self.timeout, self.quiet = timeout, quiet
-        self.a, self.b = nl.Twin("a", 1), nl.Twin("b", 2)
+        # twins: two topologies labelled "a" and "b" with the same roles
+        # (netlib Twin by default, or Star)
+        self.a, self.b = twins or (nl.Twin("a", 1), nl.Twin("b", 2))
         self.loaded = {"a": {}, "b": {}}   # role -> text loaded (None: unknown)
         self.next_id = 1
         self.next_nonce = 1
@@ -599,11 +601,11 @@ class Firewalls:
         lockdir = nl.tempdir("bipt-kd-lock-")
         self.env_a = {}
         for t in (self.a, self.b):
-            for role in nl.ROLES:
+            for role in t.roles:
                 self.env_a[(t.label, role)] = dict(
                     os.environ, XTABLES_LOCKFILE=os.path.join(lockdir, f"{t.label}-{role}"))
         self.env_b = {}
-        for role in nl.ROLES:
+        for role in self.b.roles:
             e = dict(os.environ)
             e.pop("BPF_IPTABLES_DATAPLANE", None)     # never "off" here
             e.pop("BPF_IPTABLES_INGRESS", None)
@@ -662,7 +664,7 @@ class Firewalls:
 
     def reset_all(self, mode):
         for t in (self.a, self.b):
-            for role in nl.ROLES:
+            for role in t.roles:
                 self.loaded[t.label][role] = "?"
         return self.load("srv", EMPTY, mode)
 

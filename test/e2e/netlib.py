@@ -1,4 +1,5 @@
-"""Helpers for the end-to-end differential test (kernel_diff.py).
+"""Helpers for the end-to-end differential tests (kernel_diff.py, ct_diff.py,
+rulesets_diff.py).
 
 Python 3 standard library only.  Provides
 
@@ -14,6 +15,9 @@ Python 3 standard library only.  Provides
   with extra local addresses on both ends (so that -s/-d rules and the
   packets have something to choose from), static neighbours (no ARP), and
   rp_filter=0, accept_local=1, accept_redirects=0 everywhere;
+* a "star" topology (Star, Link): one firewall namespace whose interfaces
+  carry the names a real ruleset uses (ppp0, wlan0, bond0.208, docker0, ...),
+  each a veth to a namespace of its own;
 * IPv4 packet crafting (TCP, UDP, ICMP, any other protocol; IP options;
   two-fragment datagrams; L4 headers cut short) for IP_HDRINCL raw sockets,
   and the parser that
@@ -113,10 +117,7 @@ def cleanup_all():
     except OSError:
         pass
     for name in list(reversed(_NETNS)):
-        subprocess.run(["ip", "netns", "delete", name],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
-        _NETNS.remove(name)
+        netns_delete(name)
     for d in list(_TMPDIRS):
         shutil.rmtree(d, ignore_errors=True)
         _TMPDIRS.remove(d)
@@ -162,6 +163,14 @@ def netns_add(name):
     _NETNS.append(name)      # registered first: deleted even if 'add' half-worked
     run(["ip", "netns", "add", name])
     return name
+
+
+def netns_delete(name):
+    """Delete a namespace we made before the end of the run."""
+    subprocess.run(["ip", "netns", "delete", name], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    if name in _NETNS:
+        _NETNS.remove(name)
 
 
 class CmdError(RuntimeError):
@@ -253,8 +262,54 @@ def all_topology_addrs():
     return local_addrs("cli") + local_addrs("rtr") + local_addrs("srv")
 
 
+def ns_sysctls(forward, echo_replies=False):
+    """The settings every test namespace gets (the current, entered one),
+    before its interfaces exist so that they inherit 'default'."""
+    for scope in ("all", "default"):
+        sysctl(f"net.ipv4.conf.{scope}.rp_filter", 0)
+        sysctl(f"net.ipv4.conf.{scope}.accept_local", 1)
+        sysctl(f"net.ipv4.conf.{scope}.accept_redirects", 0)
+        sysctl(f"net.ipv4.conf.{scope}.send_redirects", 0)
+    sysctl("net.ipv4.ip_forward", 1 if forward else 0)
+    # the kernel's replies (RST, port unreachable, echo reply) are
+    # noise for the differential tests: keep them few
+    sysctl("net.ipv4.icmp_ratelimit", 1000)
+    sysctl("net.ipv4.icmp_echo_ignore_all", 0 if echo_replies else 1)
+    # a first fragment whose second one was dropped must not wait
+    # long for a later datagram that reuses its IP id
+    sysctl("net.ipv4.ipfrag_time", 3)
+
+
+def ns_sockets(mc_addr, recv_protos):
+    """In the current (entered) namespace, once its interfaces exist: the
+    per-interface sysctls again, then a raw IP_HDRINCL socket to send from
+    and one non-blocking raw socket per protocol to receive with."""
+    for dev in os.listdir("/proc/sys/net/ipv4/conf"):
+        # by path: interface names may contain dots (bond0.208)
+        for name in ("rp_filter", "accept_redirects"):
+            with open(f"/proc/sys/net/ipv4/conf/{dev}/{name}", "w") as f:
+                f.write("0")
+    sk = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    sk.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+    # broadcast and multicast destinations (the chain selector
+    # special-cases them): allowed, out of the interface that
+    # faces the receiver, no copy looped back to the sender
+    sk.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+    sk.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(mc_addr))
+    sk.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 0)
+    socks = []
+    for proto in recv_protos:
+        r = socket.socket(socket.AF_INET, socket.SOCK_RAW, proto)
+        r.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        r.setblocking(False)
+        socks.append(r)
+    return sk, socks
+
+
 class Twin:
     """One client - router - server topology.  label: 'a', 'b', ..."""
+
+    roles = ROLES
 
     def __init__(self, label, index):
         self.label = label
@@ -275,19 +330,7 @@ class Twin:
         # sysctls first, so that new interfaces inherit 'default'
         for r in ROLES:
             with netns(ns[r]):
-                for scope in ("all", "default"):
-                    sysctl(f"net.ipv4.conf.{scope}.rp_filter", 0)
-                    sysctl(f"net.ipv4.conf.{scope}.accept_local", 1)
-                    sysctl(f"net.ipv4.conf.{scope}.accept_redirects", 0)
-                    sysctl(f"net.ipv4.conf.{scope}.send_redirects", 0)
-                sysctl("net.ipv4.ip_forward", 1 if r == "rtr" else 0)
-                # the kernel's replies (RST, port unreachable, echo reply) are
-                # noise for this test: keep them few
-                sysctl("net.ipv4.icmp_ratelimit", 1000)
-                sysctl("net.ipv4.icmp_echo_ignore_all", 1)
-                # a first fragment whose second one was dropped must not wait
-                # long for a later datagram that reuses its IP id
-                sysctl("net.ipv4.ipfrag_time", 3)
+                ns_sysctls(forward=r == "rtr")
         c, rt, s = ns["cli"], ns["rtr"], ns["srv"]
         cmds = [
             ["ip", "-n", c, "link", "add", "eth0", "address", self.mac("cli", "eth0"),
@@ -335,28 +378,9 @@ class Twin:
             run(cmd)
         for r in ROLES:
             with netns(ns[r]):
-                # the interfaces exist now: make sure their own copies agree
-                for dev in os.listdir("/proc/sys/net/ipv4/conf"):
-                    sysctl(f"net.ipv4.conf.{dev}.rp_filter", 0)
-                    sysctl(f"net.ipv4.conf.{dev}.accept_redirects", 0)
-                sk = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
-                sk.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
-                # broadcast and multicast destinations (the chain selector
-                # special-cases them): allowed, out of the interface that
-                # faces the receiver, no copy looped back to the sender
-                sk.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
-                sk.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF,
-                              socket.inet_aton(MC_IF[r]))
-                sk.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 0)
-                self.send_sock[r] = sk
-                socks = []
-                for proto in RECV_PROTOS:
-                    sk = socket.socket(socket.AF_INET, socket.SOCK_RAW, proto)
-                    sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-                    sk.setblocking(False)
-                    socks.append(sk)
+                self.send_sock[r], self.recv_socks[r] = ns_sockets(MC_IF[r], RECV_PROTOS)
+                for sk in self.recv_socks[r]:
                     self.sock_role[sk.fileno()] = r
-                self.recv_socks[r] = socks
         at_cleanup(self.close_sockets)
 
     def close_sockets(self):
@@ -366,6 +390,178 @@ class Twin:
             for sk in socks:
                 sk.close()
         self.send_sock, self.recv_socks = {}, {}
+
+    def all_recv_socks(self):
+        return [sk for socks in self.recv_socks.values() for sk in socks]
+
+    def exec_argv(self, role, argv):
+        return ["ip", "netns", "exec", self.ns[role]] + list(argv)
+
+
+class Link:
+    """One interface of the firewall of a Star and the namespace behind it.
+
+    ifname  the interface's name in the firewall ("ppp0", "bond0.208", ...)
+    role    the name of the namespace behind it (its end is called eth0)
+    fw_addr the firewall's address on it, "a.b.c.d/len"
+    addrs   the peer's addresses on its eth0 ("a.b.c.d/len"), the first one
+            primary (the peer's default route goes to fw_addr)
+    lo      further peer addresses (on its lo), routed to it by the firewall
+    routes  prefixes the firewall routes to the peer besides ("0.0.0.0/0")
+    mac     the peer's MAC (for -m mac); fw_mac the firewall's on this link
+    macs    {address: MAC}: addresses of the peer that sit on a macvlan of
+            their own with that MAC (a second host on the same segment, as
+            -m mac rules expect), with source routing so that packets from
+            them leave with it
+    bridge  True: ifname is a bridge of the firewall (docker0) and the veth
+            to the peer one of its ports; links with the same ifname share
+            the bridge (fw_addr of the first one), each peer on a port
+    """
+
+    def __init__(self, ifname, role, fw_addr, addrs, lo=(), routes=(), mac=None,
+                 macs=None, bridge=False):
+        self.ifname, self.role, self.fw_addr = ifname, role, fw_addr
+        self.addrs, self.lo, self.routes = list(addrs), list(lo), list(routes)
+        self.mac = mac
+        self.macs = dict(macs or {})
+        self.bridge = bridge
+        self.fw_mac = None
+
+    def mac_of(self, ip):
+        return self.macs.get(ip, self.mac)
+
+    def fw_ip(self):
+        return self.fw_addr.split("/")[0]
+
+    def peer_ips(self):
+        return [a.split("/")[0] for a in self.addrs] + list(self.lo)
+
+
+class Star:
+    """A firewall namespace ("fw") with named interfaces, each a veth to a
+    namespace of its own: the shape of a real router whose rules name
+    ppp0, wlan0, bond0.208, docker0, ...  Same interface as Twin (ns,
+    roles, send_sock, recv_socks, sock_role, exec_argv), plus an AF_PACKET
+    socket per peer to send frames with any source MAC, and destroy().
+    Static neighbours everywhere (no ARP); the firewall forwards."""
+
+    def __init__(self, tag, label, links, recv_protos=RECV_PROTOS):
+        self.label, self.links = label, list(links)
+        self.roles = ("fw",) + tuple(lk.role for lk in self.links)
+        pid = os.getpid()
+        self.ns = {r: f"bipt-{tag}{pid}-{label}-{r}" for r in self.roles}
+        self.recv_protos = recv_protos
+        self.send_sock, self.recv_socks, self.sock_role = {}, {}, {}
+        self.l2_sock = {}
+        self.link_of = {lk.role: lk for lk in self.links}
+        first = {}
+        for i, lk in enumerate(self.links):
+            lk.mac = lk.mac or f"02:00:00:00:{i + 1:02x}:02"
+            lk.fw_mac = f"02:00:00:00:{i + 1:02x}:01"
+            if lk.bridge:                  # the peers see the bridge's MAC
+                lk.fw_mac = first.setdefault(lk.ifname, lk).fw_mac
+
+    def build(self):
+        for r in self.roles:
+            netns_add(self.ns[r])
+            with netns(self.ns[r]):
+                ns_sysctls(forward=r == "fw", echo_replies=r == "fw")
+                if r == "fw":
+                    # the firewall answers every packet (REJECT, its stack's
+                    # errors): no ICMP rate limit, as bpf-iptables' REJECT
+                    sysctl("net.ipv4.icmp_ratelimit", 0)
+                    sysctl("net.ipv4.icmp_ratemask", 0)
+        fw = self.ns["fw"]
+        cmds = []
+        bridges = set()
+        for n, lk in enumerate(self.links):
+            p = self.ns[lk.role]
+            if not lk.bridge:
+                cmds += [["ip", "-n", fw, "link", "add", lk.ifname, "address", lk.fw_mac,
+                          "type", "veth", "peer", "name", "eth0", "netns", p,
+                          "address", lk.mac],
+                         ["ip", "-n", fw, "addr", "add", lk.fw_addr, "dev", lk.ifname],
+                         ["ip", "-n", fw, "link", "set", lk.ifname, "up"]]
+            else:
+                if lk.ifname not in bridges:
+                    bridges.add(lk.ifname)
+                    cmds += [["ip", "-n", fw, "link", "add", lk.ifname, "address",
+                              lk.fw_mac, "type", "bridge", "stp_state", "0"],
+                             ["ip", "-n", fw, "addr", "add", lk.fw_addr, "dev", lk.ifname],
+                             ["ip", "-n", fw, "link", "set", lk.ifname, "up"]]
+                port = f"port{n}"
+                cmds += [["ip", "-n", fw, "link", "add", port, "type", "veth", "peer",
+                          "name", "eth0", "netns", p, "address", lk.mac],
+                         ["ip", "-n", fw, "link", "set", port, "master", lk.ifname],
+                         ["ip", "-n", fw, "link", "set", port, "up"]]
+            cmds += [["ip", "-n", p, "link", "set", "lo", "up"],
+                     ["ip", "-n", p, "link", "set", "eth0", "up"]]
+            for a in lk.addrs:
+                if a.split("/")[0] not in lk.macs:
+                    cmds.append(["ip", "-n", p, "addr", "add", a, "dev", "eth0"])
+            for n, (a, mac) in enumerate(sorted(lk.macs.items())):
+                mv, table = f"mv{n}", str(100 + n)
+                cmds += [["ip", "-n", p, "link", "add", mv, "link", "eth0", "address", mac,
+                          "type", "macvlan", "mode", "bridge"],
+                         ["ip", "-n", p, "link", "set", mv, "up"],
+                         ["ip", "-n", p, "addr", "add", f"{a}/32", "dev", mv],
+                         ["ip", "-n", p, "rule", "add", "from", a, "table", table],
+                         ["ip", "-n", p, "route", "add", lk.fw_ip(), "dev", mv,
+                          "table", table],
+                         ["ip", "-n", p, "route", "add", "default", "via", lk.fw_ip(),
+                          "dev", mv, "table", table],
+                         ["ip", "-n", p, "neigh", "replace", lk.fw_ip(), "lladdr",
+                          lk.fw_mac, "dev", mv, "nud", "permanent"]]
+            for a in lk.lo:
+                cmds.append(["ip", "-n", p, "addr", "add", f"{a}/32", "dev", "lo"])
+            primary = lk.addrs[0].split("/")[0]
+            cmds.append(["ip", "-n", p, "route", "add", "default", "via", lk.fw_ip()])
+            for a in lk.lo:
+                cmds.append(["ip", "-n", fw, "route", "add", f"{a}/32", "via", primary])
+            for net in lk.routes:
+                cmds.append(["ip", "-n", fw, "route", "add", net, "via", primary])
+            for a in lk.addrs:
+                ip = a.split("/")[0]
+                cmds.append(["ip", "-n", fw, "neigh", "replace", ip, "lladdr",
+                             lk.mac_of(ip), "dev", lk.ifname, "nud", "permanent"])
+            cmds.append(["ip", "-n", p, "neigh", "replace", lk.fw_ip(), "lladdr",
+                         lk.fw_mac, "dev", "eth0", "nud", "permanent"])
+        cmds.append(["ip", "-n", fw, "link", "set", "lo", "up"])
+        for cmd in cmds:
+            run(cmd)
+        for r in self.roles:
+            with netns(self.ns[r]):
+                mc = self.links[0].fw_ip() if r == "fw" else \
+                    self.link_of[r].addrs[0].split("/")[0]
+                self.send_sock[r], self.recv_socks[r] = ns_sockets(mc, self.recv_protos)
+                for sk in self.recv_socks[r]:
+                    self.sock_role[sk.fileno()] = r
+                if r != "fw":
+                    l2 = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+                    l2.bind(("eth0", 0))
+                    self.l2_sock[r] = l2
+        at_cleanup(self.close_sockets)
+
+    def send_frame(self, role, src_mac, ip_bytes):
+        """Send an IPv4 packet from peer `role` to the firewall in a frame
+        whose source MAC is src_mac."""
+        lk = self.link_of[role]
+        hdr = bytes.fromhex(lk.fw_mac.replace(":", "")) + \
+            bytes.fromhex(src_mac.replace(":", "")) + b"\x08\x00"
+        self.l2_sock[role].send(hdr + ip_bytes)
+
+    def close_sockets(self):
+        for sk in list(self.send_sock.values()) + list(self.l2_sock.values()):
+            sk.close()
+        for socks in self.recv_socks.values():
+            for sk in socks:
+                sk.close()
+        self.send_sock, self.recv_socks, self.l2_sock = {}, {}, {}
+
+    def destroy(self):
+        self.close_sockets()
+        for r in self.roles:
+            netns_delete(self.ns[r])
 
     def all_recv_socks(self):
         return [sk for socks in self.recv_socks.values() for sk in socks]
@@ -521,9 +717,10 @@ def drain(socks):
                 break
 
 
-def collect(socks, sock_owner, timeout, quiet):
+def collect(socks, sock_owner, timeout, quiet, key=received_key):
     """Read every socket until nothing arrived for `quiet` seconds (and at
-    least `timeout` seconds passed).  Returns {owner: set(keys)}."""
+    least `timeout` seconds passed).  Returns {owner: set(keys)}; key(data)
+    gives a packet's key, a list of keys, or None (not ours)."""
     got = {}
     start = time.monotonic()
     last = start
@@ -539,9 +736,10 @@ def collect(socks, sock_owner, timeout, quiet):
                     data = sk.recv(65535)
                 except (BlockingIOError, InterruptedError):
                     break
-                k = received_key(data)
+                k = key(data)
                 if k is not None:
-                    got.setdefault(sock_owner[sk.fileno()], set()).add(k)
+                    got.setdefault(sock_owner[sk.fileno()], set()).update(
+                        k if isinstance(k, list) else [k])
                     last = time.monotonic()
     return got
 

@@ -13,24 +13,31 @@
 #include <string.h>
 #include <time.h>
 
-/* The interface set: "index:name" pairs, sorted by index (if_nameindex order). */
-static char *link_set(void)
+/* The interface set: "index:name:master" of every link, from rtnetlink (a
+ * link joining a bridge or bond changes where it is judged). */
+static char *link_set(struct nl_sock *q)
 {
-	struct if_nameindex *ifs = if_nameindex(), *p;
+	struct nl_cache *cache = NULL;
+	struct nl_object *o;
 	size_t len = 1, off = 0;
 	char *s;
 
-	if (!ifs)
-		return strdup("");
-	for (p = ifs; p->if_index; p++)
-		len += strlen(p->if_name) + 16;
+	if (rtnl_link_alloc_cache(q, AF_UNSPEC, &cache))
+		return strdup("?");
+	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o))
+		len += IF_NAMESIZE + 24;
 	s = malloc(len);
 	if (!s)
 		abort();
 	s[0] = '\0';
-	for (p = ifs; p->if_index; p++)
-		off += (size_t)snprintf(s + off, len - off, "%u:%s ", p->if_index, p->if_name);
-	if_freenameindex(ifs);
+	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+		struct rtnl_link *l = (struct rtnl_link *)o;
+		const char *name = rtnl_link_get_name(l);
+
+		off += (size_t)snprintf(s + off, len - off, "%d:%s:%d ", rtnl_link_get_ifindex(l),
+					name ? name : "", rtnl_link_get_master(l));
+	}
+	nl_cache_free(cache);
 	return s;
 }
 
@@ -70,16 +77,19 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 		     void *arg, struct ipt_err *err)
 {
 	struct watch w = { 0 };
-	struct nl_sock *sk = nl_socket_alloc();
+	struct nl_sock *sk = nl_socket_alloc(), *q = nl_socket_alloc();
 	long long last = 0, first = 0;
 	char *set = NULL;
 	int r = 0;
 
-	if (!sk)
+	if (!sk || !q) {
+		nl_socket_free(sk);
+		nl_socket_free(q);
 		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN, "out of memory");
+	}
 	nl_socket_disable_seq_check(sk);
 	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, on_msg, &w);
-	if ((r = nl_connect(sk, NETLINK_ROUTE)) ||
+	if ((r = nl_connect(sk, NETLINK_ROUTE)) || (r = nl_connect(q, NETLINK_ROUTE)) ||
 	    (r = nl_socket_add_memberships(sk, RTNLGRP_LINK, 0)) ||
 	    (r = nl_socket_set_nonblocking(sk))) {
 		ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN, "cannot listen to rtnetlink: %s",
@@ -88,7 +98,7 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 		goto out;
 	}
 	/* subscribed before the first look: nothing between the two is missed */
-	set = link_set();
+	set = link_set(q);
 	fn(arg, "start");
 	while (!*stop) {
 		struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
@@ -119,7 +129,7 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 			continue;
 		/* also once a second without events: nothing missed stays missed */
 		w.seen = false;
-		now = link_set();
+		now = link_set(q);
 		if (strcmp(now, set)) {
 			free(set);
 			set = now;
@@ -132,5 +142,6 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 out:
 	free(set);
 	nl_socket_free(sk);
+	nl_socket_free(q);
 	return r ? -1 : 0;
 }

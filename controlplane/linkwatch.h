@@ -3,7 +3,7 @@
  * The link watcher (bpf-iptables --watch): interfaces that appear after a
  * command -- a container's veth, a VLAN, a hot-plugged NIC -- are filtered
  * within a second. It listens to rtnetlink link events (libnl-route-3) and,
- * when the set of the namespace's interfaces (index and name) changed, calls
+ * when the set of the namespace's interfaces (index, name, master) changed, calls
  * back: the caller re-applies the saved ruleset, which attaches the programs
  * to the new interfaces and resolves -i/-o names against the links as they are
  * now. Events that do not change that set (up/down, carrier, our own XDP

@@ -22,6 +22,8 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
 
 #include "loader.h"
 #include "strbuf.h"
@@ -460,7 +462,11 @@ static int inst_maps_from_prog(struct dp_inst *in, int prog_fd, int prog2, struc
 
 /* ------------------------------------------------------ interfaces ---- */
 
-enum ifclass { IF_ETH, IF_L3, IF_SKIP };
+/* IF_PORT: a bridge port, or a bond/team member: its frames are bridged, or
+ * become the master's; IP (and iptables without br_netfilter) sees them on the
+ * master device, where they are judged. Attaching XDP there would also fail
+ * once the master has a program ("an upper device already has a program"). */
+enum ifclass { IF_ETH, IF_L3, IF_SKIP, IF_PORT };
 
 struct iface {
 	int ifindex;
@@ -500,6 +506,41 @@ static enum ifclass iface_class(int sock, const char *name)
 	}
 }
 
+static void detach_iface(const struct dp_inst *in, const struct iface *f);
+
+/* Members of a bridge, bond or team (rtnetlink: their master and its kind). */
+static void mark_ports(struct iface *v, int n)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct nl_cache *cache = NULL;
+	int i;
+
+	if (!sk || nl_connect(sk, NETLINK_ROUTE) ||
+	    rtnl_link_alloc_cache(sk, AF_UNSPEC, &cache)) {
+		dp_log(DP_WARN, "cannot read the links' masters: bridge ports are attached too");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct rtnl_link *l = rtnl_link_get(cache, v[i].ifindex), *m = NULL;
+		const char *kind;
+
+		if (l && rtnl_link_get_master(l))
+			m = rtnl_link_get(cache, rtnl_link_get_master(l));
+		kind = m ? rtnl_link_get_type(m) : NULL;
+		if (kind && (!strcmp(kind, "bridge") || !strcmp(kind, "bond") ||
+			     !strcmp(kind, "team"))) {
+			v[i].cls = IF_PORT;
+			dp_log(DP_DEBUG, "%s: a port of %s (%s): judged there", v[i].name,
+			       rtnl_link_get_name(m), kind);
+		}
+		rtnl_link_put(m);
+		rtnl_link_put(l);
+	}
+out:
+	nl_cache_free(cache);
+	nl_socket_free(sk);
+}
+
 /* Every interface of the namespace, lo first. */
 static int iface_list(struct iface **out, int *n, struct ipt_err *err)
 {
@@ -535,6 +576,7 @@ static int iface_list(struct iface **out, int *n, struct ipt_err *err)
 	}
 	close(sock);
 	if_freenameindex(ni);
+	mark_ports(v, cnt);
 	*out = v;
 	*n = cnt;
 	return 0;
@@ -646,6 +688,11 @@ static int attach_iface(const struct dp_inst *in, const struct iface *f, bool xd
 
 	if (f->cls == IF_SKIP) {
 		dp_log(DP_WARN, "%s: neither an Ethernet nor an IP device: not filtered", f->name);
+		return 0;
+	}
+	if (f->cls == IF_PORT) {
+		/* it became a port since it was attached: judged on its master now */
+		detach_iface(in, f);
 		return 0;
 	}
 	id_in = tc_ours(f->ifindex, BPF_TC_INGRESS, &hin);
@@ -801,7 +848,8 @@ out:
 int dp_describe(struct strbuf *sb)
 {
 	static const char *const cls[] = { [IF_ETH] = "ethernet", [IF_L3] = "ip",
-					   [IF_SKIP] = "not filtered" };
+					   [IF_SKIP] = "not filtered",
+					   [IF_PORT] = "port of a bridge/bond, judged there" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, on = 0;

@@ -25,6 +25,7 @@ add_custom_command(OUTPUT ${BPF_OBJ}
   COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -I${CMAKE_CURRENT_SOURCE_DIR}/conntrack
           -c ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c -o ${BPF_OBJ}
   DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c
+          ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/log.bpf.h
           ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.h
           ${CMAKE_CURRENT_SOURCE_DIR}/conntrack/ct.bpf.h
           ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/reject.bpf.h

@@ -122,6 +122,14 @@ static __always_inline void reject_iph(struct iphdr *ip, __be32 saddr, __be32 da
 	ip->check = csum_fold32(s);
 }
 
+/* icmp_send() answers ICMP queries and replies only: every other type, the
+ * unassigned ones (1, 2, 6, 7, 9, 10, above 18) included, counts as an error
+ * there (icmp_pointers[].error), and an error is never answered. */
+static __always_inline bool icmp_no_answer(__u32 type)
+{
+	return !(type == 0 || type == 8 || (type >= 13 && type <= 18));
+}
+
 /* icmp-*: the packet becomes IP + ICMP destination unreachable + the quote. */
 static __always_inline int reject_icmp(struct __sk_buff *skb, struct scratch *sc, __u32 l2,
 				       __u32 chain, int code)
@@ -136,7 +144,7 @@ static __always_inline int reject_icmp(struct __sk_buff *skb, struct scratch *sc
 	__u16 ck;
 
 	if (sc->p.proto == IPPROTO_ICMP && sc->p.icmp != BPFIPT_NO_ICMP &&
-	    icmp_is_error(sc->p.icmp >> 8))
+	    icmp_no_answer(sc->p.icmp >> 8))
 		return -1;
 	saddr = reject_saddr(skb, sc, chain);
 	if (!saddr)

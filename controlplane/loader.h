@@ -39,7 +39,7 @@
  * the namespace is left as it was; programs and maps then vanish.
  *
  * LIMITS. Interfaces that appear after a command are covered by the next command
- * (issue 8 adds a link watcher). Switching between XDP and tc ingress attaches or
+ * (or bpf-iptables --watch, controlplane/linkwatch.h). Switching between XDP and tc ingress attaches or
  * detaches interface by interface: during that short window a packet may be
  * judged twice (never by neither). An interface that already has another XDP
  * program keeps it; its ingress is judged at tc. Devices that are neither

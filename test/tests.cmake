@@ -36,7 +36,8 @@ add_test(NAME install.systemd COMMAND bash ${INSTALL_TESTS}/test_systemd.sh ${CM
 # the Debian package: dpkg-buildpackage in a copy of the tree, dpkg -i, -r, --purge
 # (root; builds with -j2, about 35 s on 2 cores)
 add_test(NAME install.deb COMMAND bash ${INSTALL_TESTS}/test_deb.sh ${CMAKE_CURRENT_SOURCE_DIR})
-set_tests_properties(install.deb PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+set_tests_properties(install.deb PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77
+  ENVIRONMENT "CONFORMANCE_DIR=${BPFIPT_CONFORMANCE_DIR}")
 
 # ---- compatibility with iptables-legacy (root; oracle in scratch namespaces) ----
 foreach(h conformance differential dumps)

@@ -48,6 +48,10 @@ else
 	tar -C "$src" --exclude='./build*' -cf - . | tar -C "$work/src" -xf -
 fi
 t0=$(date +%s)
+# the copy has no ../shared beside it: the unit tests read the conformance data
+# from where the source tree's tests do
+conf=${CONFORMANCE_DIR:-$src/../shared/conformance}
+[ -d "$conf" ] && export BPFIPT_CONFORMANCE_DIR=$(cd "$conf" && pwd)
 if ! (cd "$work/src" && dpkg-buildpackage -us -uc -b -j2) >"$work/build.log" 2>&1; then
 	tail -40 "$work/build.log"
 	echo "FAIL: dpkg-buildpackage (log above)"

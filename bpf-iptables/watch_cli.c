@@ -27,7 +27,7 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void reapply(void *arg, const char *why)
+static void reapply(void *arg, enum cp_watch_event ev, const char *why)
 {
 	struct ipt_state st = { .lock_fd = -1 };
 	struct ipt_table *t = NULL;
@@ -37,6 +37,14 @@ static void reapply(void *arg, const char *why)
 	if (!dp_running()) {
 		if (*verbose)
 			fprintf(stderr, "%s: %s: no data plane in this namespace yet\n", PROG, why);
+		return;
+	}
+	if (ev == CP_WATCH_LOCAL) {
+		/* -m addrtype's copy of the local routing table; the rules stay */
+		if (dp_rtlocal_sync(&err))
+			fprintf(stderr, "%s: %s: %s\n", PROG, why, err.msg);
+		else if (*verbose)
+			fprintf(stderr, "%s: %s: address types updated\n", PROG, why);
 		return;
 	}
 	if (ipt_state_open(&st, &err) || ipt_state_lock(&st, true, -1, &err) ||

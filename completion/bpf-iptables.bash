@@ -8,7 +8,7 @@
 # bpf-iptables/cli.c, bpf-iptables/ct_cli.c); test/install/test_completion.sh
 # checks that they are complete and that the commands accept every one.
 
-_bpfipt_matches='comment conntrack icmp iprange length limit mac mark multiport state tcp udp'
+_bpfipt_matches='addrtype comment conntrack icmp iprange length limit mac mark multiport state tcp udp'
 _bpfipt_targets='ACCEPT DROP RETURN REJECT LOG NFLOG TCPMSS'
 _bpfipt_protocols='tcp udp udplite icmp sctp dccp gre esp ah all'
 
@@ -30,6 +30,7 @@ _bpfipt_ext_opts() {
 	mark) echo --mark ;;
 	length) echo --length ;;
 	mac) echo --mac-source ;;
+	addrtype) echo --src-type --dst-type --limit-iface-in --limit-iface-out ;;
 	LOG) echo --log-level --log-prefix --log-tcp-sequence --log-tcp-options \
 		--log-ip-options --log-uid --log-macdecode ;;
 	NFLOG) echo --nflog-group --nflog-prefix --nflog-range --nflog-size \
@@ -135,6 +136,8 @@ _bpf_iptables() {
 		return ;;
 	--ctstate) _bpfipt_list 'INVALID NEW ESTABLISHED RELATED UNTRACKED SNAT DNAT'; return ;;
 	--state) _bpfipt_list 'INVALID NEW ESTABLISHED RELATED UNTRACKED'; return ;;
+	--src-type|--dst-type) _bpfipt_list 'UNSPEC UNICAST LOCAL BROADCAST ANYCAST MULTICAST
+		BLACKHOLE UNREACHABLE PROHIBIT THROW NAT XRESOLVE'; return ;;
 	--ctstatus) _bpfipt_list 'NONE EXPECTED SEEN_REPLY ASSURED CONFIRMED'; return ;;
 	--ctdir) _bpfipt_words 'ORIGINAL REPLY'; return ;;
 	--tcp-flags) _bpfipt_list 'SYN ACK FIN RST URG PSH ALL NONE'; return ;;

@@ -814,6 +814,16 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			e.limit_cost = (__u64)d->avg * (1000000000ull / LIMIT_SCALE);
 			e.limit_credit_cap = e.limit_cost * d->burst;
 			has_extra = true;
+		} else if (ext_is(m, "addrtype")) {
+			const struct addrtype_data *d = m->data;
+
+			if (u->xflags & BPFIPT_X_ADDRTYPE)
+				return rule_error(x, ci, r, "more than one -m addrtype");
+			u->xflags |= BPFIPT_X_ADDRTYPE;
+			e.at_src = d->source;
+			e.at_dst = d->dest;
+			e.at_flags = (__u8)d->flags;	/* BPFIPT_AT_* are the same bits */
+			has_extra = true;
 		} else if (ext_is(m, "comment")) {
 			/* nothing to match */
 		} else {
@@ -850,6 +860,11 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 	return 0;
 }
 
+_Static_assert((int)ADDRTYPE_INVERT_SOURCE == (int)BPFIPT_AT_INVERT_SRC &&
+	       (int)ADDRTYPE_INVERT_DEST == (int)BPFIPT_AT_INVERT_DST &&
+	       (int)ADDRTYPE_LIMIT_IFACE_IN == (int)BPFIPT_AT_LIMIT_IN &&
+	       (int)ADDRTYPE_LIMIT_IFACE_OUT == (int)BPFIPT_AT_LIMIT_OUT,
+	       "addrtype flags pass as they are");
 _Static_assert(sizeof(((struct bpfipt_extra *)0)->log_prefix) >= LOG_PREFIX_SIZE,
 	       "a LOG prefix fits the data plane's");
 

@@ -152,6 +152,9 @@ struct cp_packet {
 	__be32 ct_osrc, ct_odst;	/* original tuple */
 	__u16 ct_osport, ct_odport;
 	__u32 ct_expire;	/* seconds left */
+	/* -m addrtype: RTN_* type of [0] saddr, [1] daddr, judged [0] on any device,
+	 * [1] on the input interface, [2] on the output one (bpfipt.h) */
+	__u8 atype[2][3];
 };
 
 #define CP_TRACE_MAX 64
@@ -178,6 +181,9 @@ int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt
 /* The data plane's algorithm on the compiled tables, in C. 0; 1 when
  * BPFIPT_MAX_STEPS ran out, 2 when BPFIPT_MAX_DEPTH did (verdict DROP, as the
  * data plane); -1 on a malformed table. */
+/* -m addrtype on a packet: masks of 1 << RTN_*, BPFIPT_AT_* flags. */
+bool cp_addrtype_ok(__u16 src, __u16 dst, __u8 flags, const struct cp_packet *p);
+
 int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct cp_packet *p,
 		 struct cp_trace *tr);
 

@@ -100,12 +100,22 @@ static bool ct_ok(const struct bpfipt_extra *e, const struct cp_packet *p)
 			 p->ct_expire >= e->ct_expire[0] && p->ct_expire <= e->ct_expire[1]);
 }
 
+bool cp_addrtype_ok(__u16 src, __u16 dst, __u8 flags, const struct cp_packet *p)
+{
+	int dev = flags & BPFIPT_AT_LIMIT_IN ? 1 : flags & BPFIPT_AT_LIMIT_OUT ? 2 : 0;
+
+	if (src && !(!!(src & (1u << (p->atype[0][dev] & 15))) ^ !!(flags & BPFIPT_AT_INVERT_SRC)))
+		return false;
+	return !dst || (!!(dst & (1u << (p->atype[1][dev] & 15))) ^ !!(flags & BPFIPT_AT_INVERT_DST));
+}
+
 static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 		      const struct cp_packet *p, bool has_ports)
 {
 	const struct bpfipt_extra *e;
 
-	if (!(s->xflags & (BPFIPT_X_PORTS_EITHER | BPFIPT_X_MARK | BPFIPT_X_MAC | BPFIPT_X_CT)))
+	if (!(s->xflags & (BPFIPT_X_PORTS_EITHER | BPFIPT_X_MARK | BPFIPT_X_MAC | BPFIPT_X_CT |
+			   BPFIPT_X_ADDRTYPE)))
 		return true;	/* LIMIT: matches (see compile.h) */
 	if (s->extra >= cc->nextras)
 		return false;
@@ -135,6 +145,8 @@ static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 			return false;
 	}
 	if ((s->xflags & BPFIPT_X_CT) && !ct_ok(e, p))
+		return false;
+	if ((s->xflags & BPFIPT_X_ADDRTYPE) && !cp_addrtype_ok(e->at_src, e->at_dst, e->at_flags, p))
 		return false;
 	return true;
 }

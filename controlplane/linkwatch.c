@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The link watcher: see linkwatch.h. */
 #include "linkwatch.h"
+#include "rtlocal.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -41,6 +42,28 @@ static char *link_set(struct nl_sock *q)
 	return s;
 }
 
+/* The local routing table (-m addrtype's view of the addresses), as text. */
+static char *local_set(void)
+{
+	struct cp_rt *v = NULL;
+	unsigned int n = 0, i;
+	struct ipt_err err;
+	size_t off = 0;
+	char *s;
+
+	if (cp_rtlocal_read(&v, &n, &err))
+		return strdup("?");
+	s = malloc((size_t)n * 48 + 1);
+	if (!s)
+		abort();
+	s[0] = '\0';
+	for (i = 0; i < n; i++)
+		off += (size_t)sprintf(s + off, "%08x/%u:%u:%u ", v[i].addr, v[i].plen, v[i].type,
+				       v[i].ifindex);
+	free(v);
+	return s;
+}
+
 struct watch {
 	bool seen;		/* a link event arrived since the last check */
 	char what[IF_NAMESIZE + 16];
@@ -62,6 +85,10 @@ static int on_msg(struct nl_msg *msg, void *arg)
 
 	if (type == RTM_NEWLINK || type == RTM_DELLINK)
 		nl_msg_parse(msg, on_link, arg);
+	else if ((type == RTM_NEWROUTE || type == RTM_DELROUTE) &&
+		 nlmsg_hdr(msg)->nlmsg_len >= NLMSG_LENGTH(sizeof(struct rtmsg)) &&
+		 ((struct rtmsg *)nlmsg_data(nlmsg_hdr(msg)))->rtm_table == RT_TABLE_LOCAL)
+		((struct watch *)arg)->seen = true;	/* only the local table matters */
 	return NL_OK;
 }
 
@@ -73,13 +100,14 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const char *why),
+int cp_linkwatch_run(volatile sig_atomic_t *stop,
+		     void (*fn)(void *arg, enum cp_watch_event ev, const char *why),
 		     void *arg, struct ipt_err *err)
 {
 	struct watch w = { 0 };
 	struct nl_sock *sk = nl_socket_alloc(), *q = nl_socket_alloc();
 	long long last = 0, first = 0;
-	char *set = NULL;
+	char *set = NULL, *local = NULL;
 	int r = 0;
 
 	if (!sk || !q) {
@@ -90,7 +118,7 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 	nl_socket_disable_seq_check(sk);
 	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, on_msg, &w);
 	if ((r = nl_connect(sk, NETLINK_ROUTE)) || (r = nl_connect(q, NETLINK_ROUTE)) ||
-	    (r = nl_socket_add_memberships(sk, RTNLGRP_LINK, 0)) ||
+	    (r = nl_socket_add_memberships(sk, RTNLGRP_LINK, RTNLGRP_IPV4_ROUTE, 0)) ||
 	    (r = nl_socket_set_nonblocking(sk))) {
 		ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN, "cannot listen to rtnetlink: %s",
 			    nl_geterror(r));
@@ -99,7 +127,8 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 	}
 	/* subscribed before the first look: nothing between the two is missed */
 	set = link_set(q);
-	fn(arg, "start");
+	local = local_set();
+	fn(arg, CP_WATCH_LINKS, "start");
 	while (!*stop) {
 		struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
 		long long t;
@@ -133,7 +162,15 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 		if (strcmp(now, set)) {
 			free(set);
 			set = now;
-			fn(arg, w.what[0] ? w.what : "links changed");
+			fn(arg, CP_WATCH_LINKS, w.what[0] ? w.what : "links changed");
+		} else {
+			free(now);
+		}
+		now = local_set();
+		if (strcmp(now, local)) {
+			free(local);
+			local = now;
+			fn(arg, CP_WATCH_LOCAL, "local addresses changed");
 		} else {
 			free(now);
 		}
@@ -141,6 +178,7 @@ int cp_linkwatch_run(volatile sig_atomic_t *stop, void (*fn)(void *arg, const ch
 	}
 out:
 	free(set);
+	free(local);
 	nl_socket_free(sk);
 	nl_socket_free(q);
 	return r ? -1 : 0;

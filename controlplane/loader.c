@@ -28,6 +28,7 @@
 #include "loader.h"
 #include "strbuf.h"
 #include "ct.h"
+#include "rtlocal.h"
 #include "bpfipt.skel.h"
 
 /* ------------------------------------------------------------- logging ---- */
@@ -142,7 +143,8 @@ static const char *const prog_names[DP_PROG_MAX] = {
 };
 
 /* Instance maps (created once with the programs). */
-enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_CT_FRAG, IM_LOG, IM_MAX };
+enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_CT_FRAG, IM_LOG,
+	  IM_RTLOCAL, IM_MAX };
 
 static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
@@ -154,11 +156,12 @@ static const char *const im_names[IM_MAX] = {
 	[IM_CT_CONF] = "bpfipt_ct_conf",
 	[IM_CT_FRAG] = "bpfipt_ct_frag",
 	[IM_LOG] = "bpfipt_log",
+	[IM_RTLOCAL] = "bpfipt_rtlocal",
 };
 
 _Static_assert(OM_MAX == 9, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
-_Static_assert(IM_MAX == 9, "im_names covers every instance map");
+_Static_assert(IM_MAX == 10, "im_names covers every instance map");
 
 struct dp_inst {
 	int prog[DP_PROG_MAX];		/* -1: not loaded */
@@ -394,6 +397,11 @@ int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd)
 int dp_inst_log_fd(const struct dp_inst *in)
 {
 	return in->map[IM_LOG];
+}
+
+int dp_inst_rtlocal_fd(const struct dp_inst *in)
+{
+	return in->map[IM_RTLOCAL];
 }
 
 /* The maps (and BTF) of a running instance, from its programs (prog2: -1 or a
@@ -1624,6 +1632,40 @@ static int set_xdp_flag(const struct dp_inst *in, bool on, struct ipt_err *err)
 	return 0;
 }
 
+static bool uses_addrtype(const struct cp_compiled *cc)
+{
+	for (int c = 0; c < BPFIPT_NCHAINS; c++)
+		for (unsigned int k = 0; k < cc->nslots[c]; k++)
+			if (cc->slots[c][k].xflags & BPFIPT_X_ADDRTYPE)
+				return true;
+	return false;
+}
+
+static int rtlocal_sync(const struct dp_inst *in, struct ipt_err *err)
+{
+	struct cp_rt *v = NULL;
+	unsigned int n = 0;
+	int r = cp_rtlocal_read(&v, &n, err);
+
+	if (!r)
+		r = cp_rtlocal_write(in->map[IM_RTLOCAL], v, n, err);
+	free(v);
+	return r;
+}
+
+int dp_rtlocal_sync(struct ipt_err *err)
+{
+	struct dp_inst *in = NULL;
+	int r;
+
+	dp_log_init();
+	if ((r = dp_inst_open(&in, err)) || !in)
+		return r;
+	r = rtlocal_sync(in, err);
+	dp_inst_free(&in);
+	return r;
+}
+
 int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
 	    const struct dp_opts *o, struct ipt_err *err)
 {
@@ -1662,6 +1704,9 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	if ((r = inst_need(in, v, n, need, err)))
 		goto out;
 
+	/* addrtype reads the local routing table: current before the switch */
+	if (uses_addrtype(cc) && (r = rtlocal_sync(in, err)))
+		goto out;
 	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
 	if (r)
 		goto out;

@@ -117,6 +117,10 @@ int dp_describe(struct strbuf *sb);
 /* Is an instance running in this namespace? */
 bool dp_running(void);
 
+/* Mirror the local routing table into the running data plane's bpfipt_rtlocal
+ * (-m addrtype; controlplane/rtlocal.h). Nothing to do (0) without one. */
+int dp_rtlocal_sync(struct ipt_err *err);
+
 /* ---- lower level: tests and benchmarks ---- */
 
 struct dp_inst;
@@ -149,6 +153,8 @@ int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
 int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd);
 /* The LOG ring buffer (bpfipt_log) of an instance; owned by `in`. */
 int dp_inst_log_fd(const struct dp_inst *in);
+/* -m addrtype's copy of the local routing table (LPM, bpfipt_rt_key -> _val). */
+int dp_inst_rtlocal_fd(const struct dp_inst *in);
 int dp_inst_counters(const struct dp_inst *in, __u64 (**out)[2], unsigned int *n,
 		     struct ipt_err *err);
 int dp_inst_stats(const struct dp_inst *in, __u64 st[BPFIPT_ST_MAX], struct ipt_err *err);

@@ -242,6 +242,11 @@ static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
 	}
 	if (!strcmp(name, "conntrack"))
 		return conntrack_mt(m->data, p);
+	if (!strcmp(name, "addrtype")) {
+		const struct addrtype_data *d = m->data;
+
+		return cp_addrtype_ok(d->source, d->dest, (__u8)d->flags, p);
+	}
 	/* limit: matches (see compile.h); comment */
 	return true;
 }

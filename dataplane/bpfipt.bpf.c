@@ -45,6 +45,7 @@
 #include <linux/ip.h>
 #include <linux/pkt_cls.h>
 #include <linux/netfilter/xt_conntrack.h>
+#include <linux/rtnetlink.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "bpfipt.h"
@@ -99,6 +100,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } bpfipt_stats SEC(".maps");
+
+/* The local routing table, for -m addrtype (bpfipt.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BPFIPT_RTLOCAL_MAX);
+	__type(key, struct bpfipt_rt_key);
+	__type(value, struct bpfipt_rt_val);
+} bpfipt_rtlocal SEC(".maps");
 
 /* What conntrack tells the classifier about a packet (conntrack/ct.bpf.h). */
 struct ct_result {
@@ -626,8 +636,41 @@ static __always_inline bool ct_match(const struct bpfipt_extra *e, const struct 
 	return true;
 }
 
+/* inet_dev_addr_type(): the RTN_* type of address a (network order); dev != 0:
+ * a route of another device does not count (UNICAST). */
+static __always_inline __u32 addr_type(__be32 a, __u32 dev)
+{
+	struct bpfipt_rt_key k = { .prefixlen = 32 };
+	struct bpfipt_rt_val *v;
+	__u32 h = bpf_ntohl(a);
+
+	if ((h >> 24) == 0 || h == 0xffffffffu)
+		return RTN_BROADCAST;
+	if ((h >> 28) == 0xe)
+		return RTN_MULTICAST;
+	__builtin_memcpy(k.addr, &a, 4);
+	v = bpf_map_lookup_elem(&bpfipt_rtlocal, &k);
+	if (!v || (dev && v->ifindex != dev))
+		return RTN_UNICAST;
+	return v->type;
+}
+
+static __always_inline bool addrtype_match(const struct bpfipt_extra *e, const struct pkt *p)
+{
+	__u32 dev = e->at_flags & BPFIPT_AT_LIMIT_IN ? p->iif :
+		    e->at_flags & BPFIPT_AT_LIMIT_OUT ? p->oif : 0;
+
+	if (e->at_src &&
+	    !!(e->at_src & (1u << (addr_type(p->saddr, dev) & 15))) ==
+	    !!(e->at_flags & BPFIPT_AT_INVERT_SRC))
+		return false;
+	return !e->at_dst ||
+	       !!(e->at_dst & (1u << (addr_type(p->daddr, dev) & 15))) !=
+	       !!(e->at_flags & BPFIPT_AT_INVERT_DST);
+}
+
 /* The extra checks of a candidate slot that need no state: multiport --ports,
- * mark, mac. */
+ * mark, mac, conntrack's details, addrtype. */
 static __always_inline bool extra_match(const struct bpfipt_extra *e, const struct pkt *p, __u32 xf)
 {
 	int i;
@@ -663,6 +706,8 @@ static __always_inline bool extra_match(const struct bpfipt_extra *e, const stru
 			return false;
 	}
 	if ((xf & BPFIPT_X_CT) && !ct_match(e, p))
+		return false;
+	if ((xf & BPFIPT_X_ADDRTYPE) && !addrtype_match(e, p))
 		return false;
 	return true;
 }

@@ -158,6 +158,35 @@ enum {
 	BPFIPT_X_CT		= 1 << 4,	/* -m conntrack tuple/dir/status/expire options */
 	BPFIPT_X_GROUP_SRC	= 1 << 5,	/* group slot: counter from the group LPM (src) */
 	BPFIPT_X_GROUP_DST	= 1 << 6,	/* group slot: counter from the group LPM (dst) */
+	BPFIPT_X_ADDRTYPE	= 1 << 7,	/* -m addrtype: address types (bpfipt_rtlocal) */
+};
+
+/* -m addrtype. An address's type is what the kernel's inet_dev_addr_type() says:
+ * 0.0.0.0/8 and 255.255.255.255 are BROADCAST, 224.0.0.0/4 MULTICAST, otherwise
+ * the type of the longest prefix of the LOCAL routing table (table 255) holding
+ * it (LOCAL, BROADCAST, ...; with --limit-iface-in/out only when the route's
+ * device is the packet's in/out interface), else UNICAST. bpfipt_rtlocal (an
+ * instance map, LPM) mirrors table 255: written by every command that installs
+ * a ruleset using addrtype and kept current by bpf-iptables --watch. Types are
+ * the kernel's RTN_* numbers; a rule's masks are bits 1 << RTN_*. */
+#define BPFIPT_RTLOCAL_MAX	16384		/* routes of the local table mirrored */
+
+struct bpfipt_rt_key {
+	__u32 prefixlen;	/* 0..32 */
+	__u8 addr[4];		/* network order */
+};
+
+struct bpfipt_rt_val {
+	__u32 type;		/* RTN_* */
+	__u32 ifindex;		/* the route's device (first next hop), 0 = none */
+};
+
+/* struct bpfipt_extra.at_flags: xt_addrtype_info_v1's flags */
+enum {
+	BPFIPT_AT_INVERT_SRC	= 1 << 0,
+	BPFIPT_AT_INVERT_DST	= 1 << 1,
+	BPFIPT_AT_LIMIT_IN	= 1 << 2,
+	BPFIPT_AT_LIMIT_OUT	= 1 << 3,
 };
 
 /* Group LPM key: which rule of a run (deny list) an address hits first.
@@ -205,6 +234,9 @@ struct bpfipt_extra {
 	/* -j LOG: what the event carries to the reader */
 	__u8 log_level, log_flags;		/* --log-level, XT_LOG_* bits */
 	char log_prefix[BPFIPT_LOG_PREFIX];	/* --log-prefix, NUL-terminated */
+	/* -m addrtype: 1 << RTN_* masks (0: that side is not tested), BPFIPT_AT_* */
+	__u16 at_src, at_dst;
+	__u8 at_flags, at_pad[3];
 };
 
 /* Token-bucket state of a limit slot (a plain array, updated with a spin lock). */
@@ -248,7 +280,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		2
+#define BPFIPT_ABI		3
 #define BPFIPT_NO_VEC		0xffffffffu
 
 /* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of

@@ -58,6 +58,19 @@ struct limit_data {
 	__u32 burst;
 };
 
+/* -m addrtype (xt_addrtype_info_v1): masks of 1 << RTN_* type numbers */
+enum {
+	ADDRTYPE_INVERT_SOURCE = 0x1,
+	ADDRTYPE_INVERT_DEST = 0x2,
+	ADDRTYPE_LIMIT_IFACE_IN = 0x4,
+	ADDRTYPE_LIMIT_IFACE_OUT = 0x8,
+};
+
+struct addrtype_data {
+	__u16 source, dest;	/* 0: that address is not tested */
+	__u32 flags;		/* ADDRTYPE_* */
+};
+
 /* -m comment */
 #define COMMENT_SIZE 256	/* XT_MAX_COMMENT_LEN */
 

@@ -36,6 +36,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
+#include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/netfilter/xt_LOG.h>
@@ -1091,6 +1092,22 @@ static void rule(struct strbuf *sb, unsigned int chain, unsigned int nuser)
 		sb_addf(sb, " -m mark %s--mark 0x%x/0xf0", chance(30) ? "! " : "", rn(4) << 4);
 	if (chain < 2 && chance(5))
 		sb_addf(sb, " -m mac %s--mac-source 02:00:00:00:00:01", chance(30) ? "! " : "");
+	if (chance(10)) {
+		static const char *const ty[] = { "LOCAL", "BROADCAST", "UNICAST", "MULTICAST",
+						  "LOCAL,BROADCAST", "BLACKHOLE,ANYCAST" };
+		bool s = chance(60), d = !s || chance(40);
+
+		sb_adds(sb, " -m addrtype");
+		if (s)
+			sb_addf(sb, " %s--src-type %s", chance(25) ? "! " : "", ty[rn(6)]);
+		if (d)
+			sb_addf(sb, " %s--dst-type %s", chance(25) ? "! " : "", ty[rn(6)]);
+		/* in a user chain either may be refused (reached from the wrong chain) */
+		if (chain != 2 && chance(30))
+			sb_adds(sb, " --limit-iface-in");
+		else if (chain != 0 && chance(30))
+			sb_adds(sb, " --limit-iface-out");
+	}
 	unsigned int k = rn(100), first_user = chain < 3 ? 0 : chain - 3 + 1;
 
 	if (k < 25)
@@ -1155,8 +1172,51 @@ static __be32 addr(void)
 {
 	static const char *const a[] = { "10.1.2.3", "10.1.2.4", "10.1.9.9", "10.7.0.1",
 					 "192.168.1.1", "192.168.7.7", "172.16.3.3", "8.8.8.8",
-					 "10.0.1.5", "10.2.3.1" };
-	return inet_addr(a[rn(10)]);
+					 "10.0.1.5", "10.2.3.1", "0.1.2.3", "224.0.0.5",
+					 "255.255.255.255", "10.7.200.1" };
+	return inet_addr(a[rn(chance(85) ? 10 : 14)]);
+}
+
+/* The local routing table the differential test gives the data plane (-m
+ * addrtype), and the type inet_dev_addr_type() gives an address with it. */
+static const struct { const char *pfx; __u32 type, ifindex; } trt[] = {
+	{ "10.1.2.3/32", RTN_LOCAL, 2 }, { "192.168.1.1/32", RTN_LOCAL, 3 },
+	{ "10.1.9.9/32", RTN_BROADCAST, 2 }, { "10.7.0.0/16", RTN_BLACKHOLE, 0 },
+	{ "10.7.200.0/24", RTN_ANYCAST, 4 }, { "172.16.3.3/32", RTN_LOCAL, 1 },
+};
+
+static void trt_install(struct dp_inst *in)
+{
+	for (size_t i = 0; i < sizeof(trt) / sizeof(trt[0]); i++) {
+		struct pfx x = parse_pfx(trt[i].pfx);
+		struct bpfipt_rt_key k = { .prefixlen = (__u32)x.plen };
+		struct bpfipt_rt_val v = { .type = trt[i].type, .ifindex = trt[i].ifindex };
+		__be32 a = htonl(x.a);
+
+		memcpy(k.addr, &a, 4);
+		ck_assert_int_eq(bpf_map_update_elem(dp_inst_rtlocal_fd(in), &k, &v, BPF_ANY), 0);
+	}
+}
+
+static __u8 trt_type(__be32 a, __u32 dev)
+{
+	__u32 h = ntohl(a), best = 33;
+	size_t i;
+
+	if ((h >> 24) == 0 || h == 0xffffffffu)
+		return RTN_BROADCAST;
+	if ((h >> 28) == 0xe)
+		return RTN_MULTICAST;
+	for (i = 0; i < sizeof(trt) / sizeof(trt[0]); i++) {
+		struct pfx x = parse_pfx(trt[i].pfx);
+
+		if (pfx_covers(x, (struct pfx){ h, 0xffffffffu, 32 }) &&
+		    (best == 33 || x.plen > parse_pfx(trt[best].pfx).plen))
+			best = (__u32)i;
+	}
+	if (best == 33 || (dev && trt[best].ifindex != dev))
+		return RTN_UNICAST;
+	return (__u8)trt[best].type;
 }
 
 /* A random packet, as bytes and as the reference evaluator sees it. */
@@ -1219,6 +1279,13 @@ static size_t rpacket(__u8 *buf, size_t cap, struct cp_packet *p, int *chain)
 	p->iif = *chain == OUT ? 0 : rn(6);
 	p->oif = *chain == IN ? 0 : rn(6);
 	p->mark = rn(4) << 4 | rn(2);
+	for (k = 0; k < 2; k++) {
+		__be32 x = k ? d : a;
+
+		p->atype[k][0] = trt_type(x, 0);
+		p->atype[k][1] = trt_type(x, p->iif);
+		p->atype[k][2] = trt_type(x, p->oif);
+	}
 	return len;
 }
 
@@ -1229,6 +1296,7 @@ START_TEST(t_compiled_differential)
 	static __u8 buf[1024];
 	struct dp_inst *in = inst_new(1u << DP_PROG_TEST);
 
+	trt_install(in);
 	if (getenv("BPFIPT_DP_SEED"))
 		rng = strtoull(getenv("BPFIPT_DP_SEED"), NULL, 0);
 	while (pairs < 20000) {

@@ -19,13 +19,10 @@ The rulesets:
   ufw     what ufw 0.36 loads for `default deny incoming, allow outgoing,
           reject routed, logging low` and a set of `ufw allow/deny/reject/
           limit/route` rules, in ufw's own spelling (its before/after/user
-          rules files and ufw-init), written out here.  Left out, because
-          bpf-iptables does not have these matches: the two `-m recent` rules
-          that `ufw limit` adds (the `-j ufw-user-limit-accept` rule stays),
-          and `-m addrtype`: ufw-not-local's LOCAL/MULTICAST/BROADCAST tests
-          and after.rules' BROADCAST test become `-d` rules naming the
-          firewall's local addresses, 224.0.0.0/4 and its broadcast addresses
-          (what addrtype means in this topology).
+          rules files and ufw-init), written out here, -m addrtype
+          (ufw-not-local, after.rules) included.  Left out: the two
+          `-m recent` rules that `ufw limit` adds (the `-j
+          ufw-user-limit-accept` rule stays).
   docker  the filter table Docker 20.10-27 writes for docker0 and one
           user-defined bridge network with published ports, plus three
           DOCKER-USER rules an administrator adds.  Docker's nat table (DNAT
@@ -247,7 +244,11 @@ def parse_rule(chain, num, line):
                  "--state": "state", "--ctstate": "state", "--mac-source": "mac",
                  "--src-range": "srange", "--dst-range": "drange",
                  "--comment": "comment", "--limit": "limit"}
-        if t == "--tcp-flags":
+        if t in ("--src-type", "--dst-type"):
+            (v,), text = take(1)
+            cl.append(Clause("stype" if t == "--src-type" else "dtype", neg,
+                             frozenset(x.upper() for x in v.split(",")), text))
+        elif t == "--tcp-flags":
             (m, c), text = take(2)
             cl.append(Clause("flags", neg, (flag_set(m), flag_set(c)), text))
         elif t == "--syn":
@@ -407,6 +408,8 @@ def holds(c, v):
         m = v.state in x
     elif k == "mac":
         m = v.mac is not None and v.mac == x
+    elif k in ("stype", "dtype"):
+        m = addr_type(v.src if k == "stype" else v.dst) in x
     elif k == "srange":
         m = x[0] <= v.src <= x[1]
     elif k == "drange":
@@ -414,6 +417,21 @@ def holds(c, v):
     else:
         raise ValueError(k)
     return m != c.neg
+
+
+# -m addrtype: the firewall's local addresses and subnet broadcasts (set per
+# site by the Generator), as the kernel's local routing table has them
+FW_TYPES = {}
+
+
+def addr_type(a):
+    if a >> 24 == 0 or a == 0xffffffff:
+        return "BROADCAST"
+    if a >> 28 == 14:
+        return "MULTICAST"
+    if a >> 24 == 127:
+        return "BROADCAST" if a == 0x7fffffff else "LOCAL"
+    return FW_TYPES.get(a, "UNICAST")
 
 
 def trace(rs, v, verdict=False):
@@ -517,7 +535,6 @@ def read_dump(name):
 # ufw 0.36: `ufw default deny incoming; ufw default allow outgoing; ufw
 # default reject routed; ufw logging low` and the user rules below, as
 # ufw-init restores them (ufw's spelling, its "### tuple ###" comments).
-UFW_LOCAL = ["10.10.0.1", "192.168.50.1"]
 UFW_BCAST = ["10.10.0.255", "192.168.50.255", "255.255.255.255"]
 
 
@@ -560,11 +577,8 @@ def ufw_text():
         out.append(f"-A ufw-before-forward -p icmp --icmp-type {t} -j ACCEPT")
     out.append("-A ufw-before-input -p udp --sport 67 --dport 68 -j ACCEPT")
     out.append("-A ufw-before-input -j ufw-not-local")
-    # -m addrtype --dst-type LOCAL / MULTICAST / BROADCAST, as -d
-    out += [f"-A ufw-not-local -d {a} -j RETURN"
-            for a in [f"{x}/32" for x in UFW_LOCAL] + ["127.0.0.0/8"]]
-    out.append("-A ufw-not-local -d 224.0.0.0/4 -j RETURN")
-    out += [f"-A ufw-not-local -d {a}/32 -j RETURN" for a in UFW_BCAST]
+    out += [f"-A ufw-not-local -m addrtype --dst-type {t} -j RETURN"
+            for t in ("LOCAL", "MULTICAST", "BROADCAST")]
     out += [f"-A ufw-not-local {lim} -j ufw-logging-deny",
             "-A ufw-not-local -j DROP",
             "-A ufw-before-input -p udp -d 224.0.0.251 --dport 5353 -j ACCEPT",
@@ -573,11 +587,12 @@ def ufw_text():
     out += ["-A ufw-before-input -j ufw-user-input",
             "-A ufw-before-output -j ufw-user-output",
             "-A ufw-before-forward -j ufw-user-forward"]
-    # after.rules (BROADCAST as -d)
+    # after.rules
     for p, port in (("udp", 137), ("udp", 138), ("tcp", 139), ("tcp", 445),
                     ("udp", 67), ("udp", 68)):
         out.append(f"-A ufw-after-input -p {p} --dport {port} -j ufw-skip-to-policy-input")
-    out += [f"-A ufw-after-input -d {a}/32 -j ufw-skip-to-policy-input" for a in UFW_BCAST]
+    out.append("-A ufw-after-input -m addrtype --dst-type BROADCAST "
+               "-j ufw-skip-to-policy-input")
     # ufw-init: reject routed, track outgoing, skip-to-policy
     out += ["-A ufw-reject-forward -j REJECT",
             "-A ufw-track-output -p tcp -m conntrack --ctstate NEW -j ACCEPT",
@@ -910,6 +925,11 @@ class Generator:
             net, mask = cidr(lk.fw_addr)
             edges |= {net, net | (~mask & 0xffffffff)}
         self.peer_srcs = [a for a in self.spoof if self.owner(a) != "fw" and a not in edges]
+        FW_TYPES.clear()
+        for lk in site.links:
+            net, mask = cidr(lk.fw_addr)
+            FW_TYPES[nl.a2i(lk.fw_ip())] = "LOCAL"
+            FW_TYPES[net | (~mask & 0xffffffff)] = "BROADCAST"
         self.unsolved = []
 
     # -- hints: values on both sides of each match ------------------------
@@ -956,6 +976,10 @@ class Generator:
                 h["state"] += sorted(x) + list(STATES)
             elif k == "mac":
                 h["mac"].append(x)
+            elif k in ("stype", "dtype"):
+                f = "src" if k == "stype" else "dst"
+                h[f] += [a for a in addrs if addr_type(a) in x][:8] + \
+                    [a for a in addrs if addr_type(a) not in x][:4]
         for f in ("sport", "dport"):
             h[f] = [p for p in h[f] if 0 <= p <= 65535]
         return h

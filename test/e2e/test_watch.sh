@@ -140,6 +140,20 @@ check "port 7000 to the new address: delivered" \
 	test "$(udp_count "$CLI" "$SRV" 10.2.0.200 7000 20)" = 20
 ip -n "$SRV" addr del 10.2.0.200/24 dev eth0
 
+# -m addrtype reads a copy of the local routing table: the watcher keeps it
+# current (without it, an address added after the ruleset would stay UNICAST
+# and the datagrams to it would pass)
+bpt "$SRV" -I INPUT -p udp --dport 7000 -m addrtype --dst-type LOCAL -d 10.2.0.0/24 -j DROP
+check_eq "addrtype LOCAL: port 7000 to the server's address dropped" 0 \
+	"$(udp_count "$CLI" "$SRV" $SRV_IP 7000 10)"
+ip -n "$SRV" addr add 10.2.0.201/32 dev eth0
+sleep 1.2
+check_eq "addrtype LOCAL: an address added later is local too" 0 \
+	"$(udp_count "$CLI" "$SRV" 10.2.0.201 7000 10)"
+check "the watcher updated the address types" grep -q "local addresses changed" "$WLOG"
+ip -n "$SRV" addr del 10.2.0.201/32 dev eth0
+bpt "$SRV" -D INPUT 1
+
 check "the watcher is still running" kill -0 $WPID
 kill -TERM $WPID
 wait $WPID

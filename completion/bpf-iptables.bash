@@ -8,7 +8,7 @@
 # bpf-iptables/cli.c, bpf-iptables/ct_cli.c); test/install/test_completion.sh
 # checks that they are complete and that the commands accept every one.
 
-_bpfipt_matches='addrtype comment conntrack icmp iprange length limit mac mark multiport state tcp udp'
+_bpfipt_matches='addrtype comment conntrack icmp iprange length limit mac mark multiport recent state tcp udp'
 _bpfipt_targets='ACCEPT DROP RETURN REJECT LOG NFLOG TCPMSS'
 _bpfipt_protocols='tcp udp udplite icmp sctp dccp gre esp ah all'
 
@@ -31,6 +31,8 @@ _bpfipt_ext_opts() {
 	length) echo --length ;;
 	mac) echo --mac-source ;;
 	addrtype) echo --src-type --dst-type --limit-iface-in --limit-iface-out ;;
+	recent) echo --set --rcheck --update --remove --seconds --reap --hitcount --rttl --name \
+		--rsource --rdest --mask ;;
 	LOG) echo --log-level --log-prefix --log-tcp-sequence --log-tcp-options \
 		--log-ip-options --log-uid --log-macdecode ;;
 	NFLOG) echo --nflog-group --nflog-prefix --nflog-range --nflog-size \
@@ -160,6 +162,7 @@ _bpf_iptables() {
 	--destination-port|--sports|--source-ports|--dports|--destination-ports|--ports|\
 	--tcp-option|--ctorig*|--ctrepl*|--ctexpire|--src-range|--dst-range|--comment|\
 	--limit|--limit-burst|--mark|--length|--mac-source|--log-prefix|--nflog-*|\
+	--seconds|--hitcount|--name|--mask|\
 	--set-mss)
 		return ;;
 	esac

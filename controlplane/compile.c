@@ -242,6 +242,42 @@ static int rule_error(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 	return -1;
 }
 
+static int mem_add(struct cctx *x, size_t n);
+
+/* The index of -m recent's list d->name in cc->recent (added on first use):
+ * like xt_recent, the first rule naming a list gives its mask, and the stamp
+ * mask is the largest any rule asks for. */
+static int recent_list(struct cctx *x, const struct recent_data *d)
+{
+	struct cp_compiled *cc = x->cc;
+	/* xt_recent's checkentry, ip_pkt_list_tot = 0 (its default) */
+	__u32 want = d->hit_count ? 1 : 32, i;
+
+	while (want < d->hit_count)
+		want <<= 1;
+	for (i = 0; i < cc->nrecent; i++)
+		if (!strcmp(cc->recent[i].name, d->name))
+			break;
+	if (i == cc->nrecent) {
+		if (cc->nrecent == BPFIPT_RECENT_TABLES) {
+			ipt_err_set(x->err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+				    "too many -m recent lists (at most %u)", BPFIPT_RECENT_TABLES);
+			x->failed = true;
+			return -1;
+		}
+		cc->recent = xrealloc(cc->recent, (cc->nrecent + 1) * sizeof(*cc->recent));
+		memset(&cc->recent[i], 0, sizeof(cc->recent[i]));
+		snprintf(cc->recent[i].name, sizeof(cc->recent[i].name), "%s", d->name);
+		cc->recent[i].mask = d->mask;
+		cc->nrecent++;
+		if (mem_add(x, sizeof(*cc->recent)))
+			return -1;
+	}
+	if (want - 1 > cc->recent[i].nstamps_mask)
+		cc->recent[i].nstamps_mask = want - 1;
+	return (int)i;
+}
+
 static int mem_add(struct cctx *x, size_t n)
 {
 	x->mem += n;
@@ -824,6 +860,31 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			e.at_dst = d->dest;
 			e.at_flags = (__u8)d->flags;	/* BPFIPT_AT_* are the same bits */
 			has_extra = true;
+		} else if (ext_is(m, "recent")) {
+			const struct recent_data *d = m->data;
+			int li;
+
+			if (u->xflags & BPFIPT_X_RECENT)
+				return rule_error(x, ci, r, "more than one -m recent");
+			if (d->hit_count > CP_RECENT_MAX_HITCOUNT) {
+				char what[96];
+
+				snprintf(what, sizeof(what), "recent: --hitcount %u: at most %u "
+					 "sightings per address are kept", d->hit_count,
+					 CP_RECENT_MAX_HITCOUNT);
+				return rule_error(x, ci, r, what);
+			}
+			li = recent_list(x, d);
+			if (li < 0)
+				return -1;
+			u->xflags |= BPFIPT_X_RECENT;
+			e.rc_table = (__u32)li;
+			e.rc_seconds = d->seconds;
+			e.rc_hitcount = d->hit_count;
+			e.rc_flags = d->check_set;
+			e.rc_invert = d->invert;
+			e.rc_side = d->side;
+			has_extra = true;
 		} else if (ext_is(m, "comment")) {
 			/* nothing to match */
 		} else {
@@ -873,14 +934,14 @@ _Static_assert(sizeof(((struct bpfipt_extra *)0)->log_prefix) >= LOG_PREFIX_SIZE
 static bool has_limit(const struct ipt_rule *r)
 {
 	for (unsigned int i = 0; i < r->nmatches; i++)
-		if (ext_is(&r->matches[i], "limit"))
+		if (ext_is(&r->matches[i], "limit") || ext_is(&r->matches[i], "recent"))
 			return true;
 	return false;
 }
 
 /* Does a matching rule end the scan of its chain (so only the first rule of a run
  * that matches a packet can act)? ACCEPT, DROP, RETURN, REJECT, GOTO. limit is
- * stateful per rule: never grouped. */
+ * stateful per rule, recent per list: never grouped. */
 static bool groupable(const struct ipt_rule *r)
 {
 	if (r->tkind == IPT_T_VERDICT || r->tkind == IPT_T_GOTO)
@@ -1720,6 +1781,7 @@ void cp_compiled_free(struct cp_compiled **pc)
 	for (int c = 0; c < BPFIPT_NCHAINS; c++)
 		free(cc->slots[c]);
 	free(cc->extras);
+	free(cc->recent);
 	free(cc);
 	*pc = NULL;
 }

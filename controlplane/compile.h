@@ -85,6 +85,16 @@ struct cp_group {
 	__u32 id;
 };
 
+/* A -m recent list the ruleset names (struct bpfipt_extra.rc_table is the
+ * index in cp_compiled.recent until the loader gives it the list's id). */
+struct cp_recent_list {
+	char name[BPFIPT_RECENT_NAME];
+	__be32 mask;		/* the first rule's --mask (xt_recent: the creator's) */
+	__u32 nstamps_mask;	/* the kernel's stamp mask for the list (see bpfipt.h) */
+};
+
+#define CP_RECENT_MAX_HITCOUNT	BPFIPT_RECENT_STAMPS
+
 struct cp_compiled {
 	unsigned int nwords;			/* words per vector */
 	unsigned int nvecs;			/* vectors in the pool */
@@ -110,6 +120,9 @@ struct cp_compiled {
 
 	struct bpfipt_extra *extras;
 	unsigned int nextras;
+
+	struct cp_recent_list *recent;		/* in the order the rules name them */
+	unsigned int nrecent;
 
 	/* Counters: one per model rule, in table order (chain by chain, rule by rule,
 	 * as struct ipt_table lists them), then one per builtin chain policy. */

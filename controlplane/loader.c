@@ -144,7 +144,7 @@ static const char *const prog_names[DP_PROG_MAX] = {
 
 /* Instance maps (created once with the programs). */
 enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_CT_FRAG, IM_LOG,
-	  IM_RTLOCAL, IM_MAX };
+	  IM_RTLOCAL, IM_RECENT, IM_MAX };
 
 static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
@@ -157,11 +157,12 @@ static const char *const im_names[IM_MAX] = {
 	[IM_CT_FRAG] = "bpfipt_ct_frag",
 	[IM_LOG] = "bpfipt_log",
 	[IM_RTLOCAL] = "bpfipt_rtlocal",
+	[IM_RECENT] = "bpfipt_recent",
 };
 
 _Static_assert(OM_MAX == 9, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
-_Static_assert(IM_MAX == 10, "im_names covers every instance map");
+_Static_assert(IM_MAX == 11, "im_names covers every instance map");
 
 struct dp_inst {
 	int prog[DP_PROG_MAX];		/* -1: not loaded */
@@ -1314,7 +1315,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
  * (g->fresh). old: what the slot held before. Nothing is installed yet. */
 static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *old,
 		     const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
-		     struct gen *g, struct ipt_err *err)
+		     const __u32 *rc_ids, struct gen *g, struct ipt_err *err)
 {
 	struct bpfipt_conf *cf = &g->conf;
 	size_t total, rows, bytes, i, k;
@@ -1412,6 +1413,13 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 			goto out;
 		}
 		memcpy(p, cc->extras, bytes);
+		/* -m recent: the compiler's list index becomes the list's id */
+		for (i = 0; i < cc->nextras; i++) {
+			struct bpfipt_extra *x = (struct bpfipt_extra *)p + i;
+
+			if (x->rc_flags && x->rc_table < cc->nrecent)
+				x->rc_table = rc_ids[x->rc_table];
+		}
 		munmap(p, page_round(bytes));
 	}
 	for (i = 0; i < cc->nextras; i++) {
@@ -1508,6 +1516,120 @@ static int write_inst(const struct dp_inst *in, const struct bpfipt_inst *iv, st
 	return 0;
 }
 
+/* ---------------------------------------------------- -m recent lists ---- */
+
+/* The lists of the running instance: which ids exist, and their names. */
+struct rc_names {
+	bool have[BPFIPT_RECENT_TABLES];
+	char name[BPFIPT_RECENT_TABLES][BPFIPT_RECENT_NAME];
+};
+
+static int recent_read(const struct dp_inst *in, struct rc_names *rn,
+		       struct bpfipt_recent_table *t, struct ipt_err *err)
+{
+	__u32 key, *prev = NULL;
+
+	while (!bpf_map_get_next_key(in->map[IM_RECENT], prev, &key)) {
+		prev = &key;
+		if (key >= BPFIPT_RECENT_TABLES)
+			continue;
+		if (bpf_map_lookup_elem_flags(in->map[IM_RECENT], &key, t, BPF_F_LOCK))
+			return dp_fail(err, -errno, "cannot read bpfipt_recent");
+		rn->have[key] = true;
+		memcpy(rn->name[key], t->name, BPFIPT_RECENT_NAME);
+		rn->name[key][BPFIPT_RECENT_NAME - 1] = '\0';
+	}
+	return 0;
+}
+
+/* Before the switch: every list the ruleset names gets its id (the list of
+ * that name if it exists, else a new empty one), as xt_recent's checkentry
+ * finds or creates it; a list whose stamp mask grows is emptied, as there. */
+static int recent_prepare(const struct dp_inst *in, const struct cp_compiled *cc, __u32 *ids,
+			  struct ipt_err *err)
+{
+	struct bpfipt_recent_table *t = NULL;
+	struct rc_names *rn = NULL;
+	bool taken[BPFIPT_RECENT_TABLES] = { false };
+	unsigned int i, id;
+	int r;
+
+	if (!cc->nrecent)
+		return 0;
+	rn = calloc(1, sizeof(*rn));
+	t = malloc(sizeof(*t));
+	if (!rn || !t) {
+		r = dp_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = recent_read(in, rn, t, err);
+	for (i = 0; !r && i < cc->nrecent; i++) {
+		const struct cp_recent_list *l = &cc->recent[i];
+
+		for (id = 0; id < BPFIPT_RECENT_TABLES; id++)
+			if (rn->have[id] && !strcmp(rn->name[id], l->name))
+				break;
+		if (id < BPFIPT_RECENT_TABLES) {
+			taken[id] = true;
+			ids[i] = id;
+			if (bpf_map_lookup_elem_flags(in->map[IM_RECENT], &id, t, BPF_F_LOCK)) {
+				r = dp_fail(err, -errno, "cannot read -m recent list %s", l->name);
+				break;
+			}
+			if (l->nstamps_mask <= t->nstamps_mask)
+				continue;
+			memset(t->e, 0, sizeof(t->e));
+			t->nentries = 0;
+			t->nstamps_mask = l->nstamps_mask;
+		} else {
+			/* a new list: an id no list has (the old ruleset may still use
+			 * any existing one until the switch) */
+			for (id = 0; id < BPFIPT_RECENT_TABLES && (rn->have[id] || taken[id]); id++)
+				;
+			if (id == BPFIPT_RECENT_TABLES) {
+				r = dp_fail(err, -ENOSPC, "too many -m recent lists (at most %u)",
+					    BPFIPT_RECENT_TABLES);
+				break;
+			}
+			taken[id] = true;
+			ids[i] = id;
+			memset(t, 0, sizeof(*t));
+			snprintf(t->name, sizeof(t->name), "%s", l->name);
+			t->mask = l->mask;
+			t->nstamps_mask = l->nstamps_mask;
+		}
+		if (bpf_map_update_elem(in->map[IM_RECENT], &id, t,
+					rn->have[id] ? BPF_F_LOCK | BPF_EXIST : BPF_NOEXIST))
+			r = dp_fail(err, -errno, "cannot write -m recent list %s", l->name);
+	}
+out:
+	free(rn);
+	free(t);
+	return r;
+}
+
+/* After the switch: a list no rule names any more goes, with its addresses
+ * (xt_recent's destroy when the last rule using it goes). */
+static void recent_gc(const struct dp_inst *in, const struct cp_compiled *cc, const __u32 *ids)
+{
+	__u32 key, next, *prev = NULL;
+	unsigned int i;
+
+	while (!bpf_map_get_next_key(in->map[IM_RECENT], prev, &next)) {
+		bool used = false;
+
+		for (i = 0; i < cc->nrecent && !used; i++)
+			used = ids[i] == next;
+		key = next;
+		if (!used) {
+			bpf_map_delete_elem(in->map[IM_RECENT], &key);
+			prev = NULL;	/* restart: the deleted key is no position */
+			continue;
+		}
+		prev = &key;
+	}
+}
+
 int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
 		    unsigned int ncarry, struct ipt_err *err)
@@ -1515,6 +1637,7 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	struct bpfipt_conf run = {}, spare = {};
 	struct bpfipt_inst iv;
 	__u64 (*tot)[2] = NULL;
+	__u32 *rc_ids = NULL;
 	unsigned int ntot = 0, i;
 	__u32 zero = 0, cur, nxt;
 	struct gen g;
@@ -1531,9 +1654,16 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	if (bpf_map_lookup_elem(in->map[IM_CONF], &cur, &run) ||
 	    bpf_map_lookup_elem(in->map[IM_CONF], &nxt, &spare))
 		return dp_fail(err, -errno, "cannot read bpfipt_conf");
-	r = gen_build(in, nxt, &spare, cc, seed, nseed, &g, err);
-	if (r)
+	rc_ids = calloc(cc->nrecent + 1, sizeof(*rc_ids));
+	if (!rc_ids)
+		return dp_fail(err, -ENOMEM, "out of memory");
+	r = recent_prepare(in, cc, rc_ids, err);
+	if (!r)
+		r = gen_build(in, nxt, &spare, cc, seed, nseed, rc_ids, &g, err);
+	if (r) {
+		free(rc_ids);
 		return r;
+	}
 	for (m = 0; m < OM_MAX; m++)
 		if (g.fresh[m] && bpf_map_update_elem(in->outer[m], &nxt, &g.fd[m], BPF_ANY)) {
 			r = dp_fail(err, -errno, "cannot install map %s", om_defs[m].inner);
@@ -1558,6 +1688,7 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	iv.flags &= ~BPFIPT_I_PENDING;
 	if ((r = write_inst(in, &iv, err)))
 		goto out;
+	recent_gc(in, cc, rc_ids);
 	if (run.nwords && carry) {
 		r = gen_counters(in, cur, &run, &tot, &ntot, err);
 		if (r)
@@ -1573,6 +1704,7 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	}
 out:
 	free(tot);
+	free(rc_ids);
 	gen_release(&g);
 	return r;
 }

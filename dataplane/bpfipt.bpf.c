@@ -45,6 +45,7 @@
 #include <linux/ip.h>
 #include <linux/pkt_cls.h>
 #include <linux/netfilter/xt_conntrack.h>
+#include <linux/netfilter/xt_recent.h>
 #include <linux/rtnetlink.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
@@ -110,6 +111,15 @@ struct {
 	__type(value, struct bpfipt_rt_val);
 } bpfipt_rtlocal SEC(".maps");
 
+/* -m recent's lists (bpfipt.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BPFIPT_RECENT_TABLES);
+	__type(key, __u32);
+	__type(value, struct bpfipt_recent_table);
+} bpfipt_recent SEC(".maps");
+
 /* What conntrack tells the classifier about a packet (conntrack/ct.bpf.h). */
 struct ct_result {
 	__u8 state;		/* enum bpfipt_ct_state */
@@ -132,7 +142,7 @@ struct pkt {
 	__u32 frag;		/* 1: non-first fragment */
 	__u16 ipid;		/* IP identification (fragments) */
 	__u8 mf;		/* more fragments follow */
-	__u8 pad_mf;
+	__u8 ttl;
 	__u32 len;		/* IP total length (counted as bytes) */
 	__u32 iif, oif;
 	__u32 mark;
@@ -183,6 +193,9 @@ struct scratch {
 	struct bpfipt_ct_key ctk;
 	struct bpfipt_ct_entry cte;
 	__u32 ct_create, ct_side, ct_tcp;
+	/* -m recent (bpfipt_recent_mt()): values the verifier need not follow */
+	__u32 rc_k, rc_o, rc_hits;
+	__u64 rc_best;
 	/* LOG slots the walk passed (log.bpf.h) */
 	__u32 nlog;
 	__u32 log_extra[BPFIPT_LOG_PENDING];
@@ -361,6 +374,7 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 	p->daddr = ip->daddr;
 	p->proto = ip->protocol;
 	p->tos = ip->tos;
+	p->ttl = ip->ttl;
 	p->len = bpf_ntohs(ip->tot_len);
 	p->frag = (ip->frag_off & bpf_htons(0x1fff)) != 0;
 	p->mf = (ip->frag_off & bpf_htons(0x2000)) != 0;
@@ -712,11 +726,154 @@ static __always_inline bool extra_match(const struct bpfipt_extra *e, const stru
 	return true;
 }
 
+/* ---------------------------------------------------------- -m recent ---- */
+
+#define RC_NONE BPFIPT_RECENT_ENTRIES
+
+/* The entry to evict or reap: the least recently set or updated (the head of
+ * xt_recent's LRU list), or RC_NONE. Under the list's lock. The running
+ * minimum lives in the scratch map (sc->rc_*), whose contents the verifier
+ * does not track: the branches of an iteration end in one state, not in one
+ * per candidate. */
+static __always_inline __u32 rc_oldest(struct scratch *sc, struct bpfipt_recent_table *t)
+{
+	__u32 i;
+
+	volatile __u64 *best = &sc->rc_best;
+	volatile __u32 *o = &sc->rc_o;
+
+	*best = ~0ull;
+	*o = RC_NONE;
+	for (i = 0; i < BPFIPT_RECENT_ENTRIES; i++)
+		if (t->e[i].used && t->e[i].lru < *best) {
+			*best = t->e[i].lru;
+			*o = i;
+		}
+	return *o;
+}
+
+static __always_inline void rc_remove(struct bpfipt_recent_table *t, __u32 k)
+{
+	if (k < BPFIPT_RECENT_ENTRIES && t->e[k].used) {
+		t->e[k].used = 0;
+		t->nentries--;
+	}
+}
+
+/* xt_recent's recent_mt() on one list: 1 matches, 0 does not. A global
+ * function, verified once; everything between lock and unlock is inline and
+ * calls nothing (the verifier's rule for spin locks). The entry found is
+ * parked in sc->rc_k, a map value whose contents the verifier does not track:
+ * the hundred ways out of the search loop become one state. */
+__noinline int bpfipt_recent_mt(struct scratch *sc, __u32 table, __u32 seconds, __u32 hitcount,
+			     __u32 fl)
+{
+	struct bpfipt_recent_table *t;
+	struct bpfipt_recent_entry *x;
+	__u32 cs = fl & 0xff, i, k;
+	__u64 now = bpf_ktime_get_ns(), win = (__u64)seconds * 1000000000ull, thr;
+	int ret = (fl >> 8) & 1;
+	__be32 a;
+	__u8 ttl;
+
+	if (!sc)
+		return 0;
+	t = bpf_map_lookup_elem(&bpfipt_recent, &table);
+	if (!t)
+		return 0;	/* a list being replaced: nothing is known about anyone */
+	a = ((fl >> 16) & 1 ? sc->p.daddr : sc->p.saddr) & t->mask;
+	ttl = sc->p.ttl;
+	thr = now > win ? now - win : 0;	/* stamps before thr are too old */
+
+	bpf_spin_lock(&t->lock);
+	*(volatile __u32 *)&sc->rc_k = RC_NONE;
+	for (i = 0; i < BPFIPT_RECENT_ENTRIES; i++) {
+		x = &t->e[i];
+		if (x->used && x->addr == a &&
+		    (!(cs & XT_RECENT_TTL) || x->ttl == ttl || !ttl || !x->ttl)) {
+			*(volatile __u32 *)&sc->rc_k = i;
+			break;
+		}
+	}
+	k = *(volatile __u32 *)&sc->rc_k;
+	if (k >= BPFIPT_RECENT_ENTRIES) {
+		if (!(cs & XT_RECENT_SET))
+			goto out;
+		/* a new entry; a full list loses its least recently used one */
+		if (t->nentries >= BPFIPT_RECENT_ENTRIES)
+			rc_remove(t, rc_oldest(sc, t));
+		*(volatile __u32 *)&sc->rc_k = RC_NONE;
+		for (i = 0; i < BPFIPT_RECENT_ENTRIES; i++)
+			if (!t->e[i].used) {
+				*(volatile __u32 *)&sc->rc_k = i;
+				break;
+			}
+		k = *(volatile __u32 *)&sc->rc_k;
+		if (k < BPFIPT_RECENT_ENTRIES) {
+			x = &t->e[k];
+			x->used = 1;
+			x->addr = a;
+			x->ttl = ttl;
+			x->stamps[0] = now;
+			x->nstamps = 1;
+			x->index = 1;
+			x->lru = ++t->clock;
+			t->nentries++;
+		}
+		ret = !ret;
+		goto out;
+	}
+	x = &t->e[k];
+	if (cs & XT_RECENT_SET) {
+		ret = !ret;
+	} else if (cs & XT_RECENT_REMOVE) {
+		rc_remove(t, k);
+		ret = !ret;
+		goto out;
+	} else if (cs & (XT_RECENT_CHECK | XT_RECENT_UPDATE)) {
+		volatile __u32 *hits = &sc->rc_hits;
+
+		*hits = 0;
+		for (i = 0; i < BPFIPT_RECENT_STAMPS; i++) {
+			if (i >= x->nstamps)
+				break;
+			if (seconds && x->stamps[i] < thr)
+				continue;
+			*hits += 1;
+			if (!hitcount || *hits >= hitcount) {
+				ret = !ret;
+				break;
+			}
+		}
+		if (cs & XT_RECENT_REAP) {
+			/* the oldest entry goes when its last sighting is too old */
+			__u32 o = rc_oldest(sc, t);
+
+			if (o < BPFIPT_RECENT_ENTRIES && o != k &&
+			    t->e[o].stamps[(t->e[o].index - 1) & (BPFIPT_RECENT_STAMPS - 1)] < thr)
+				rc_remove(t, o);
+		}
+	}
+	if ((cs & XT_RECENT_SET) || ((cs & XT_RECENT_UPDATE) && ret)) {
+		i = x->index & (BPFIPT_RECENT_STAMPS - 1);
+		x->stamps[i] = now;
+		x->index = i + 1;
+		if (x->index > x->nstamps)
+			x->nstamps = x->index;
+		x->lru = ++t->clock;
+		x->ttl = ttl;
+	}
+out:
+	bpf_spin_unlock(&t->lock);
+	return ret;
+}
+
 enum { X_FAIL, X_OK, X_BROKEN };
 
 /* All extra checks of a candidate slot (BPFIPT_X_*, except the group bits). */
-static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, const struct pkt *p)
+static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, struct scratch *sc)
 {
+	const struct pkt *p = &sc->p;
 	__u32 xf = sl->xflags, idx = sl->extra;
 	struct bpfipt_limit_state *ls;
 	struct bpfipt_extra *e;
@@ -731,6 +888,12 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, con
 	if (!e)
 		return X_BROKEN;
 	if (!extra_match(e, p, xf))
+		return X_FAIL;
+	/* the stateful ones last, recent before limit (a token is spent only on a
+	 * packet the rest matched) */
+	if ((xf & BPFIPT_X_RECENT) &&
+	    !bpfipt_recent_mt(sc, e->rc_table, e->rc_seconds, e->rc_hitcount,
+			   e->rc_flags | (__u32)e->rc_invert << 8 | (__u32)e->rc_side << 16))
 		return X_FAIL;
 	if (!(xf & BPFIPT_X_LIMIT))
 		return X_OK;
@@ -832,7 +995,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 	if (!sl)
 		return STEP_BROKEN;
 	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
-		switch (extra_ok(cur, sl, p)) {
+		switch (extra_ok(cur, sl, sc)) {
 		case X_OK:
 			break;
 		case X_FAIL:

@@ -159,6 +159,43 @@ enum {
 	BPFIPT_X_GROUP_SRC	= 1 << 5,	/* group slot: counter from the group LPM (src) */
 	BPFIPT_X_GROUP_DST	= 1 << 6,	/* group slot: counter from the group LPM (dst) */
 	BPFIPT_X_ADDRTYPE	= 1 << 7,	/* -m addrtype: address types (bpfipt_rtlocal) */
+	BPFIPT_X_RECENT		= 1 << 8,	/* -m recent: a list of bpfipt_recent */
+};
+
+/* -m recent. Each list (--name) is one value of the instance map bpfipt_recent
+ * (a hash without preallocation: a list costs memory only while a rule uses
+ * it), keyed by an id the loader gives the name; lists outlive ruleset
+ * switches as the kernel's do while some rule still names them. A list holds
+ * BPFIPT_RECENT_ENTRIES addresses (xt_recent's ip_list_tot), the least recently
+ * set or updated one makes room; each address keeps its last
+ * BPFIPT_RECENT_STAMPS sighting times (the kernel keeps
+ * max(32 for --hitcount 0, --hitcount rounded up to a power of 2), so a
+ * --hitcount up to 32 sees the same). One spin lock per list, as the kernel's
+ * one lock. Times are bpf_ktime_get_ns(). */
+#define BPFIPT_RECENT_TABLES	1024
+#define BPFIPT_RECENT_ENTRIES	100
+#define BPFIPT_RECENT_STAMPS	32
+#define BPFIPT_RECENT_NAME	200		/* XT_RECENT_NAME_LEN, NUL included */
+
+struct bpfipt_recent_entry {
+	__be32 addr;		/* masked with the list's mask */
+	__u8 ttl;		/* of the last packet that set or updated it */
+	__u8 index;		/* next stamp: stamps[index & (STAMPS - 1)] */
+	__u8 nstamps;		/* valid stamps */
+	__u8 used;
+	__u64 lru;		/* the list's clock when last set or updated */
+	__u64 stamps[BPFIPT_RECENT_STAMPS];
+};
+
+struct bpfipt_recent_table {
+	struct bpf_spin_lock lock;
+	__u32 nentries;
+	__u64 clock;
+	__be32 mask;		/* --mask of the rule that created the list */
+	__u32 nstamps_mask;	/* the kernel's per-list stamp mask: only grows, and a
+				 * growth empties the list (as xt_recent's checkentry) */
+	char name[BPFIPT_RECENT_NAME];
+	struct bpfipt_recent_entry e[BPFIPT_RECENT_ENTRIES];
 };
 
 /* -m addrtype. An address's type is what the kernel's inet_dev_addr_type() says:
@@ -237,6 +274,9 @@ struct bpfipt_extra {
 	/* -m addrtype: 1 << RTN_* masks (0: that side is not tested), BPFIPT_AT_* */
 	__u16 at_src, at_dst;
 	__u8 at_flags, at_pad[3];
+	/* -m recent: the list (bpfipt_recent key), XT_RECENT_* bits, --rdest */
+	__u32 rc_table, rc_seconds, rc_hitcount;
+	__u8 rc_flags, rc_invert, rc_side, rc_pad;
 };
 
 /* Token-bucket state of a limit slot (a plain array, updated with a spin lock). */

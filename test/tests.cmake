@@ -88,8 +88,15 @@ add_test(NAME e2e.watch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_w
 add_test(NAME e2e.watch.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_watch.sh
                                    ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.watch.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
+# -m recent: datagram for datagram against iptables-legacy's xt_recent
+add_test(NAME e2e.recent
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/recent_diff.py
+                 --bin ${CMAKE_BINARY_DIR} --ingress xdp)
+add_test(NAME e2e.recent.tc
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/recent_diff.py
+                 --bin ${CMAKE_BINARY_DIR} --ingress tc)
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff e2e.log e2e.log.tc
-                     e2e.watch e2e.watch.tc
+                     e2e.watch e2e.watch.tc e2e.recent e2e.recent.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
                      e2e.limit
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

@@ -71,10 +71,6 @@ static int addrtype_parse(void *data, const struct ipt_ext_call *c)
 			d->flags |= ADDRTYPE_INVERT_DEST;
 		return parse_types(c->arg, &d->dest, c->err);
 	default:
-		if (c->flags & (1u << (id == O_LIMIT_IN ? O_LIMIT_OUT : O_LIMIT_IN)))
-			return ipt_err_param(c->err, "addrtype: option \"--%s\" cannot be used "
-					     "together with \"--%s\".\n", c->opt->name,
-					     id == O_LIMIT_IN ? "limit-iface-out" : "limit-iface-in");
 		d->flags |= id == O_LIMIT_IN ? ADDRTYPE_LIMIT_IFACE_IN : ADDRTYPE_LIMIT_IFACE_OUT;
 		return 0;
 	}
@@ -83,8 +79,12 @@ static int addrtype_parse(void *data, const struct ipt_ext_call *c)
 static int addrtype_check(void *data, const struct ipt_ext_final *f)
 {
 	(void)data;
+	/* libxt_addrtype's check, then libxtables' exclusion (table order) */
 	if (!(f->flags & (1u << O_SRC | 1u << O_DST)))
 		return ipt_err_param(f->err, "addrtype: you must specify --src-type or --dst-type");
+	if ((f->flags & (1u << O_LIMIT_IN)) && (f->flags & (1u << O_LIMIT_OUT)))
+		return ipt_err_param(f->err, "addrtype: option \"--limit-iface-in\" cannot be used "
+				     "together with \"--limit-iface-out\".\n");
 	return 0;
 }
 

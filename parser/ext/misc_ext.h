@@ -71,6 +71,27 @@ struct addrtype_data {
 	__u32 flags;		/* ADDRTYPE_* */
 };
 
+/* -m recent (xt_recent_mtinfo_v1); check_set: the kernel's XT_RECENT_* bits */
+#define RECENT_NAME_LEN 200	/* XT_RECENT_NAME_LEN, NUL included */
+enum {
+	RECENT_CHECK = 1 << 0,
+	RECENT_SET = 1 << 1,
+	RECENT_UPDATE = 1 << 2,
+	RECENT_REMOVE = 1 << 3,
+	RECENT_TTL = 1 << 4,
+	RECENT_REAP = 1 << 5,
+};
+
+struct recent_data {
+	__u32 seconds, hit_count;
+	__u8 check_set;		/* RECENT_* */
+	__u8 invert;
+	__u8 side;		/* 0: --rsource, 1: --rdest */
+	__u8 pad;
+	__be32 mask;		/* --mask, network order */
+	char name[RECENT_NAME_LEN];
+};
+
 /* -m comment */
 #define COMMENT_SIZE 256	/* XT_MAX_COMMENT_LEN */
 

@@ -6,13 +6,13 @@
 
 extern const struct ipt_ext ipt_ext_tcp, ipt_ext_udp, ipt_ext_icmp, ipt_ext_multiport,
 	ipt_ext_conntrack, ipt_ext_state, ipt_ext_iprange, ipt_ext_comment, ipt_ext_limit,
-	ipt_ext_mark, ipt_ext_length, ipt_ext_mac, ipt_ext_addrtype;
+	ipt_ext_mark, ipt_ext_length, ipt_ext_mac, ipt_ext_addrtype, ipt_ext_recent;
 extern const struct ipt_ext ipt_ext_REJECT, ipt_ext_LOG, ipt_ext_NFLOG, ipt_ext_TCPMSS;
 
 static const struct ipt_ext *const all_exts[] = {
 	&ipt_ext_tcp, &ipt_ext_udp, &ipt_ext_icmp, &ipt_ext_multiport,
 	&ipt_ext_conntrack, &ipt_ext_state, &ipt_ext_iprange, &ipt_ext_comment,
-	&ipt_ext_limit, &ipt_ext_mark, &ipt_ext_length, &ipt_ext_mac, &ipt_ext_addrtype,
+	&ipt_ext_limit, &ipt_ext_mark, &ipt_ext_length, &ipt_ext_mac, &ipt_ext_addrtype, &ipt_ext_recent,
 	&ipt_ext_REJECT, &ipt_ext_LOG, &ipt_ext_NFLOG, &ipt_ext_TCPMSS,
 };
 

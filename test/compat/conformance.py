@@ -42,7 +42,7 @@ SUPPORTED_FILES = [
     "libipt_conntrack.t", "libxt_state.t", "libxt_iprange.t",
     "libipt_iprange.t", "libxt_comment.t", "libxt_limit.t", "libxt_mark.t",
     "libxt_length.t", "libxt_mac.t", "libipt_LOG.t", "libipt_REJECT.t",
-    "libxt_addrtype.t",
+    "libxt_addrtype.t", "libxt_recent.t",
 ]
 
 # Cases on which bpf-iptables DELIBERATELY diverges from the .t files.

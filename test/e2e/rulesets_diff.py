@@ -20,9 +20,8 @@ The rulesets:
           reject routed, logging low` and a set of `ufw allow/deny/reject/
           limit/route` rules, in ufw's own spelling (its before/after/user
           rules files and ufw-init), written out here, -m addrtype
-          (ufw-not-local, after.rules) included.  Left out: the two
-          `-m recent` rules that `ufw limit` adds (the `-j
-          ufw-user-limit-accept` rule stays).
+          (ufw-not-local, after.rules) and `ufw limit`'s -m recent pair
+          included.
   docker  the filter table Docker 20.10-27 writes for docker0 and one
           user-defined bridge network with published ports, plus three
           DOCKER-USER rules an administrator adds.  Docker's nat table (DNAT
@@ -248,6 +247,13 @@ def parse_rule(chain, num, line):
             (v,), text = take(1)
             cl.append(Clause("stype" if t == "--src-type" else "dtype", neg,
                              frozenset(x.upper() for x in v.split(",")), text))
+        elif t in ("--set", "--rcheck", "--update", "--remove", "--reap", "--rttl",
+                   "--rsource", "--rdest", "--seconds", "--hitcount", "--name", "--mask"):
+            # -m recent: stateful, both firewalls judge it; the model lets it match
+            n = 0 if t in ("--set", "--rcheck", "--update", "--remove", "--reap", "--rttl",
+                           "--rsource", "--rdest") else 1
+            _, text = take(n)
+            cl.append(Clause("recent", neg, None, text))
         elif t == "--tcp-flags":
             (m, c), text = take(2)
             cl.append(Clause("flags", neg, (flag_set(m), flag_set(c)), text))
@@ -378,7 +384,7 @@ def in_ranges(v, ranges):
 def holds(c, v):
     """Does clause c (with its negation) match view v?"""
     k, x = c.kind, c.val
-    if k in ("comment", "limit"):
+    if k in ("comment", "limit", "recent"):
         return True
     if k == "src":
         m = (v.src & x[1]) == x[0]
@@ -605,8 +611,11 @@ def ufw_text():
         ("deny from 10.20.9.0/24 (inserted first)",
          ["-A ufw-user-input -s 10.20.9.0/24 -j DROP"]),
         ("allow 22/tcp", ["-A ufw-user-input -p tcp --dport 22 -j ACCEPT"]),
-        ("limit 2222/tcp (the two -m recent rules left out)",
-         ["-A ufw-user-input -p tcp --dport 2222 -j ufw-user-limit-accept"]),
+        ("limit 2222/tcp",
+         ["-A ufw-user-input -p tcp --dport 2222 -m conntrack --ctstate NEW -m recent --set",
+          "-A ufw-user-input -p tcp --dport 2222 -m conntrack --ctstate NEW -m recent "
+          "--update --seconds 30 --hitcount 6 -j ufw-user-limit",
+          "-A ufw-user-input -p tcp --dport 2222 -j ufw-user-limit-accept"]),
         ("allow 80,443/tcp",
          ["-A ufw-user-input -p tcp -m multiport --dports 80,443 -j ACCEPT"]),
         ("allow proto tcp from 10.20.0.0/16 to any port 5432",
@@ -1106,7 +1115,8 @@ class Generator:
                 pre = [(c, True) for jr in path for c in jr.clauses]
                 via = "".join(f"{jr.chain}#{jr.num}>" for jr in path)
                 for rule in rules:
-                    own = [c for c in rule.clauses if c.kind not in ("comment", "limit")]
+                    own = [c for c in rule.clauses
+                           if c.kind not in ("comment", "limit", "recent")]
                     todo = [("match", [(c, True) for c in own])]
                     for c in own:
                         # without its protocol, a rule's ports, flags and

@@ -73,7 +73,7 @@ expect "web" "$ipt" -X ""
 expect "--line-numbers" "$ipt" -L --li
 expect "ACCEPT DROP RETURN REJECT LOG NFLOG TCPMSS web" "$ipt" -A INPUT -j ""
 expect "ACCEPT DROP" "$ipt" -P INPUT ""
-expect "addrtype comment conntrack icmp iprange length limit mac mark multiport state tcp udp" \
+expect "addrtype comment conntrack icmp iprange length limit mac mark multiport recent state tcp udp" \
 	"$ipt" -A INPUT -m ""
 expect "udp udplite" "$ipt" -A INPUT -p ud
 expect "--destination --dst --destination-port --dport" "$ipt" -A INPUT -p tcp --d
@@ -112,7 +112,7 @@ offered=$( {
 	complete_words "$ipt" ""
 	complete_words "$ipt" -A INPUT ""
 	complete_words "$ipt" --log-follow ""
-	for m in addrtype comment conntrack icmp iprange length limit mac mark multiport state tcp udp; do
+	for m in addrtype comment conntrack icmp iprange length limit mac mark multiport recent state tcp udp; do
 		complete_words "$ipt" -A INPUT -m "$m" ""
 	done
 	for t in LOG NFLOG REJECT TCPMSS; do
@@ -133,7 +133,7 @@ done
 passed=$((passed + 1))
 
 # every option offered after -m NAME / -j NAME is one the command accepts there
-for ext in addrtype comment conntrack icmp iprange length limit mac mark multiport state tcp udp \
+for ext in addrtype comment conntrack icmp iprange length limit mac mark multiport recent state tcp udp \
 	   LOG NFLOG REJECT TCPMSS; do
 	case $ext in
 	[A-Z]*) ctx=(-j "$ext") ;;

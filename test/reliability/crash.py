@@ -25,7 +25,9 @@ Trials:
 Leaks: the namespace's attachments, the programs they run and the maps those
 reach (inner maps of the generations included) are counted before and after;
 no rules.new or temporary file stays in the state directory; after --unload
-every program and map id seen is gone from the kernel; nothing was pinned.
+every program and map id seen is gone from the kernel; nothing was pinned and
+no bpf link holds one of our programs. (Global counts of `bpftool prog/map
+show` are not compared: other work on the machine changes them.)
 
 usage: crash.py --bin BUILD_DIR [--rules N] [--random N] [--single N] [--seed S]
 """
@@ -370,7 +372,10 @@ def main():
     left = sorted(set(os.listdir(topo.state)) - {"lock", "rules"})
     rep.check(not left, f"files left in the state directory: {left}")
     rep.check(pins() == pins0, f"pins: {pins0} -> {pins()}")
-    print(f"trials: {tr.n} ({named} at named points, {a.random} at random moments over "
+    links = [ln for ln in bpftool_json(["link", "show"]) or []
+             if ln.get("prog_id") in seen_progs]
+    rep.check(not links, f"bpf links to our programs: {links}")
+    print(f"trials: {tr.n + 3} ({named} at named points, {a.random} at random moments over "
           f"{restore_s * 1000:.0f} ms ({rand_s:.1f} s), {a.single + 4} of a single -A, 3 first "
           f"commands); outcome old {tr.stats.get('old', 0)}, new {tr.stats.get('new', 0)}, "
           f"mixed {tr.stats.get('bad', 0)}; attachments {len(inv1['attach'])}, programs "

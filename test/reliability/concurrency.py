@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True     # generated files never go to the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import relib  # noqa: E402
 from relib import netlib, SRC_IP, FW_IP1  # noqa: E402

@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True     # generated files never go to the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import relib  # noqa: E402
 from relib import netlib, SRC_IP, FW_IP1, DST_IP  # noqa: E402

@@ -181,6 +181,17 @@ static void verbose_echo(const struct ipt_table *t, const struct ipt_cmd *cmd)
 	sb_free(&sb);
 }
 
+/* Save t and switch the data plane to it (state.h, CRASHES). */
+static int store(struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err)
+{
+	int r = ipt_state_prepare(st, t, err);
+
+	if (r)
+		return r;
+	r = cp_sync_out(t, st->dir, st->next_tag, err);
+	return ipt_state_commit(st, !r, r ? NULL : err) || r ? -1 : 0;
+}
+
 int ipt_cli_iptables(int argc, char **argv)
 {
 	struct ipt_cmd cmd;
@@ -237,8 +248,9 @@ int ipt_cli_iptables(int argc, char **argv)
 	ipt_table_copy(t, &work);
 	if (ipt_table_apply(work, &cmd, &err) || ipt_table_validate(work, &err))
 		goto fail;
-	/* the data plane first: a ruleset it cannot take is refused, state untouched */
-	if (modifies && (cp_sync_out(work, st.dir, &err) || ipt_state_store(&st, work, &err)))
+	/* the data plane between prepare and commit: a ruleset it cannot take is
+	 * refused, state untouched; a crash anywhere leaves the old or the new one */
+	if (modifies && store(&st, work, &err))
 		goto fail;
 	goto out;
 fail:
@@ -454,7 +466,7 @@ int ipt_cli_restore(int argc, char **argv)
 		rc = report(RESTORE_PROG, &err, 0, NULL, err.style == IPT_ES_IPTC ? 0 : line);
 		goto out;
 	}
-	if (!o.test && (cp_sync_out(t, st.dir, &err) || ipt_state_store(&st, t, &err)))
+	if (!o.test && store(&st, t, &err))
 		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
 out:
 	if (f && f != stdin)

@@ -26,6 +26,7 @@
 #include <netlink/route/link.h>
 
 #include "loader.h"
+#include "crashpoint.h"
 #include "strbuf.h"
 #include "ct.h"
 #include "rtlocal.h"
@@ -171,6 +172,7 @@ struct dp_inst {
 	int btf_fd;			/* BTF holding struct bpfipt_limit_state */
 	__u32 limit_tid, u32_tid;
 	int ncpus;
+	__u32 tag;			/* written with the switch (dp_opts.tag) */
 };
 
 static void fd_close(int *fd)
@@ -1351,11 +1353,13 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_COUNTERS, slot, cc->ncounters * rows, 0, g, err)))
 		goto out;
+	cp_crash_point("map-write");
 
 	if ((r = fill_lpm(g->fd[OM_ADDR], &cc->src, &cc->dst, false, err)) ||
 	    (r = fill_lpm(g->fd[OM_GROUP], &cc->group_src, &cc->group_dst, true, err)) ||
 	    (r = fill_ifs(g->fd[OM_IFS], &cc->iif, &cc->oif, err)))
 		goto out;
+	cp_crash_point("map-write");
 
 	/* the array fields: each one's flat id array at its base */
 	bytes = (size_t)om_defs[OM_FIELDS].fixed * om_defs[OM_FIELDS].value_size;
@@ -1368,6 +1372,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		memcpy((__u32 *)p + fa_def[i].base, fa_of(cc, i)->vec,
 		       (size_t)BPFIPT_NCHAINS * fa_def[i].keys * 4);
 	munmap(p, page_round(bytes));
+	cp_crash_point("map-write");
 
 	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant vectors */
 	bytes = (size_t)(nvecs + BPFIPT_NCHAINS) * nchunks * POOL_CHUNK_BYTES;
@@ -1393,6 +1398,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		}
 	}
 	munmap(pool, page_round(bytes));
+	cp_crash_point("map-write");
 
 	/* slots, chain after chain; extras; limits full */
 	bytes = total * sizeof(struct bpfipt_slot);
@@ -1405,6 +1411,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		memcpy((struct bpfipt_slot *)p + cf->slot_base[i], cc->slots[i],
 		       cc->nslots[i] * sizeof(struct bpfipt_slot));
 	munmap(p, page_round(bytes));
+	cp_crash_point("map-write");
 	if (cc->nextras) {
 		bytes = cc->nextras * sizeof(*cc->extras);
 		p = map_mmap(g->fd[OM_EXTRAS], bytes, true, err);
@@ -1673,11 +1680,15 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		r = dp_fail(err, -errno, "cannot install the generation");
 		goto out;
 	}
-	/* The switch: one write; every packet from now on uses generation nxt. */
+	cp_crash_point("switch");
+	/* The switch: one write; every packet from now on uses generation nxt. The
+	 * tag names the ruleset it runs (controlplane/state.h), in the same write. */
 	iv.cur = nxt;
 	iv.flags |= BPFIPT_I_PENDING;
+	iv.tag = in->tag;
 	if ((r = write_inst(in, &iv, err)))
 		goto out;
+	cp_crash_point("switched");
 	dp_log(DP_DEBUG, "switched to generation %u", nxt);
 	/* After a grace period no packet uses the old generation: its counters are
 	 * final, and the next switch may rewrite its maps. */
@@ -1688,6 +1699,7 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	iv.flags &= ~BPFIPT_I_PENDING;
 	if ((r = write_inst(in, &iv, err)))
 		goto out;
+	cp_crash_point("grace");
 	recent_gc(in, cc, rc_ids);
 	if (run.nwords && carry) {
 		r = gen_counters(in, cur, &run, &tot, &ntot, err);
@@ -1839,13 +1851,20 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	/* addrtype reads the local routing table: current before the switch */
 	if (uses_addrtype(cc) && (r = rtlocal_sync(in, err)))
 		goto out;
-	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
-	if (r)
-		goto out;
+	/* Attach before the switch: a new instance judges nothing until its first
+	 * generation is installed (nwords == 0), so a command killed half-way
+	 * through the interfaces leaves the old ruleset (none) in force everywhere,
+	 * never the new one on some interfaces only. */
 	if (xdp && !was_xdp && (r = set_xdp_flag(in, true, err)))
 		goto out;
-	for (i = 0; i < n && !r; i++)
+	for (i = 0; i < n && !r; i++) {
+		cp_crash_point("attach");
 		r = attach_iface(in, &v[i], xdp, generic, err);
+	}
+	if (r)
+		goto out;
+	in->tag = o->tag;
+	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
 	if (r)
 		goto out;
 	if (!xdp && was_xdp) {
@@ -1864,6 +1883,23 @@ out:
 	dp_inst_free(&in);
 	free(v);
 	return r;
+}
+
+bool dp_read_tag(__u32 *tag)
+{
+	struct dp_inst *in = NULL;
+	struct bpfipt_inst iv;
+	__u32 zero = 0;
+	bool ok;
+
+	*tag = 0;
+	if (dp_inst_open(&in, NULL) || !in)
+		return false;
+	ok = !bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv);
+	if (ok)
+		*tag = iv.tag;
+	dp_inst_free(&in);
+	return ok;
 }
 
 int dp_read_counters(__u64 (**out)[2], unsigned int *n, struct ipt_err *err)

@@ -83,6 +83,9 @@ struct dp_opts {
 	/* Connection tracking settings used when the instance is created (NULL:
 	 * Linux's defaults); a running instance keeps its own. */
 	const struct ct_settings *ct;
+	/* Written with the switch, read back by dp_read_tag(): which saved ruleset
+	 * the data plane runs (controlplane/state.h). */
+	__u32 tag;
 };
 
 /* Install cc in this namespace: create the instance (and attach it to every
@@ -91,6 +94,9 @@ struct dp_opts {
  * (nseed may be less than cc->ncounters; seed may be NULL); o may be NULL. */
 int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
 	    const struct dp_opts *o, struct ipt_err *err);
+
+/* The tag of the running generation (dp_opts.tag); false when nothing runs. */
+bool dp_read_tag(__u32 *tag);
 
 /* The running generation's counters, { packets, bytes } summed over the CPUs,
  * indexed like cp_compiled's counters; *n = 0 and *out = NULL when nothing runs.

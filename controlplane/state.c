@@ -4,6 +4,8 @@
 #include "restore.h"
 #include "save.h"
 #include "strbuf.h"
+#include "sync.h"
+#include "crashpoint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,50 +123,104 @@ void ipt_state_close(struct ipt_state *st)
 	st->lock_fd = -1;
 }
 
-int ipt_state_load(const struct ipt_state *st, struct ipt_table **t, struct ipt_err *err)
+#define TAG_LINE "# tag "
+
+/* The tag of a saved ruleset: its first line (0: none, an older file). */
+static __u32 text_tag(const struct strbuf *sb)
 {
-	char path[600];
-	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(TAG_LINE);
+
+	if (sb->len <= n || strncmp(sb->buf, TAG_LINE, n))
+		return 0;
+	return (__u32)strtoul(sb->buf + n, NULL, 10);
+}
+
+/* Read a whole file; *exists false (and 0) when there is none. */
+static int read_file(const char *path, struct strbuf *sb, bool *exists)
+{
 	char chunk[65536];
 	size_t n;
 	FILE *f;
+
+	sb->len = 0;
+	*exists = false;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		sb_addn(sb, chunk, n);
+	n = ferror(f);
+	fclose(f);
+	*exists = true;
+	return n ? -EIO : 0;
+}
+
+int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *err)
+{
+	char path[600], pend[620];
+	struct strbuf cur = STRBUF_INIT, nxt = STRBUF_INIT;
+	const struct strbuf *use;
+	bool have_cur, have_nxt, running;
+	__u32 t1 = 0, t2 = 0;
 	int r = 0;
 
 	ipt_table_new(t);
 	snprintf(path, sizeof(path), "%s/rules", st->dir);
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot read %s: %s", path,
-				   strerror(errno));
+	snprintf(pend, sizeof(pend), "%s/rules.new", st->dir);
+	/* Which file is in force (state.h, CRASHES). Without the lock a writer may
+	 * switch and rename meanwhile: read again until the data plane's tag stayed
+	 * the same around the reads (tags only grow, so the same tag means nothing
+	 * moved); rules.new first, since a rename can only make it "rules". */
+	for (int tries = 0;; tries++) {
+		running = cp_running_tag(&t1);
+		if ((r = read_file(pend, &nxt, &have_nxt)) ||
+		    (r = read_file(path, &cur, &have_cur))) {
+			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot read %s: %s",
+					path, strerror(-r));
+			goto out;
+		}
+		if (!running || st->lock_fd >= 0 || tries >= 200 ||
+		    (cp_running_tag(&t2) && t2 == t1))
+			break;
+		usleep(1000);
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		sb_addn(&sb, chunk, n);
+	use = running && have_nxt && text_tag(&nxt) == t1 ? &nxt : &cur;
+	if (st->lock_fd >= 0 && have_nxt) {
+		/* a killed writer's: in force (it switched) or never in force */
+		if (use == &nxt ? rename(pend, path) : unlink(pend)) {
+			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+					"cannot recover %s: %s", pend, strerror(errno));
+			goto out;
+		}
 	}
-	fclose(f);
-	if (sb.len && ipt_restore_state(sb.buf, sb.len, t, err)) {
+	st->tag = text_tag(use);
+	st->next_tag = (st->tag > t1 ? st->tag : t1) + 1;
+	if (!st->next_tag)
+		st->next_tag = 1;
+	if (use->len && ipt_restore_state(use->buf, use->len, t, err)) {
 		char why[sizeof(err->msg)];
 
 		snprintf(why, sizeof(why), "%s", err->msg);
 		ipt_err_clear(err);
 		r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "saved ruleset %s is corrupt: %s",
-				path, why);
+				use == &nxt ? pend : path, why);
 	}
-	sb_free(&sb);
+out:
+	sb_free(&cur);
+	sb_free(&nxt);
 	return r;
 }
 
-int ipt_state_store(const struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err)
+int ipt_state_prepare(struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err)
 {
-	char path[600], tmp[640];
+	char path[620];
 	struct strbuf sb = STRBUF_INIT;
 	int fd, r = 0;
 
-	snprintf(path, sizeof(path), "%s/rules", st->dir);
-	snprintf(tmp, sizeof(tmp), "%s/.rules.%d", st->dir, (int)getpid());
+	snprintf(path, sizeof(path), "%s/rules.new", st->dir);
+	sb_addf(&sb, TAG_LINE "%u\n", st->next_tag);
 	ipt_save_table_state(&sb, t);
-	fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		r = -errno;
 		goto out;
@@ -179,18 +235,42 @@ int ipt_state_store(const struct ipt_state *st, const struct ipt_table *t, struc
 			break;
 		}
 		off += (size_t)w;
+		cp_crash_point("state-write");
 	}
 	if (!r && fsync(fd))
 		r = -errno;
 	close(fd);
-	if (!r && rename(tmp, path))
-		r = -errno;
 	if (r)
-		unlink(tmp);
+		unlink(path);
+	else
+		cp_crash_point("prepared");
 out:
 	sb_free(&sb);
 	if (r)
 		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot write %s: %s", path,
 				   strerror(-r));
+	return 0;
+}
+
+int ipt_state_commit(struct ipt_state *st, bool loaded, struct ipt_err *err)
+{
+	char path[600], pend[620];
+	__u32 run;
+
+	snprintf(path, sizeof(path), "%s/rules", st->dir);
+	snprintf(pend, sizeof(pend), "%s/rules.new", st->dir);
+	if (!loaded && !(cp_running_tag(&run) && run == st->next_tag)) {
+		unlink(pend);
+		return 0;
+	}
+	if (rename(pend, path)) {
+		int e = errno;
+
+		unlink(pend);
+		return err ? ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot write %s: %s",
+					 path, strerror(e)) : -e;
+	}
+	st->tag = st->next_tag;
+	cp_crash_point("committed");
 	return 0;
 }

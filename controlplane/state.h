@@ -9,8 +9,20 @@
  * reused, so a new namespace never inherits a dead one's rules. /run is shared by
  * every `ip netns exec` invocation, unlike /sys/fs/bpf.
  *
- * The ruleset is kept as iptables-save -c text ("rules"), replaced atomically
- * (temporary file, fsync, rename); the directory is 0700 and files 0600.
+ * The ruleset is kept as iptables-save -c text ("rules"); the directory is 0700
+ * and files 0600.
+ *
+ * CRASHES. The saved ruleset and the one the data plane runs change together,
+ * whenever a command is killed: a writer (holding the lock) writes the new
+ * ruleset to "rules.new" (fsync), switches the data plane to it, then renames
+ * it over "rules". Each saved ruleset carries a tag (its first line, "# tag N",
+ * a comment to the restore parser) and the data-plane switch records the tag
+ * of the ruleset it installs in the same 4-byte-atomic write (bpfipt_inst). So
+ * "rules.new" is in force exactly when the data plane runs its tag: the next
+ * command renames it (the switch happened) or deletes it (it did not). A
+ * reader without the lock takes whichever of the two files the data plane runs
+ * (retrying while a writer is between switch and rename); when the data plane
+ * is off or runs neither, "rules" is the ruleset, as before.
  */
 #ifndef BPFIPT_STATE_H
 #define BPFIPT_STATE_H
@@ -21,6 +33,8 @@
 struct ipt_state {
 	char dir[512];
 	int lock_fd;		/* -1 when not held */
+	__u32 tag;		/* of the ruleset ipt_state_load read (0: none) */
+	__u32 next_tag;		/* of the one ipt_state_prepare wrote */
 };
 
 /* Find (and create) the state directory of the current network namespace. */
@@ -29,9 +43,15 @@ int ipt_state_open(struct ipt_state *st, struct ipt_err *err);
  * iptables fails at once). */
 int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_err *err);
 void ipt_state_close(struct ipt_state *st);
-/* Read the saved ruleset (an empty table when none was saved). */
-int ipt_state_load(const struct ipt_state *st, struct ipt_table **t, struct ipt_err *err);
-/* Replace the saved ruleset atomically. */
-int ipt_state_store(const struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err);
+/* Read the saved ruleset (an empty table when none was saved): the one in force
+ * (see CRASHES). With the lock, finish what a killed writer left. */
+int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *err);
+/* A change, in three steps: write t as "rules.new" (tag st->next_tag); switch
+ * the data plane (cp_sync_out with st->next_tag); commit: "rules.new" becomes
+ * "rules" when `loaded` (the switch succeeded, or the data plane is off) or
+ * when the data plane runs it anyway (it failed after the switch), else it is
+ * deleted. err may be NULL (an error is already being reported). */
+int ipt_state_prepare(struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err);
+int ipt_state_commit(struct ipt_state *st, bool loaded, struct ipt_err *err);
 
 #endif

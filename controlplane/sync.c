@@ -10,6 +10,7 @@
 #include "compile.h"
 #include "loader.h"
 #include "ct.h"
+#include "crashpoint.h"
 
 #include <net/if.h>
 #include <stdio.h>
@@ -113,7 +114,14 @@ static enum dp_ingress ingress_mode(void)
 	return DP_INGRESS_TC;
 }
 
-int cp_sync_out(const struct ipt_table *t, const char *state_dir, struct ipt_err *err)
+bool cp_running_tag(__u32 *tag)
+{
+	*tag = 0;
+	return cp_dataplane_enabled() && dp_read_tag(tag);
+}
+
+int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
+		struct ipt_err *err)
 {
 	struct ct_settings cts;
 	struct cp_env env = { 0 };
@@ -132,6 +140,7 @@ int cp_sync_out(const struct ipt_table *t, const char *state_dir, struct ipt_err
 	free(links);
 	if (r)
 		return -1;
+	cp_crash_point("compiled");
 
 	unsigned int n = nrules + BPFIPT_NCHAINS;
 	__u64 (*seed)[2] = calloc(n, sizeof(*seed));
@@ -158,7 +167,8 @@ int cp_sync_out(const struct ipt_table *t, const char *state_dir, struct ipt_err
 		carry[nrules + b] = c->cidx;
 		b++;
 	}
-	struct dp_opts o = { .ingress = ingress_mode(), .carry = carry, .ncarry = n, .ct = &cts };
+	struct dp_opts o = { .ingress = ingress_mode(), .carry = carry, .ncarry = n, .ct = &cts,
+			     .tag = tag };
 
 	r = dp_load(cc, seed, n, &o, err);
 	free(seed);

@@ -13,8 +13,13 @@ bool cp_dataplane_enabled(void);
 /* Read the running generation's counters into t's rules and policies. */
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);
 /* Compile t and switch the data plane to it (creating it on first use, with the
- * connection tracking settings of state_dir: conntrack/ct.h). */
-int cp_sync_out(const struct ipt_table *t, const char *state_dir, struct ipt_err *err);
+ * connection tracking settings of state_dir: conntrack/ct.h); the switch also
+ * records `tag`, the saved ruleset's (state.h). */
+int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
+		struct ipt_err *err);
+/* The tag of the ruleset the data plane runs; false when it is off or nothing
+ * runs in this namespace. */
+bool cp_running_tag(__u32 *tag);
 /* Remove the data plane from this namespace (programs, maps, qdiscs it made). */
 int cp_unload(struct ipt_err *err);
 

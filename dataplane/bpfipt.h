@@ -364,7 +364,7 @@ struct bpfipt_inst {
 	__u32 cur;		/* generation in use: 0 or 1 */
 	__u32 flags;		/* BPFIPT_I_* */
 	__u32 abi;		/* BPFIPT_ABI of the programs */
-	__u32 pad;
+	__u32 tag;		/* the running ruleset's (userspace only: controlplane/state.h) */
 };
 
 enum {

@@ -180,7 +180,10 @@ int rs_chain(struct rs_state *s, const struct rs_val *v)
 			goto out_err;
 		}
 		c->policy = pv;
+		/* the line sets the counters (zero without -c, as iptables-restore
+		 * does): the running ones are not carried */
 		c->pcnt = c->bcnt = 0;
+		c->cidx = IPT_NO_CIDX;
 		if (s->o->counters && ctrs && parse_counters(ctrs, &c->pcnt, &c->bcnt)) {
 			rs_error(s, v->line, IPT_EXIT_PARAM, "invalid policy counters for chain '%s'",
 				 name);

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Test-only crash points (see crashpoint.h). */
+#include "crashpoint.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_POINTS 32
+
+static struct {
+	const char *name;
+	unsigned int hits;
+} seen[MAX_POINTS];
+
+static unsigned int hit(const char *name)
+{
+	for (int i = 0; i < MAX_POINTS; i++) {
+		if (!seen[i].name)
+			seen[i].name = name;
+		if (!strcmp(seen[i].name, name))
+			return ++seen[i].hits;
+	}
+	return 0;
+}
+
+void cp_crash_point(const char *name)
+{
+	const char *at = getenv("BPF_IPTABLES_CRASH_AT");
+	const char *trace = getenv("BPF_IPTABLES_CRASH_TRACE");
+	unsigned int n;
+	size_t len;
+
+	if (!(at && *at) && !(trace && *trace))
+		return;
+	n = hit(name);
+	if (trace && *trace)
+		fprintf(stderr, "crash point %s %u\n", name, n);
+	if (!at)
+		return;
+	len = strcspn(at, ":");
+	if (len != strlen(name) || strncmp(at, name, len))
+		return;
+	if (n == (at[len] == ':' ? (unsigned int)strtoul(at + len + 1, NULL, 10) : 1u))
+		kill(getpid(), SIGKILL);
+}

@@ -1060,6 +1060,9 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 	__be32 mask = 0xffffffff, a;
 	char *slash;
 
+	/* as xtables: a cut-off spec could mean another address or mask */
+	if (strlen(spec) >= sizeof(buf))
+		return ipt_err_param(ps->err, "Hostname too long");
 	snprintf(buf, sizeof(buf), "%s", spec);
 	slash = strrchr(buf, '/');
 	if (slash) {

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,10 +412,23 @@ int ipt_cli_restore(int argc, char **argv)
 			break;
 		case 'w':
 			wait = true;
-			if (optarg)
-				wait_secs = atoi(optarg);
-			else if (optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-				wait_secs = atoi(argv[optind++]);
+			/* iptables-restore: -w takes the next word unless it is an option */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			if (optarg) {
+				char *end;
+				long v = strtol(optarg, &end, 10);
+
+				if (*end || end == optarg || v < 0 || v > INT_MAX) {
+					fprintf(stderr, "%s v%s (bpf): wait seconds not numeric\n"
+						"Error occurred at line: 0\n"
+						"Try `%s -h' or '%s --help' for more information.\n",
+						RESTORE_PROG, BPFIPT_VERSION, RESTORE_PROG,
+						RESTORE_PROG);
+					return 2;
+				}
+				wait_secs = (int)v;
+			}
 			break;
 		case 'V':
 			printf("%s v%s (bpf)\n", RESTORE_PROG, BPFIPT_VERSION);
@@ -423,10 +437,9 @@ int ipt_cli_restore(int argc, char **argv)
 			printf("Usage: %s [-c] [-v] [-V] [-t] [-h] [-n] [-w secs] [-T table] "
 			       "[file]\n", RESTORE_PROG);
 			return 0;
-		default:
-			fprintf(stderr, "Try `%s -h' or '%s --help' for more information.\n",
-				RESTORE_PROG, RESTORE_PROG);
-			return 2;
+		default:	/* getopt said why; iptables-restore exits 1 here */
+			fprintf(stderr, "Try `%s -h' for more information.\n", RESTORE_PROG);
+			return 1;
 		}
 	}
 	if (optind == argc - 1) {

@@ -114,3 +114,6 @@ set_tests_properties(e2e.rulesets PROPERTIES
 add_test(NAME e2e.ct_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ct_cli.sh
                                 ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.ct_cli PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+
+# ---- robustness: bad input, hostile packets, isolation, resource limits ----
+include(${CMAKE_CURRENT_SOURCE_DIR}/test/robustness/tests.cmake)

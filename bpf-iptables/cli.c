@@ -196,9 +196,14 @@ int ipt_cli_iptables(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--watch"))
 		return ipt_cli_watch(argc, argv);
 	if (argc == 2 && !strcmp(argv[1], "--unload")) {
+		struct ipt_state ust = { .lock_fd = -1 };
+
 		ipt_err_clear(&err);
 		memset(&cmd, 0, sizeof(cmd));
-		if (cp_unload(&err))
+		/* the state directory first: a user who may not change the ruleset
+		 * gets iptables' permission error, not a silent success (the
+		 * detaching itself does not report what it could not remove) */
+		if (ipt_state_open(&ust, &err) || cp_unload(&err))
 			rc = report(IPT_PROG, &err, 0, NULL, 0);
 		return rc;
 	}

@@ -8,3 +8,10 @@ set(RB ${CMAKE_CURRENT_SOURCE_DIR}/test/robustness)
 add_test(NAME robustness.bad_input
          COMMAND ${Python3_EXECUTABLE} ${RB}/bad_input.py --bin ${CMAKE_BINARY_DIR})
 set_tests_properties(robustness.bad_input PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+
+# two namespaces: rules, counters, conntrack and programs of one are invisible
+# to and unchangeable from the other; state 0700/0600; a non-root user gets
+# iptables' permission error and changes nothing; unsafe state dirs refused
+add_test(NAME robustness.isolation
+         COMMAND bash ${RB}/test_isolation.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(robustness.isolation PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)

@@ -15,3 +15,10 @@ set_tests_properties(robustness.bad_input PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE
 add_test(NAME robustness.isolation
          COMMAND bash ${RB}/test_isolation.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(robustness.isolation PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE)
+
+# every documented limit exceeded (clear error at load time, the old ruleset
+# still running whole) and huge inputs (1M-line restore, 64 KiB arguments,
+# 1 000 nested chains) with their peak RSS
+add_test(NAME robustness.limits
+         COMMAND ${Python3_EXECUTABLE} ${RB}/limits.py --bin ${CMAKE_BINARY_DIR})
+set_tests_properties(robustness.limits PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

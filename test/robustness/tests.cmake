@@ -22,3 +22,18 @@ set_tests_properties(robustness.isolation PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
 add_test(NAME robustness.limits
          COMMAND ${Python3_EXECUTABLE} ${RB}/limits.py --bin ${CMAKE_BINARY_DIR})
 set_tests_properties(robustness.limits PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+
+# hostile packets on the wire, iptables-legacy and bpf-iptables side by side
+# (AF_PACKET frames: bad IHL/checksums/lengths, TCP data offsets, overlapping
+# fragments, ICMP errors quoting garbage), XDP and tc ingress
+add_test(NAME robustness.hostile_wire
+         COMMAND ${Python3_EXECUTABLE} ${RB}/hostile_wire.py --bin ${CMAKE_BINARY_DIR})
+set_tests_properties(robustness.hostile_wire PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+
+# libFuzzer smoke (clang, ASan/UBSan, its own build directory): 20 s over the
+# conformance seeds; the 30-minute run is scripts/fuzz.sh 1800
+add_test(NAME robustness.fuzz_smoke
+         COMMAND env FUZZ_BUILD_DIR=${CMAKE_BINARY_DIR}/fuzz
+                 CONFORMANCE_DIR=${BPFIPT_CONFORMANCE_DIR}
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fuzz.sh 20)
+set_tests_properties(robustness.fuzz_smoke PROPERTIES TIMEOUT 600)

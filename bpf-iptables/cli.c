@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,9 +207,14 @@ int ipt_cli_iptables(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--watch"))
 		return ipt_cli_watch(argc, argv);
 	if (argc == 2 && !strcmp(argv[1], "--unload")) {
+		struct ipt_state ust = { .lock_fd = -1 };
+
 		ipt_err_clear(&err);
 		memset(&cmd, 0, sizeof(cmd));
-		if (cp_unload(&err))
+		/* the state directory first: a user who may not change the ruleset
+		 * gets iptables' permission error, not a silent success (the
+		 * detaching itself does not report what it could not remove) */
+		if (ipt_state_open(&ust, &err) || cp_unload(&err))
 			rc = report(IPT_PROG, &err, 0, NULL, 0);
 		return rc;
 	}
@@ -423,10 +429,23 @@ int ipt_cli_restore(int argc, char **argv)
 			break;
 		case 'w':
 			wait = true;
-			if (optarg)
-				wait_secs = atoi(optarg);
-			else if (optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-				wait_secs = atoi(argv[optind++]);
+			/* iptables-restore: -w takes the next word unless it is an option */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			if (optarg) {
+				char *end;
+				long v = strtol(optarg, &end, 10);
+
+				if (*end || end == optarg || v < 0 || v > INT_MAX) {
+					fprintf(stderr, "%s v%s (bpf): wait seconds not numeric\n"
+						"Error occurred at line: 0\n"
+						"Try `%s -h' or '%s --help' for more information.\n",
+						RESTORE_PROG, BPFIPT_VERSION, RESTORE_PROG,
+						RESTORE_PROG);
+					return 2;
+				}
+				wait_secs = (int)v;
+			}
 			break;
 		case 'V':
 			printf("%s v%s (bpf)\n", RESTORE_PROG, BPFIPT_VERSION);
@@ -435,10 +454,9 @@ int ipt_cli_restore(int argc, char **argv)
 			printf("Usage: %s [-c] [-v] [-V] [-t] [-h] [-n] [-w secs] [-T table] "
 			       "[file]\n", RESTORE_PROG);
 			return 0;
-		default:
-			fprintf(stderr, "Try `%s -h' or '%s --help' for more information.\n",
-				RESTORE_PROG, RESTORE_PROG);
-			return 2;
+		default:	/* getopt said why; iptables-restore exits 1 here */
+			fprintf(stderr, "Try `%s -h' for more information.\n", RESTORE_PROG);
+			return 1;
 		}
 	}
 	if (optind == argc - 1) {

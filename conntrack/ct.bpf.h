@@ -277,7 +277,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	} else if (proto_has_ports(p->proto) && p->sport == BPFIPT_NO_PORT) {
 		return;	/* header cut short: no tuple */
 	}
-	if (p->proto == IPPROTO_TCP && !tcp_flags_valid(p->tcpflags))
+	if (p->proto == IPPROTO_TCP && (!tcp_flags_valid(p->tcpflags) || p->tcp_bad))
 		return;
 	if (!ct_key_of(k, p->proto, p->saddr, p->daddr,
 		       p->proto == IPPROTO_ICMP ? p->icmp_id : p->sport, p->dport, p->icmp, &side))

@@ -299,22 +299,27 @@ static int delete_chain(struct ipt_table *t, const struct ipt_cmd *cmd, struct i
 		ipt_chain_remove(t, c);
 		return 0;
 	}
-	/* -X alone: every empty, unreferenced user chain; like iptables, it fails on
-	 * the first chain that is still referenced */
+	/* -X alone: every empty, unreferenced user chain. Like iptables, which tries
+	 * every chain (in name order) and reports the errno of the LAST one that
+	 * failed; any failure fails the whole command (the table is a copy). */
+	const char *why = NULL;
+
 	for (unsigned int i = 0; i < t->nchains;) {
 		struct ipt_chain *c = t->chains[i];
 
 		if (c->builtin) {
 			i++;
-			continue;
+		} else if (ipt_chain_refs(t, c)) {
+			why = "Too many links.";
+			i++;
+		} else if (c->nrules) {
+			why = "Directory not empty.";
+			i++;
+		} else {
+			ipt_chain_remove(t, c);
 		}
-		if (ipt_chain_refs(t, c))
-			return iptc_err(err, "Too many links.");
-		if (c->nrules)
-			return iptc_err(err, "Directory not empty.");
-		ipt_chain_remove(t, c);
 	}
-	return 0;
+	return why ? iptc_err(err, why) : 0;
 }
 
 static int rename_chain(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,45 @@ static int netns_id(char *out, size_t n)
 	return 0;
 }
 
+/* Whoever can write the state directory or one above it decides the rules the
+ * next command loads. Refuse a directory that is a symbolic link, is not owned
+ * by us, or that someone else could replace: each component up to / must be
+ * owned by root or by us and not writable by group or others, unless sticky
+ * (/tmp). As OpenSSH checks its files. */
+static int state_dir_safe(const char *dir, struct ipt_err *err)
+{
+	char path[PATH_MAX], *slash;
+	struct stat sb;
+	uid_t me = geteuid();
+
+	if (lstat(dir, &sb))
+		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot use state directory "
+				   "%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != me || (sb.st_mode & 022))
+		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "state directory %s is not "
+				   "safe: %s (it must be a directory of uid %u that only its "
+				   "owner can write)", dir, !S_ISDIR(sb.st_mode) ?
+				   "not a directory (a symbolic link?)" : sb.st_uid != me ?
+				   "owned by another user" : "writable by others", (unsigned int)me);
+	if (!realpath(dir, path))
+		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot use state directory "
+				   "%s: %s", dir, strerror(errno));
+	while ((slash = strrchr(path, '/'))) {
+		slash[slash == path] = '\0';	/* "/a/b" -> "/a", "/a" -> "/" */
+		if (stat(path, &sb))
+			return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot use state "
+					   "directory %s: %s: %s", dir, path, strerror(errno));
+		if ((sb.st_uid != 0 && sb.st_uid != me) ||
+		    ((sb.st_mode & 022) && !(sb.st_mode & S_ISVTX)))
+			return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "state directory %s "
+					   "is not safe: %s can be changed by another user", dir,
+					   path);
+		if (!strcmp(path, "/"))
+			break;
+	}
+	return 0;
+}
+
 int ipt_state_open(struct ipt_state *st, struct ipt_err *err)
 {
 	const char *env = getenv("BPF_IPTABLES_STATE_DIR");
@@ -76,12 +116,17 @@ int ipt_state_open(struct ipt_state *st, struct ipt_err *err)
 					   "cannot identify the network namespace: %s", strerror(-r));
 		snprintf(st->dir, sizeof(st->dir), "/run/bpf-iptables/%s", id);
 	}
-	if ((r = mkdir_p(st->dir, 0700)))
-		return ipt_err_set(err, r == -EACCES || r == -EPERM ? IPT_EXIT_OTHER : IPT_EXIT_OTHER,
-				   IPT_ES_IPTC, "cannot create state directory %s: %s%s", st->dir,
-				   strerror(-r), r == -EACCES || r == -EPERM ?
-				   " (you must be root)" : "");
-	return 0;
+	r = mkdir_p(st->dir, 0700);
+	if (!r && access(st->dir, R_OK | W_OK | X_OK))
+		r = -errno;
+	/* iptables' words when the table cannot be read: not root */
+	if (r == -EACCES || r == -EPERM)
+		return ipt_err_set(err, IPT_EXIT_VERSION, IPT_ES_XT_ONLY, "can't initialize "
+				   "iptables table `filter': Permission denied (you must be root)");
+	if (r)
+		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+				   "cannot create state directory %s: %s", st->dir, strerror(-r));
+	return state_dir_safe(st->dir, err);
 }
 
 int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_err *err)
@@ -90,7 +135,7 @@ int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_er
 	struct timespec start, now;
 
 	snprintf(path, sizeof(path), "%s/lock", st->dir);
-	st->lock_fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	st->lock_fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (st->lock_fd < 0)
 		return ipt_err_set(err, IPT_EXIT_RESOURCE, IPT_ES_IPTC,
 				   "Fatal: can't open lock file %s: %s", path, strerror(errno));
@@ -144,9 +189,18 @@ static int read_file(const char *path, struct strbuf *sb, bool *exists)
 
 	sb->len = 0;
 	*exists = false;
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
+	{
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f) {
+			int e = errno;
+
+			if (fd >= 0)
+				close(fd);
+			return e == ENOENT ? 0 : -e;
+		}
+	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		sb_addn(sb, chunk, n);
 	n = ferror(f);
@@ -220,7 +274,7 @@ int ipt_state_prepare(struct ipt_state *st, const struct ipt_table *t, struct ip
 	snprintf(path, sizeof(path), "%s/rules.new", st->dir);
 	sb_addf(&sb, TAG_LINE "%u\n", st->next_tag);
 	ipt_save_table_state(&sb, t);
-	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		r = -errno;
 		goto out;

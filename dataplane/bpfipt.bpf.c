@@ -143,6 +143,7 @@ struct pkt {
 	__u16 ipid;		/* IP identification (fragments) */
 	__u8 mf;		/* more fragments follow */
 	__u8 ttl;
+	__u8 tcp_bad;		/* TCP data offset < 20 bytes or past the packet */
 	__u32 len;		/* IP total length (counted as bytes) */
 	__u32 iif, oif;
 	__u32 mark;
@@ -360,6 +361,7 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 	p->sport = p->dport = BPFIPT_NO_PORT;
 	p->tcpflags = BPFIPT_NO_TCP;
 	p->icmp = BPFIPT_NO_ICMP;
+	p->tcp_bad = 0;
 	if (l2) {
 		if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
 			return P_NOT_IPV4;
@@ -399,6 +401,9 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 			break;
 		}
 		p->tcpflags = l4[13];
+		/* conntrack's tcp_error(): such a header makes the packet INVALID (the
+		 * tcp match itself reads the ports and flags all the same) */
+		p->tcp_bad = (l4[12] >> 4) < 5 || hl + (l4[12] >> 4) * 4 > p->len;
 		goto ports;
 	case IPPROTO_UDP:
 	case IPPROTO_UDPLITE_:

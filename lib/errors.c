@@ -2,6 +2,7 @@
 #include "errors.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int err_vset(struct ipt_err *e, int code, enum ipt_err_style style,
@@ -11,7 +12,26 @@ static int err_vset(struct ipt_err *e, int code, enum ipt_err_style style,
 		return -1;
 	e->code = code;
 	e->style = style;
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	if (n >= (int)sizeof(e->msg)) {
+		/* a huge argument quoted in the message: keep its end too, which
+		 * says what is wrong ("... too long (must be under 29 chars)") */
+		char *full = malloc((size_t)n + 1);
+		size_t keep = (sizeof(e->msg) - 5) / 2;
+
+		if (full) {
+			vsnprintf(full, (size_t)n + 1, fmt, again);
+			snprintf(e->msg + keep, sizeof(e->msg) - keep, "[...]%s",
+				 full + n - (sizeof(e->msg) - 1 - keep - 5));
+			free(full);
+		}
+	}
+	va_end(again);
 	return -1;
 }
 

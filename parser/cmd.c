@@ -660,6 +660,13 @@ static int command_match(struct cmd_parse *ps, const struct cmd_tok *t)
 	return load_match(ps, ext, false, t->argi) ? 0 : -1;
 }
 
+bool ipt_cmd_state_names;
+
+static unsigned int chain_maxlen(void)
+{
+	return ipt_cmd_state_names ? IPT_CHAIN_NAMESZ - 1 : IPT_CHAIN_MAXLEN;
+}
+
 static int parse_target_name(struct cmd_parse *ps, const struct cmd_tok *t)
 {
 	const char *name = t->arg;
@@ -668,7 +675,7 @@ static int parse_target_name(struct cmd_parse *ps, const struct cmd_tok *t)
 		ipt_err_param(ps->err, "Invalid target name (too short)");
 		return err_at(ps, t->argi);
 	}
-	if (strlen(name) > IPT_CHAIN_MAXLEN) {
+	if (strlen(name) > chain_maxlen()) {
 		ipt_err_param(ps->err, "Invalid target name `%s' (%u chars max)", name,
 			      IPT_CHAIN_MAXLEN);
 		return err_at(ps, t->argi);
@@ -1060,6 +1067,9 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 	__be32 mask = 0xffffffff, a;
 	char *slash;
 
+	/* as xtables: a cut-off spec could mean another address or mask */
+	if (strlen(spec) >= sizeof(buf))
+		return ipt_err_param(ps->err, "Hostname too long");
 	snprintf(buf, sizeof(buf), "%s", spec);
 	slash = strrchr(buf, '/');
 	if (slash) {
@@ -1262,7 +1272,7 @@ static int cmd_finish(struct cmd_parse *ps)
 		r = ipt_err_param(ps->err, "Replacement rule does not specify a unique address");
 	if (!r)
 		r = generic_opt_check(ps);
-	if (!r && cmd->chain && strlen(cmd->chain) > IPT_CHAIN_MAXLEN)
+	if (!r && cmd->chain && strlen(cmd->chain) > chain_maxlen())
 		r = ipt_err_param(ps->err, "chain name `%s' too long (must be under %u chars)",
 				  cmd->chain, IPT_CHAIN_MAXLEN + 1);
 	if (!r && rule_cmd) {

@@ -82,6 +82,11 @@ int ipt_cmd_parse(int argc, char **argv, bool restore, struct ipt_cmd *cmd,
 		  struct ipt_err *err);
 void ipt_cmd_free(struct ipt_cmd *cmd);
 
+/* Set while the saved state is re-read (ipt_restore_state): a chain that -E
+ * named with up to 31 characters (as libiptc allows) may appear as -A CHAIN
+ * and -j CHAIN there, which command lines limit to 28. */
+extern bool ipt_cmd_state_names;
+
 char ipt_cmd2char(unsigned int cmd);
 
 #endif

@@ -350,7 +350,9 @@ int ipt_restore_state(const char *text, size_t len, struct ipt_table **t, struct
 	int r;
 
 	ipt_warnings_quiet = true;
+	ipt_cmd_state_names = true;
 	r = ipt_restore(text, len, t, &o, err, &line);
+	ipt_cmd_state_names = false;
 	ipt_warnings_quiet = quiet;
 	return r;
 }

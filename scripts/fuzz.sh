@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Fuzz the parser (command lines and restore files) with libFuzzer under
-# ASan/UBSan. Usage: scripts/fuzz.sh [seconds]   (default 600)
+# Fuzz the parser (command lines and restore files) and the rule compiler with
+# libFuzzer under ASan/UBSan (test/fuzz/fuzz_parser.c).
+# Usage: scripts/fuzz.sh [seconds]   (default 600)
+# FUZZ_BUILD_DIR: its own build directory (default build-fuzz), which keeps the
+# corpus (corpus/) from one run to the next. A crash, leak or hang fails the
+# script; libFuzzer writes the input as crash-*/leak-*/timeout-* in the current
+# directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
-CC=clang cmake -S . -B build-fuzz -G Ninja -DBPFIPT_FUZZ=ON -DBPFIPT_SANITIZE=ON \
+bdir=${FUZZ_BUILD_DIR:-build-fuzz}
+CC=clang cmake -S . -B "$bdir" -G Ninja -DBPFIPT_FUZZ=ON -DBPFIPT_SANITIZE=ON \
 	-DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" >/dev/null
-cmake --build build-fuzz --target fuzz_parser
-corpus=build-fuzz/corpus
+cmake --build "$bdir" --target fuzz_parser
+corpus=$bdir/corpus
 mkdir -p "$corpus"
 # seeds: the upstream conformance rules and real-world dumps, when present
 conf=${CONFORMANCE_DIR:-../shared/conformance}
@@ -22,5 +28,5 @@ if [ -d "$conf" ]; then
 fi
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
-build-fuzz/fuzz_parser -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
+"$bdir"/fuzz_parser -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
 	-print_final_stats=1 "$corpus"

@@ -124,3 +124,6 @@ set_tests_properties(e2e.ct_cli PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 
 # ---- reliability: atomic updates under load, the writer lock, crashes ----
 include(${CMAKE_CURRENT_SOURCE_DIR}/test/reliability/tests.cmake)
+
+# ---- robustness: bad input, hostile packets, isolation, resource limits ----
+include(${CMAKE_CURRENT_SOURCE_DIR}/test/robustness/tests.cmake)

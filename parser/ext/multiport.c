@@ -3,6 +3,7 @@
 #include "ext.h"
 #include "proto_ext.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { O_SPORTS, O_DPORTS, O_PORTS };
@@ -35,34 +36,45 @@ static const char *mport_proto(__u16 p)
 static int parse_list(const char *arg, struct ipt_multiport_info *m, const char *proto,
 		      struct ipt_err *err)
 {
-	char buf[1024], *cp, *next, *range;
+	/* a copy as long as the argument: a cut-off list would be another list */
+	char *buf = strdup(arg), *cp, *next, *range;
 	unsigned int i;
+	int r = 0;
 
-	snprintf(buf, sizeof(buf), "%s", arg);
+	if (!buf)
+		abort();
 	for (cp = buf, i = 0; cp && i < IPT_MULTI_PORTS; cp = next, i++) {
 		next = strchr(cp, ',');
 		if (next)
 			*next++ = '\0';
 		range = strchr(cp, ':');
 		if (range) {
-			if (i == IPT_MULTI_PORTS - 1)
-				return ipt_err_param(err, "too many ports specified");
+			if (i == IPT_MULTI_PORTS - 1) {
+				r = ipt_err_param(err, "too many ports specified");
+				goto out;
+			}
 			*range++ = '\0';
 		}
-		if (ipt_parse_port(cp, proto, &m->ports[i], err))
-			return -1;
+		if ((r = ipt_parse_port(cp, proto, &m->ports[i], err)))
+			goto out;
 		if (range) {
 			m->pflags[i] = 1;
-			if (ipt_parse_port(range, proto, &m->ports[++i], err))
-				return -1;
-			if (m->ports[i - 1] >= m->ports[i])
-				return ipt_err_param(err, "invalid portrange specified");
+			if ((r = ipt_parse_port(range, proto, &m->ports[++i], err)))
+				goto out;
+			if (m->ports[i - 1] >= m->ports[i]) {
+				r = ipt_err_param(err, "invalid portrange specified");
+				goto out;
+			}
 		}
 	}
-	if (cp && i == IPT_MULTI_PORTS)
-		return ipt_err_param(err, "too many ports specified");
+	if (cp && i == IPT_MULTI_PORTS) {
+		r = ipt_err_param(err, "too many ports specified");
+		goto out;
+	}
 	m->count = (__u8)i;
-	return 0;
+out:
+	free(buf);
+	return r;
 }
 
 static int multiport_parse(void *data, const struct ipt_ext_call *c)

@@ -90,14 +90,21 @@ int ipt_parse_port_range(const char *s, const char *proto, __u16 range[2], struc
 		return 0;
 	}
 	n = (size_t)(colon - s);
-	if (n >= sizeof(lo))
-		n = sizeof(lo) - 1;
-	memcpy(lo, s, n);
-	lo[n] = '\0';
 	range[0] = 0;
 	range[1] = 0xFFFF;
-	if (lo[0] && ipt_parse_port(lo, proto, &range[0], err))
-		return -1;
+	if (n >= sizeof(lo)) {	/* never cut: "000...0022" is not port 0 */
+		char *big = strndup(s, n);
+		int r = big ? ipt_parse_port(big, proto, &range[0], err) : -1;
+
+		free(big);
+		if (r)
+			return -1;
+	} else {
+		memcpy(lo, s, n);
+		lo[n] = '\0';
+		if (lo[0] && ipt_parse_port(lo, proto, &range[0], err))
+			return -1;
+	}
 	if (colon[1] && ipt_parse_port(colon + 1, proto, &range[1], err))
 		return -1;
 	if (range[0] > range[1])
@@ -149,12 +156,19 @@ int ipt_parse_portrc(const char *s, const char *ext, const char *opt, __u16 rang
 		return ipt_err_param(err, "%s: Too many components for option \"--%s\" (max: 2)\n",
 				     ext, opt);
 	n = (size_t)(colon - s);
-	if (n >= sizeof(part))
-		n = sizeof(part) - 1;
-	memcpy(part, s, n);
-	part[n] = '\0';
-	if (part[0] && portrc_one(part, &range[0], err))
-		return -1;
+	if (n >= sizeof(part)) {	/* never cut: "000...0022" is not port 0 */
+		char *big = strndup(s, n);
+		int r = big ? portrc_one(big, &range[0], err) : -1;
+
+		free(big);
+		if (r)
+			return -1;
+	} else {
+		memcpy(part, s, n);
+		part[n] = '\0';
+		if (part[0] && portrc_one(part, &range[0], err))
+			return -1;
+	}
 	if (colon[1] && portrc_one(colon + 1, &range[1], err))
 		return -1;
 	if (range[0] > range[1])

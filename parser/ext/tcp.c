@@ -3,6 +3,7 @@
 #include "ext.h"
 #include "proto_ext.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -33,22 +34,29 @@ static void tcp_init(void *data)
 
 static int parse_flags(const char *s, __u8 *out, struct ipt_err *err)
 {
-	char buf[256], *tok, *save = NULL;
+	/* a copy as long as the argument: a cut-off list would be other flags */
+	char *buf = strdup(s), *tok, *save = NULL;
 	__u8 f = 0;
+	int r = 0;
 
-	snprintf(buf, sizeof(buf), "%s", s);
+	if (!buf)
+		abort();
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
 		for (i = 0; i < sizeof(tcp_flag_names) / sizeof(tcp_flag_names[0]); i++)
 			if (!strcasecmp(tcp_flag_names[i].name, tok))
 				break;
-		if (i == sizeof(tcp_flag_names) / sizeof(tcp_flag_names[0]))
-			return ipt_err_param(err, "Unknown TCP flag `%s'", tok);
+		if (i == sizeof(tcp_flag_names) / sizeof(tcp_flag_names[0])) {
+			r = ipt_err_param(err, "Unknown TCP flag `%s'", tok);
+			break;
+		}
 		f |= tcp_flag_names[i].flag;
 	}
-	*out = f;
-	return 0;
+	free(buf);
+	if (!r)
+		*out = f;
+	return r;
 }
 
 static int tcp_parse(void *data, const struct ipt_ext_call *c)

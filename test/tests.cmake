@@ -114,3 +114,4 @@ set_tests_properties(e2e.rulesets PROPERTIES
 add_test(NAME e2e.ct_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ct_cli.sh
                                 ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.ct_cli PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+include(${CMAKE_CURRENT_SOURCE_DIR}/bench/bench.cmake)

@@ -11,3 +11,10 @@ add_test(NAME bench.smoke
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench/run.sh ${CMAKE_BINARY_DIR} --quick
                  --out ${CMAKE_BINARY_DIR}/bench-smoke)
 set_tests_properties(bench.smoke PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+
+# The classifier's summary levels on chains of several chunks (the optimisation
+# the per-packet targets asked for), against the reference evaluator.
+add_executable(test_chunks ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_chunks.c)
+target_link_libraries(test_chunks PRIVATE bpfipt PkgConfig::CHECK)
+add_test(NAME dataplane.test_chunks COMMAND test_chunks)
+set_tests_properties(dataplane.test_chunks PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 600)

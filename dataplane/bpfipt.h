@@ -248,7 +248,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		2
+#define BPFIPT_ABI		3	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS) */
 #define BPFIPT_NO_VEC		0xffffffffu
 
 /* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of

@@ -103,6 +103,8 @@ enum om {
 };
 
 #define POOL_CHUNK_BYTES (BPFIPT_POOL_WORDS * 8)
+_Static_assert(BPFIPT_MAX_WORDS / BPFIPT_CHUNK_WORDS <= 64 * BPFIPT_TOP_WORDS,
+	       "the chunk bitmap of chunk 0 covers every chunk");
 #define VAR_ARRAY (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
 
 /* The shape of each generation map: must match the inner-map templates of
@@ -1395,6 +1397,10 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 			for (j = 0; j < n; j++)
 				sum |= (__u64)(dst[j] != 0) << j;
 			dst[BPFIPT_CHUNK_WORDS] = sum;	/* the summary */
+			memset(dst + BPFIPT_CHUNK_WORDS + 1, 0, BPFIPT_TOP_WORDS * 8);
+			if (sum)	/* the chunk bitmap, in chunk 0 */
+				pool[i * nchunks * BPFIPT_POOL_WORDS + BPFIPT_CHUNK_WORDS + 1 +
+				     k / 64] |= 1ULL << (k % 64);
 		}
 	}
 	munmap(pool, page_round(bytes));

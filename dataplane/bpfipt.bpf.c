@@ -17,8 +17,10 @@
  * The walk of bpfipt.h: classify() looks up each field that varies in the chain
  * (conf->lookup; the constant ones are folded by the loader into one vector per
  * chain, conf->cvec), then bpfipt_step() runs the slot loop, bpfipt_find_slot()
- * the AND: per 4096-slot chunk it ANDs the fields' summary words (one bit per
- * 64-bit word that is not zero) and visits only the candidate words.
+ * the AND: once per packet it ANDs the fields' chunk bitmaps (one bit per
+ * 4096-slot chunk that is not all zero) to find the candidate chunks, and per
+ * candidate chunk the summary words (one bit per 64-bit word that is not zero)
+ * to visit only the candidate words.
  *
  * Verifier notes (kernel >= 6.4; every program verifies in ~10k instructions):
  *  - loops are open-coded iterators (bpf_for), so nwords up to BPFIPT_MAX_WORDS
@@ -190,6 +192,9 @@ struct scratch {
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u64 first;			/* ... mask of the first word */
+	__u32 kc;			/* ... next chunk to consider */
+	__u32 top_ready;		/* top[] holds this packet's chunk bitmap */
+	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps */
 	/* conntrack: the packet's key; a connection to write if it is accepted */
 	struct bpfipt_ct_key ctk;
 	struct bpfipt_ct_entry cte;
@@ -529,15 +534,85 @@ static __always_inline __u32 ctz64(__u64 x)
 		}								\
 	} while (0)
 
+/* Every field's pointer for chunk k (p_SRC, p_DST, ...). */
+#define POOL_PTRS()								\
+	do {									\
+		POOL_PTR(SRC, sc->v.src);					\
+		POOL_PTR(DST, sc->v.dst);					\
+		POOL_PTR(DPORT, sc->v.dport);					\
+		POOL_PTR(SPORT, sc->v.sport);					\
+		POOL_PTR(PROTO, sc->v.proto);					\
+		POOL_PTR(IIF, sc->v.iif);					\
+		POOL_PTR(OIF, sc->v.oif);					\
+		POOL_PTR(ICMP, sc->v.icmp);					\
+		POOL_PTR(TCPFLAGS, sc->v.tcpflags);				\
+		POOL_PTR(LEN, sc->v.len);					\
+		POOL_PTR(FRAG, sc->v.frag);					\
+		POOL_PTR(CTSTATE, sc->v.ctstate);				\
+	} while (0)
+
+/* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
+ * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
+ * vectors of more than one chunk (else chunk 0 is the only candidate). */
+static __always_inline int top_bitmap(struct scratch *sc, void *pool)
+{
+	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
+		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
+	__u32 k = 0, key = RD(sc->cvec) * RD(sc->nchunks);
+	int j;
+
+	sc->top_ready = 1;
+	if (RD(sc->nchunks) <= 1) {
+		sc->top[0] = 1;
+		return 0;
+	}
+	pc = bpf_map_lookup_elem(pool, &key);
+	if (!pc)
+		goto broken;
+	POOL_PTRS();
+#pragma unroll
+	for (j = BPFIPT_CHUNK_WORDS + 1; j < BPFIPT_POOL_WORDS; j++)
+		sc->top[j - BPFIPT_CHUNK_WORDS - 1] =
+			pc[j] & p_SRC[j] & p_DST[j] & p_DPORT[j] & p_SPORT[j] & p_PROTO[j] &
+			p_IIF[j] & p_OIF[j] & p_ICMP[j] & p_TCPFLAGS[j] & p_LEN[j] & p_FRAG[j] &
+			p_CTSTATE[j];
+	return 0;
+broken:
+	return -1;
+}
+
+/* The first chunk >= sc->kc whose bit is set in the packet's chunk bitmap, or
+ * NO_SLOT. */
+static __always_inline __u32 next_chunk(struct scratch *sc)
+{
+	__u32 kc = RD(sc->kc);
+	int j;
+
+#pragma unroll
+	for (j = 0; j < BPFIPT_TOP_WORDS; j++) {
+		__u64 m;
+
+		if (kc / 64 > (__u32)j)
+			continue;
+		m = RD(sc->top[j]);
+		if (kc / 64 == (__u32)j)
+			m &= ~0ULL << (kc & 63);
+		if (m)
+			return j * 64 + ctz64(m);
+	}
+	return NO_SLOT;
+}
+
 /* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
  * NO_SLOT - 1 on an internal error.
  * A global function: the verifier checks it once, on its own, and its 13 live
- * pool pointers get their own frame. */
+ * pool pointers get their own frame. The loop visits only the chunks of the
+ * packet's chunk bitmap (one per iteration: never more than nchunks). */
 __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 {
 	__u32 cur, found = NO_SLOT;
 	void *pool;
-	int k;
+	int it;
 
 	if (!sc)
 		return NO_SLOT - 1;
@@ -549,28 +624,25 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return NO_SLOT - 1;
-	bpf_for(k, sc->w0 / BPFIPT_CHUNK_WORDS, sc->nchunks) {
+	if (!sc->top_ready && top_bitmap(sc, pool))
+		return NO_SLOT - 1;
+	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
+	bpf_for(it, 0, sc->nchunks) {
 		const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 			*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
-		__u32 key = RD(sc->cvec) * RD(sc->nchunks) + k;
+		__u32 k = next_chunk(sc), key;
 		__u64 cand;
 		int i;
+
+		if (k >= RD(sc->nchunks))
+			break;
+		sc->kc = k + 1;
+		key = RD(sc->cvec) * RD(sc->nchunks) + k;
 
 		pc = bpf_map_lookup_elem(pool, &key);
 		if (!pc)
 			goto broken;
-		POOL_PTR(SRC, sc->v.src);
-		POOL_PTR(DST, sc->v.dst);
-		POOL_PTR(DPORT, sc->v.dport);
-		POOL_PTR(SPORT, sc->v.sport);
-		POOL_PTR(PROTO, sc->v.proto);
-		POOL_PTR(IIF, sc->v.iif);
-		POOL_PTR(OIF, sc->v.oif);
-		POOL_PTR(ICMP, sc->v.icmp);
-		POOL_PTR(TCPFLAGS, sc->v.tcpflags);
-		POOL_PTR(LEN, sc->v.len);
-		POOL_PTR(FRAG, sc->v.frag);
-		POOL_PTR(CTSTATE, sc->v.ctstate);
+		POOL_PTRS();
 		/* candidate words: the AND of the summaries, from the cursor on */
 		cand = pc[BPFIPT_CHUNK_WORDS] & p_SRC[BPFIPT_CHUNK_WORDS] &
 		       p_DST[BPFIPT_CHUNK_WORDS] & p_DPORT[BPFIPT_CHUNK_WORDS] &
@@ -1111,6 +1183,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->cursor = 0;
 	sc->depth = 0;
 	sc->nlog = 0;
+	sc->top_ready = 0;
 	sc->verdict = BPFIPT_V_DROP;
 	sc->status = STEP_MORE;
 	bpf_for(step, 0, BPFIPT_MAX_STEPS) {

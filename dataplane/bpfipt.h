@@ -320,7 +320,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		3
+#define BPFIPT_ABI		4	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent */
 #define BPFIPT_NO_VEC		0xffffffffu
 
 /* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of
@@ -329,7 +329,14 @@ enum bpfipt_stat {
  * words can hold a match: a packet that matches nothing in 4096 slots costs one
  * word per field instead of 64. */
 #define BPFIPT_CHUNK_WORDS	64
-#define BPFIPT_POOL_WORDS	(BPFIPT_CHUNK_WORDS + 1)
+/* A second level for long vectors: chunk 0 of every vector also holds, after its
+ * summary, one bit per chunk of the vector that is not all zero (BPFIPT_TOP_WORDS
+ * words cover BPFIPT_MAX_WORDS). The AND of these bitmaps, taken once per packet,
+ * tells which chunks can hold a match: a packet whose source no rule names skips
+ * a 100 000-rule chain's 25 chunks at the cost of one lookup per field, instead of
+ * one per field and chunk. */
+#define BPFIPT_TOP_WORDS	4
+#define BPFIPT_POOL_WORDS	(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
 
 /* Generation maps (inner maps of the outer maps of the same name):
  *   bpfipt_addr    LPM, struct bpfipt_lpm_key: source prefixes with .chain = chain,

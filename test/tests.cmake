@@ -127,3 +127,6 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/test/reliability/tests.cmake)
 
 # ---- robustness: bad input, hostile packets, isolation, resource limits ----
 include(${CMAKE_CURRENT_SOURCE_DIR}/test/robustness/tests.cmake)
+
+# ---- benchmarks: the quick suite runs (timing is never asserted) ----
+include(${CMAKE_CURRENT_SOURCE_DIR}/bench/bench.cmake)

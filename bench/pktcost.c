@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pktcost: what one packet costs the deployed programs, in ns, measured with
+ * bpf_prog_test_run_opts (issue 7). The rulesets go the way a command sends
+ * them: text -> ipt_restore() -> cp_compile() -> dp_inst_install(), and the
+ * programs run are the skeleton's bpfipt_xdp and bpfipt_tc_in, chain selector
+ * included (bpf_fib_lookup on a veth of this tool's own network namespace).
+ *
+ * Rulesets (INPUT, policy ACCEPT, every rule -j DROP):
+ *   mixed N  "-s 172.(16+s/256).(s%256).0/24 -p udp --dport 1024+i%509", s = i%1021:
+ *            no two adjacent rules alike in one field only (no group), each
+ *            (source, port) pair distinct; a source matches ~N/1021 rules, a
+ *            port ~N/509: the sparse vectors of a real ruleset
+ *   dense N  "-s 172.(16+i%61).0.0/16 -p udp --sport 2000+i%97 --dport 1000+i%89":
+ *            every field value matches ~N/89 rules or more: the adversarial case
+ *            for the bit vectors (test/dataplane's benchmark)
+ *   deny N   "-s CIDR" random, 10% /24, 1% /16, the rest /32: a deny list, one
+ *            group slot (group_min on) or N slots (--group-min 0 turns it off)
+ * Packets (UDP, 64 bytes, to the namespace's own address): "first" matches rule
+ * 0, "last" only the last rule, "none" no rule with a source no rule names, and
+ * "none-worst" no rule though its source and ports each match many rules.
+ * Conntrack on: "-m conntrack --ctstate INVALID -j DROP" after the N rules.
+ * The floor: a program that only returns pass, XDP and tc.
+ *
+ * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
+ * (ns: the best of 5 runs of --repeat packets; map_bytes: memlock of every map
+ * of the instance, both generations).
+ * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
+ *                [--group-min N] [--no-ct]  (root; runs in a namespace of its own)
+ *        pktcost --running   the map bytes of the instance running in this namespace
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "compile.h"
+#include "loader.h"
+#include "restore.h"
+#include "strbuf.h"
+
+static unsigned int repeat = 20000;
+static unsigned int group_min;		/* 0: the compiler's default */
+static int ifindex;			/* vA: the packets arrive on it */
+static __u8 ifmac[6];
+
+static void die(const char *what)
+{
+	fprintf(stderr, "pktcost: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* ------------------------------------------------------------ packets ---- */
+
+static __u16 csum(const void *p, size_t n)
+{
+	const __u16 *w = p;
+	__u32 s = 0;
+
+	for (; n > 1; n -= 2)
+		s += *w++;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return ~s;
+}
+
+/* A 64-byte frame: Ethernet to vA, IPv4 src -> 10.1.0.1, UDP sport -> dport. */
+static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
+{
+	struct ethhdr *eth = (void *)buf;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct udphdr *udp = (void *)(ip + 1);
+	size_t len = 64;
+
+	memset(buf, 0, len);
+	memcpy(eth->h_dest, ifmac, 6);
+	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x02", 6);
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tot_len = htons(len - sizeof(*eth));
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = src;
+	ip->daddr = inet_addr("10.1.0.1");
+	ip->check = csum(ip, sizeof(*ip));
+	udp->source = htons(sport);
+	udp->dest = htons(dport);
+	udp->len = htons(len - sizeof(*eth) - sizeof(*ip));
+	return len;
+}
+
+/* ------------------------------------------------------------ rulesets ---- */
+
+static __u64 rng = 0x9e3779b97f4a7c15ULL;
+
+static __u32 rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng >> 32;
+}
+
+enum kind { MIXED, DENY, DENSE, KIND_MAX };
+static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense" };
+
+struct pk {
+	__be32 src;
+	__u16 sport, dport;
+};
+
+/* The packets of a ruleset: first, last, none, none-worst (.src = 0: not
+ * defined for it). */
+enum { P_FIRST, P_LAST, P_NONE, P_WORST, P_MAX };
+static const char *const pk_name[P_MAX] = { "first", "last", "none", "none-worst" };
+
+static __be32 a4(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	return htonl(a << 24 | b << 16 | c << 8 | d);
+}
+
+static void mixed_rule(unsigned int i, unsigned int *s, unsigned int *port)
+{
+	*s = i % 1021;
+	*port = 1024 + i % 509;
+}
+
+static void dense_rule(unsigned int i, unsigned int *s, unsigned int *sp, unsigned int *dp)
+{
+	*s = i % 61;
+	*sp = 2000 + i % 97;
+	*dp = 1000 + i % 89;
+}
+
+static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
+{
+	struct strbuf sb = STRBUF_INIT;
+	unsigned int s, p, sp, dp;
+	__be32 last = 0;
+
+	memset(pk, 0, sizeof(struct pk) * P_MAX);
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	rng = 0x9e3779b97f4a7c15ULL;
+	for (unsigned int i = 0; i < n; i++) {
+		switch (k) {
+		case MIXED:
+			mixed_rule(i, &s, &p);
+			sb_addf(&sb, "-A INPUT -s 172.%u.%u.0/24 -p udp --dport %u -j DROP\n",
+				16 + s / 256, s % 256, p);
+			break;
+		case DENSE:
+			dense_rule(i, &s, &sp, &dp);
+			sb_addf(&sb, "-A INPUT -s 172.%u.0.0/16 -p udp --sport %u --dport %u "
+				"-j DROP\n", 16 + s, sp, dp);
+			break;
+		default: {
+			/* 11.0.0.0 .. 191.255.255.255: never 10/8 (ours) nor 192.168/16
+			 * (the "none" packet) */
+			__u32 a = 0x0b000000 + rnd() % (0xc0000000 - 0x0b000000), r = rnd() % 100;
+			int plen = r == 0 ? 16 : r < 11 ? 24 : 32;
+
+			a &= plen == 32 ? ~0u : ~0u << (32 - plen);
+			sb_addf(&sb, "-A INPUT -s %u.%u.%u.%u/%d -j DROP\n", a >> 24,
+				(a >> 16) & 255, (a >> 8) & 255, a & 255, plen);
+			if (i == 0)
+				pk[P_FIRST].src = htonl(a | (plen < 32));
+			last = htonl(a | (plen < 32));
+		}
+		}
+	}
+	if (ct)
+		sb_adds(&sb, "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
+	sb_adds(&sb, "COMMIT\n");
+
+	switch (k) {
+	case MIXED:
+		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 40000, 1024 };
+		mixed_rule(n - 1, &s, &p);
+		pk[P_LAST] = (struct pk){ a4(172, 16 + s / 256, s % 256, 1), 40000, p };
+		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 1024 };
+		/* source of rule 0, a port some rule uses, never with that source */
+		for (p = 1024 + 1; p < 1024 + 509; p++) {
+			bool used = false;
+
+			for (unsigned int i = 0; i < n && !used; i += 1021)
+				used = 1024 + i % 509 == p;
+			if (!used && p - 1024 < n) {
+				pk[P_WORST] = (struct pk){ a4(172, 16, 0, 1), 40000, p };
+				break;
+			}
+		}
+		break;
+	case DENSE:
+		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 2000, 1000 };
+		dense_rule(n - 1, &s, &sp, &dp);
+		pk[P_LAST] = (struct pk){ a4(172, 16 + s, 1, 1), sp, dp };
+		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 2000, 1000 };
+		/* a source, sport and dport each in many rules, never together */
+		for (unsigned int t = 0; t < 526917 && !pk[P_WORST].src; t++) {
+			unsigned int ws = t % 61, wsp = 2000 + t % 97, wdp = 1000 + t % 89;
+			bool used = false;
+
+			if (ws >= n || t % 97 >= n || t % 89 >= n)
+				continue;
+			/* rules with source ws are i = ws + 61j */
+			for (unsigned int i = ws; i < n && !used; i += 61)
+				used = 2000 + i % 97 == wsp && 1000 + i % 89 == wdp;
+			if (!used)
+				pk[P_WORST] = (struct pk){ a4(172, 16 + ws, 1, 1), wsp, wdp };
+		}
+		break;
+	default:
+		pk[P_LAST] = (struct pk){ last, 40000, 53 };
+		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 53 };
+		pk[P_FIRST].sport = 40000;
+		pk[P_FIRST].dport = 53;
+		break;
+	}
+	return sb.buf;
+}
+
+/* ------------------------------------------------------------ running ---- */
+
+/* The best of 5 runs of `repeat` packets; checks the verdict. */
+static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
+{
+	struct __sk_buff ctx = { .ifindex = ifindex, .ingress_ifindex = ifindex };
+	struct xdp_md xctx = { .ingress_ifindex = ifindex, .data_end = len };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = repeat);
+	double best = 1e18;
+
+	if (xdp) {
+		o.ctx_in = &xctx;
+		o.ctx_size_in = sizeof(xctx);
+	} else {
+		o.ctx_in = &ctx;
+		o.ctx_size_in = sizeof(ctx);
+	}
+	for (int i = 0; i < 5; i++) {
+		if (bpf_prog_test_run_opts(fd, &o))
+			die("bpf_prog_test_run_opts");
+		if (want >= 0 && (int)o.retval != want) {
+			fprintf(stderr, "pktcost: verdict %u, expected %d\n", o.retval, want);
+			exit(1);
+		}
+		if (o.duration < best)
+			best = o.duration;
+	}
+	return best;
+}
+
+/* memlock of a map, as the kernel reports it in fdinfo (what bpftool shows) */
+static unsigned long long memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Bytes of every map of the instance: the maps of its programs (prog_fd[],
+ * -1 = none) and the inner maps of both generations of the outer ones. */
+static unsigned long long map_bytes(const int *prog_fd, int nprogs)
+{
+	__u32 seen[128];
+	unsigned int nseen = 0;
+	unsigned long long sum = 0;
+
+	for (int p = 0; p < nprogs; p++) {
+		struct bpf_prog_info info = {};
+		__u32 ids[64], len = sizeof(info);
+
+		if (prog_fd[p] < 0)
+			continue;
+		info.nr_map_ids = 64;
+		info.map_ids = (__u64)(unsigned long)ids;
+		if (bpf_obj_get_info_by_fd(prog_fd[p], &info, &len))
+			die("prog info");
+		for (__u32 i = 0; i < info.nr_map_ids && i < 64; i++) {
+			struct bpf_map_info mi = {};
+			__u32 ml = sizeof(mi);
+			unsigned int j;
+			int fd;
+
+			for (j = 0; j < nseen && seen[j] != ids[i]; j++)
+				;
+			if (j < nseen || nseen == 128)
+				continue;
+			seen[nseen++] = ids[i];
+			fd = bpf_map_get_fd_by_id(ids[i]);
+			if (fd < 0)
+				continue;
+			sum += memlock(fd);
+			if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) &&
+			    mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+				for (__u32 k = 0; k < mi.max_entries; k++) {
+					__u32 inner;
+					int ifd;
+
+					if (bpf_map_lookup_elem(fd, &k, &inner))
+						continue;
+					ifd = bpf_map_get_fd_by_id(inner);
+					if (ifd >= 0) {
+						sum += memlock(ifd);
+						close(ifd);
+					}
+				}
+			}
+			close(fd);
+		}
+	}
+	return sum;
+}
+
+/* --running: the bytes of the instance running in this namespace. */
+static int running(void)
+{
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	int fds[3];
+
+	if (dp_inst_open(&in, &err) || !in) {
+		fprintf(stderr, "pktcost: no running instance: %s\n", err.msg);
+		return 1;
+	}
+	fds[0] = dp_inst_prog_fd(in, DP_PROG_TC_OUT);
+	fds[1] = dp_inst_prog_fd(in, DP_PROG_TC_IN);
+	fds[2] = dp_inst_prog_fd(in, DP_PROG_XDP);
+	printf("%llu\n", map_bytes(fds, 3));
+	dp_inst_free(&in);
+	return 0;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* One ruleset: compile, install in a fresh instance, every packet x hook. */
+static void measure(enum kind k, unsigned int n, bool ct)
+{
+	static const struct cp_link links[] = { { 1, "lo" } };
+	struct ipt_restore_opts ro = { .prog = "pktcost" };
+	struct cp_env env = { links, 1, group_min, 0 };
+	struct ipt_table *t = NULL;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct pk pk[P_MAX];
+	unsigned int line = 0;
+	struct timespec t0;
+	double install_ms;
+	unsigned long long bytes;
+	char *text;
+	__u8 buf[64];
+
+	text = ruleset(k, n, ct, pk);
+	if (ipt_table_new(&t) || ipt_restore(text, strlen(text), &t, &ro, &err, &line)) {
+		fprintf(stderr, "pktcost: restore: line %u: %s\n", line, err.msg);
+		exit(1);
+	}
+	free(text);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (cp_compile(t, &env, &cc, &err)) {
+		fprintf(stderr, "pktcost: compile %s %u: %s\n", kind_name[k], n, err.msg);
+		ipt_table_free(&t);
+		return;
+	}
+	if (dp_inst_create(&in, 1u << DP_PROG_XDP | 1u << DP_PROG_TC_IN, &err) ||
+	    dp_inst_install(in, cc, NULL, 0, NULL, 0, &err)) {
+		fprintf(stderr, "pktcost: load %s %u: %s\n", kind_name[k], n, err.msg);
+		exit(1);
+	}
+	install_ms = ms_since(&t0);
+	{
+		int fds[2] = { dp_inst_prog_fd(in, DP_PROG_XDP), dp_inst_prog_fd(in, DP_PROG_TC_IN) };
+
+		bytes = map_bytes(fds, 2);
+	}
+	for (int p = 0; p < P_MAX; p++) {
+		size_t len;
+
+		if (!pk[p].src)
+			continue;
+		len = packet(buf, pk[p].src, pk[p].sport, pk[p].dport);
+		for (int xdp = 1; xdp >= 0; xdp--) {
+			int fd = dp_inst_prog_fd(in, xdp ? DP_PROG_XDP : DP_PROG_TC_IN);
+			bool drop = p == P_FIRST || p == P_LAST;
+			int want = xdp ? (drop ? XDP_DROP : XDP_PASS) : (drop ? TC_ACT_SHOT : TC_ACT_OK);
+
+			printf("%s,%u,%s,%s,%s,%.1f,%.1f,%llu\n", kind_name[k], n, pk_name[p],
+			       xdp ? "xdp" : "tc", ct ? "on" : "off", run(fd, xdp, buf, len, want),
+			       install_ms, bytes);
+			fflush(stdout);
+		}
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+
+/* The floor: programs that only return "pass". */
+static void floor_progs(void)
+{
+	struct bpf_insn xdp[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_insn tc[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = TC_ACT_OK },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fx = bpf_prog_load(BPF_PROG_TYPE_XDP, "floor_xdp", "GPL", xdp, 2, NULL);
+	int ft = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "floor_tc", "GPL", tc, 2, NULL);
+	__u8 buf[64];
+	size_t len = packet(buf, a4(192, 168, 1, 1), 40000, 53);
+
+	if (fx < 0 || ft < 0)
+		die("loading the floor programs");
+	printf("floor,0,any,xdp,off,%.1f,0,0\n", run(fx, true, buf, len, XDP_PASS));
+	printf("floor,0,any,tc,off,%.1f,0,0\n", run(ft, false, buf, len, TC_ACT_OK));
+	fflush(stdout);
+	close(fx);
+	close(ft);
+}
+
+static void netns(void)
+{
+	struct ifreq ifr = { 0 };
+	int s;
+
+	if (unshare(CLONE_NEWNET))
+		die("unshare(CLONE_NEWNET) (root?)");
+	if (system("ip link set lo up && ip link add vA type veth peer name vB && "
+		   "ip addr add 10.1.0.1/24 dev vA && ip link set vA up && ip link set vB up"))
+		die("setting up the namespace");
+	ifindex = if_nametoindex("vA");
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	strcpy(ifr.ifr_name, "vA");
+	if (s < 0 || ioctl(s, SIOCGIFHWADDR, &ifr))
+		die("SIOCGIFHWADDR");
+	memcpy(ifmac, ifr.ifr_hwaddr.sa_data, 6);
+	close(s);
+}
+
+static int sizes(const char *s, unsigned int *v, int max)
+{
+	int n = 0;
+
+	for (char *e; *s && n < max; s = *e ? e + 1 : e)
+		v[n++] = strtoul(s, &e, 10);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "repeat", 1, 0, 'r' }, { "sizes", 1, 0, 's' }, { "deny-sizes", 1, 0, 'd' },
+		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
+		{ "running", 0, 0, 'R' }, { 0 } };
+	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
+		10, 100, 1000, 10000, 100000, 1000000 };
+	unsigned int dense_max = 100000;
+	int nsz = 6, ndz = 6, c;
+	bool ct = true;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': repeat = strtoul(optarg, NULL, 10); break;
+		case 's': nsz = sizes(optarg, sz, 32); break;
+		case 'd': ndz = sizes(optarg, dz, 32); break;
+		case 'm': dense_max = strtoul(optarg, NULL, 10); break;
+		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
+		case 'c': ct = false; break;
+		case 'R': return running();
+		default:
+			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
+				"[--dense-max N] [--group-min N] [--no-ct]\n");
+			return 2;
+		}
+	}
+	netns();
+	printf("ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes\n");
+	floor_progs();
+	for (int i = 0; i < nsz; i++) {
+		measure(MIXED, sz[i], false);
+		if (ct)
+			measure(MIXED, sz[i], true);
+		if (sz[i] <= dense_max)
+			measure(DENSE, sz[i], false);
+	}
+	for (int i = 0; i < ndz; i++)
+		measure(DENY, dz[i], false);
+	return 0;
+}

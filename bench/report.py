@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench/report.py DIR: the tables (Markdown, on stdout), the targets of issue 7
+with PASS/MISS, and the plots (DIR/*.png, gnuplot) from the CSV files bench/run.sh
+wrote in DIR. Sections whose file is missing are left out. Ratios are taken
+between numbers of the same run (the veth ones between points of the same size,
+measured one after the other)."""
+import csv
+import os
+import subprocess
+import sys
+
+D = sys.argv[1]
+out = []
+P = out.append
+
+
+def load(name):
+    path = os.path.join(D, name)
+    if not os.path.exists(path):
+        return None, []
+    with open(path) as f:
+        lines = f.read().splitlines()
+    head = [l for l in lines if l.startswith("#")]
+    rows = list(csv.DictReader(l for l in lines if not l.startswith("#")))
+    return head, rows
+
+
+def num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(x, nd=0):
+    if x is None:
+        return "-"
+    if nd == 0:
+        return f"{x:,.0f}".replace(",", " ")
+    return f"{x:.{nd}f}"
+
+
+def table(header, rows):
+    P("| " + " | ".join(header) + " |")
+    P("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+    for r in rows:
+        P("| " + " | ".join(str(c) for c in r) + " |")
+    P("")
+
+
+def provenance(head):
+    for l in head:
+        P("    " + l.lstrip("# "))
+    P("")
+
+
+targets = []     # (target, measured, ok)
+
+
+def target(what, measured, ok):
+    targets.append((what, measured, "PASS" if ok else ("MISS" if ok is not None else "n/a")))
+
+
+def gnuplot(script):
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True, cwd=D)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"report.py: gnuplot: {e}", file=sys.stderr)
+
+
+def plot(png, title, xlabel, ylabel, series, logy=False):
+    """series: [(label, [(x, y), ...])]; one data file per series"""
+    cmds = []
+    for i, (label, pts) in enumerate(series):
+        pts = [(x, y) for x, y in pts if x is not None and y is not None and y > 0]
+        if not pts:
+            continue
+        dat = f"{png[:-4]}.{i}.dat"
+        with open(os.path.join(D, dat), "w") as f:
+            for x, y in sorted(pts):
+                f.write(f"{x} {y}\n")
+        cmds.append(f"'{dat}' using 1:2 with linespoints title '{label}'")
+    if not cmds:
+        return
+    gnuplot("\n".join([
+        "set terminal pngcairo size 900,560 font ',10'" if has_cairo else
+        "set terminal png size 900,560",
+        f"set output '{png}'", f"set title '{title}'", f"set xlabel '{xlabel}'",
+        f"set ylabel '{ylabel}'", "set logscale x", "set grid", "set key outside right",
+        "set logscale y" if logy else "set yrange [0:*]",
+        "plot " + ", ".join(cmds), ""]))
+    P(f"![{title}]({png})")
+    P("")
+
+
+_t = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True)
+has_cairo = b"pngcairo" in _t.stdout + _t.stderr
+
+# ------------------------------------------------------------------ pktcost
+head, pk = load("pktcost.csv")
+if pk:
+    P("## ns per packet (bpf_prog_test_run)")
+    P("")
+    provenance(head)
+    ns = {}
+    for r in pk:
+        ns[(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"])] = num(r["ns"])
+    inst = {(r["ruleset"], int(r["rules"]), r["ct"]): (num(r["install_ms"]), num(r["map_bytes"]))
+            for r in pk}
+    floor_x, floor_t = ns.get(("floor", 0, "any", "xdp", "off")), ns.get(("floor", 0, "any", "tc", "off"))
+    P(f"Floor (a program returning pass): XDP {fmt(floor_x)} ns, tc {fmt(floor_t)} ns.")
+    P("")
+    for kind, what in (("mixed", "mixed rules (`-s /24 -p udp --dport`, ungroupable, sparse)"),
+                       ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial case)"),
+                       ("deny", "deny list (`-s CIDR -j DROP`, one group slot)")):
+        sizes = sorted({k[1] for k in ns if k[0] == kind})
+        if not sizes:
+            continue
+        P(f"### {what}")
+        P("")
+        cols = [(p, h, "off") for p in ("first", "last", "none", "none-worst") for h in ("xdp", "tc")]
+        if kind == "mixed":
+            cols += [(p, "xdp", "on") for p in ("first", "last", "none", "none-worst")]
+        cols = [c for c in cols if any((kind, n) + c in ns for n in sizes)]
+        hdr = ["rules"] + [f"{p} {h}" + (" ct" if c == "on" else "") for p, h, c in cols] + \
+              ["install ms", "map MiB"]
+        rows = []
+        for n in sizes:
+            i = inst.get((kind, n, "off"), (None, None))
+            rows.append([fmt(n)] + [fmt(ns.get((kind, n) + c)) for c in cols] +
+                        [fmt(i[0]), fmt(i[1] / 2**20 if i[1] else None, 1)])
+        table(hdr, rows)
+    series = []
+    for kind, pkt, label in (("mixed", "last", "mixed: last rule"),
+                             ("mixed", "none-worst", "mixed: no match (worst)"),
+                             ("mixed", "none", "mixed: no match"),
+                             ("dense", "last", "dense: last rule"),
+                             ("dense", "none-worst", "dense: no match (worst)"),
+                             ("deny", "last", "deny list: last entry"),
+                             ("deny", "none", "deny list: no match")):
+        series.append((label + " (XDP)", [(k[1], v) for k, v in ns.items()
+                                          if k[0] == kind and k[2] == pkt and k[3] == "xdp"
+                                          and k[4] == "off"]))
+    sizes = sorted({k[1] for k in ns if k[0] != "floor"})
+    series.append(("floor: empty XDP program", [(n, floor_x) for n in sizes]))
+    plot("pktcost.png", "ns per packet, bpf_prog_test_run", "rules", "ns/packet", series, logy=True)
+
+    def worst(n):
+        v = [ns.get(("mixed", n, p, "xdp", "off")) for p in ("none", "none-worst")]
+        v = [x for x in v if x is not None]
+        return max(v) if v else None
+
+    for n, lim in ((2048, 100), (100000, 200)):
+        w = worst(n)
+        target(f"ns/packet, no match (worst case), {fmt(n)} rules <= {lim} ns (mixed rules, XDP)",
+               f"{fmt(w)} ns", w is not None and w <= lim if w is not None else None)
+        d = ns.get(("dense", n, "none-worst", "xdp", "off"))
+        if d is not None:
+            target(f"... same, dense rules (adversarial), {fmt(n)} rules <= {lim} ns", f"{fmt(d)} ns",
+                   d <= lim)
+    v = [ns.get(("deny", 1000000, p, "xdp", "off")) for p in ("last", "none")]
+    v = [x for x in v if x is not None]
+    target("ns/packet, 1M-entry deny list <= 150 ns (XDP, worst of hit/miss)",
+           f"{fmt(max(v))} ns" if v else "-", max(v) <= 150 if v else None)
+
+head, ng = load("pktcost_nogroup.csv")
+if ng and pk:
+    P("### What grouping buys: the deny list with grouping off (`--group-min 0`)")
+    P("")
+    rows = []
+    for r in ng:
+        if r["packet"] != "last" or r["hook"] != "xdp":
+            continue
+        n = int(r["rules"])
+        on = ns.get(("deny", n, "last", "xdp", "off"))
+        ion = inst.get(("deny", n, "off"), (None, None))
+        rows.append([fmt(n), fmt(num(r["ns"])), fmt(on), fmt(num(r["install_ms"])), fmt(ion[0]),
+                     fmt(num(r["map_bytes"]) / 2**20, 1),
+                     fmt(ion[1] / 2**20 if ion[1] else None, 1)])
+    table(["entries", "ns last, off", "ns last, on", "install ms, off", "install ms, on",
+           "map MiB, off", "map MiB, on"], rows)
+
+# ------------------------------------------------------------------ veth
+head, ve = load("veth.csv")
+if ve:
+    P("## Throughput through veth (UDP flood, 64-byte frames, packets match only the last rule)")
+    P("")
+    provenance(head)
+    fws = []
+    for r in ve:
+        if r["firewall"] not in fws:
+            fws.append(r["firewall"])
+    for chain in ("INPUT", "FORWARD", "OUTPUT"):
+        rs = [r for r in ve if r["chain"] == chain]
+        if not rs:
+            continue
+        sizes = sorted({int(r["rules"]) for r in rs})
+        pps = {(r["firewall"], int(r["rules"])): num(r["pps"]) for r in rs}
+        cpu = {(r["firewall"], int(r["rules"])): num(r["cpu_ns_per_pkt"]) for r in rs}
+        lat = {(r["firewall"], int(r["rules"])): (r["ping_p50_us"], r["ping_p99_us"]) for r in rs}
+        cf = [f for f in fws if any((f, n) in pps for n in sizes)]
+        P(f"### {chain}" + (" (egress deny list: 10% /24, 1% /16, the rest /32)" if chain == "OUTPUT"
+                            else " (mixed rules)"))
+        P("")
+        P("packets/s received (ratio to no firewall at the same size):")
+        P("")
+        rows = []
+        for n in sizes:
+            base = pps.get(("none", n))
+            row = [fmt(n)]
+            for f in cf:
+                v = pps.get((f, n))
+                row.append("-" if v is None else
+                           f"{fmt(v)}" + ("" if f == "none" or not base else f" ({v / base:.2f})"))
+            rows.append(row)
+        table(["rules"] + cf, rows)
+        P("CPU ns per packet received (all CPUs' busy time / packets) and ping p50/p99 in us:")
+        P("")
+        rows = []
+        for n in sizes:
+            rows.append([fmt(n)] + [("-" if (f, n) not in cpu else
+                                     f"{fmt(cpu[(f, n)])}; {lat[(f, n)][0]}/{lat[(f, n)][1]}")
+                                    for f in cf])
+        table(["rules"] + cf, rows)
+        plot(f"veth_{chain.lower()}.png", f"{chain}: UDP flood through veth", "rules",
+             "packets/s received", [(f, [(n, pps.get((f, n))) for n in sizes]) for f in cf])
+        for n, lim in ((10000, 0.9), (100000, 0.85)):
+            base = pps.get(("none", n))
+            legacy = pps.get(("iptables-legacy", n))
+            for f in ("bpf-iptables-xdp", "bpf-iptables-tc"):
+                v = pps.get((f, n))
+                if v is None or not base:
+                    continue
+                target(f"{chain} veth throughput, {fmt(n)} rules, {f} >= {lim} x no firewall",
+                       f"{v / base:.2f} x ({fmt(v)} / {fmt(base)} pkt/s)", v / base >= lim)
+                if n == 10000 and legacy:
+                    target(f"{chain} veth throughput, 10 000 rules, {f} >= 10 x iptables-legacy",
+                           f"{v / legacy:.1f} x ({fmt(v)} / {fmt(legacy)} pkt/s)", v / legacy >= 10)
+
+# ------------------------------------------------------------------ drop
+head, dr = load("drop.csv")
+if dr:
+    P("## Drop rate: a raw flood dropped by the first rule")
+    P("")
+    provenance(head)
+    table(["where", "sent pkt/s", "dropped pkt/s"],
+          [[r["where"], fmt(num(r["sent_pps"])), fmt(num(r["dropped_pps"]))] for r in dr])
+    d = {r["where"]: num(r["dropped_pps"]) for r in dr}
+    raw = d.get("iptables-raw-prerouting")
+    for f in ("bpf-iptables-xdp", "bpf-iptables-xdp-generic"):
+        if d.get(f) is not None and raw:
+            target(f"drop rate, {f} >= 2 x iptables raw PREROUTING",
+                   f"{d[f] / raw:.2f} x ({fmt(d[f])} / {fmt(raw)} pkt/s)", d[f] / raw >= 2)
+
+# ------------------------------------------------------------------ update
+head, up = load("update.csv")
+if up:
+    P("## Update cost (seconds, wall clock of the command)")
+    P("")
+    provenance(head)
+    t = {}
+    for r in up:
+        t[(r["tool"], r["operation"], int(r["rules"]))] = num(r["seconds"])
+    sizes = sorted({k[2] for k in t if not k[1].startswith("deny")})
+    keys = []
+    for k in t:
+        if not k[1].startswith("deny") and (k[0], k[1]) not in keys:
+            keys.append((k[0], k[1]))
+    table(["tool", "operation"] + [f"{fmt(n)} rules" for n in sizes],
+          [[a, b] + [fmt(t.get((a, b, n)), 3) for n in sizes] for a, b in keys])
+    deny = [(k, v) for k, v in t.items() if k[1].startswith("deny")]
+    if deny:
+        n = deny[0][0][2]
+        P(f"Deny list of {fmt(n)} entries:")
+        P("")
+        table(["tool", "operation", "seconds"], [[k[0], k[1], fmt(v, 3)] for k, v in deny])
+    plot("update.png", "restore of N rules", "rules", "seconds",
+         [(f"{a} {b}", [(n, t.get((a, b, n))) for n in sizes]) for a, b in keys
+          if b.startswith("restore")], logy=True)
+    r10 = t.get(("bpf-iptables", "restore-again", 10000))
+    r10f = t.get(("bpf-iptables", "restore-first", 10000))
+    target("restore of 10k rules <= 0.2 s (over a running ruleset; first install)",
+           f"{fmt(r10, 3)} s; {fmt(r10f, 3)} s", r10 <= 0.2 if r10 is not None else None)
+    a10 = t.get(("bpf-iptables", "append", 10000))
+    target("one -A into a chain of 10k rules <= 50 ms",
+           f"{fmt(a10 * 1000 if a10 is not None else None)} ms",
+           a10 <= 0.05 if a10 is not None else None)
+    dl = [v for k, v in t.items() if k[0] == "bpf-iptables" and k[1] == "deny-restore"
+          and k[2] >= 1000000]
+    target("1M-entry deny list loaded <= 5 s", f"{fmt(dl[0], 2)} s" if dl else "-",
+           dl[0] <= 5 if dl and dl[0] is not None else None)
+
+head, me = load("memory.csv")
+if me:
+    P("## Memory of the maps (memlock, both generations and the instance's own maps)")
+    P("")
+    provenance(head)
+    m = {(r["what"], int(r["entries"])): num(r["bytes"]) for r in me}
+    empty = m.get(("bpf-iptables-empty", 0))
+    rows = []
+    for (w, n), b in m.items():
+        per = None
+        if n and b is not None:
+            per = (b - (empty or 0)) / n if w.startswith("bpf") else b / n
+        rows.append([w, fmt(n), fmt(b), fmt(per, 1) if per is not None else "-"])
+    table(["what", "entries", "bytes", "bytes per entry (bpf-iptables: above the empty instance)"],
+          rows)
+    bd = [(n, b) for (w, n), b in m.items() if w == "bpf-iptables-deny"]
+    idd = [(n, b) for (w, n), b in m.items() if w == "ipset-deny"]
+    if bd and idd and idd[0][1]:
+        tot, marg = bd[0][1] / idd[0][1], (bd[0][1] - (empty or 0)) / idd[0][1]
+        target(f"deny list of {fmt(bd[0][0])} entries: memory <= 2 x ipset's "
+               "(the rules' maps; with the instance's fixed maps)",
+               f"{marg:.2f} x; {tot:.2f} x", marg <= 2)
+
+# ------------------------------------------------------------------ targets
+if targets:
+    body = out[:]
+    out.clear()
+    P("## Targets of issue 7")
+    P("")
+    table(["target", "measured", ""], targets)
+    out.extend(body)
+print("\n".join(out))

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The rulesets of the veth and update benchmarks (bench/run.sh), one ruleset in
+the syntax of each firewall, so every firewall holds the same rules.
+
+  rules.py KIND CHAIN N FORMAT [--extra RULE]
+
+KIND   mixed: N rules "-s 172.x.y.0/24 -p udp --dport P -j DROP" (source
+               i % 1021, port 1024 + i % 509: adjacent rules differ in two
+               fields, no two alike), then the flood's rule
+               "-s 10.1.0.2 -p udp --dport 9000 -j ACCEPT" (INPUT, FORWARD)
+       deny:  an egress deny list, N rules "-d CIDR -j DROP", CIDRs random in
+               11.0.0.0-191.255.255.255 (never the benchmark's 10/8): 10% /24,
+               1% /16, the rest /32; then "-d 10.2.0.2 -p udp --dport 9000 -j
+               ACCEPT" (OUTPUT)
+CHAIN  INPUT, FORWARD or OUTPUT
+FORMAT iptables  an iptables-restore file (iptables-legacy, iptables-nft,
+                 bpf-iptables)
+       nft       nft -f: one nftables rule per rule
+       nftset    nft -f: the N rules as one set (interval, concatenated for
+                 mixed), one rule looking it up, then the flood's rule
+       ipset     ipset restore: the set (hash:net,port for mixed, hash:net for
+                 deny); the iptables rules that use it: see --ipset-rules
+       ipset-rules  an iptables-restore file: "-m set --match-set" + the flood's
+"""
+import random
+import sys
+
+SET = "bench"
+
+
+def mixed(n):
+    for i in range(n):
+        s = i % 1021
+        yield f"172.{16 + s // 256}.{s % 256}.0/24", 1024 + i % 509
+
+
+def deny(n):
+    r = random.Random(7)
+    for _ in range(n):
+        a = r.randrange(0x0B000000, 0xC0000000)
+        x = r.randrange(100)
+        plen = 16 if x == 0 else 24 if x < 11 else 32
+        a &= (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
+        yield f"{a >> 24}.{(a >> 16) & 255}.{(a >> 8) & 255}.{a & 255}/{plen}", None
+
+
+def flood_rule(kind):
+    if kind == "mixed":
+        return ("-s 10.1.0.2/32 -p udp --dport 9000 -j ACCEPT",
+                "ip saddr 10.1.0.2 udp dport 9000 accept")
+    return ("-d 10.2.0.2/32 -p udp --dport 9000 -j ACCEPT",
+            "ip daddr 10.2.0.2 udp dport 9000 accept")
+
+
+def main():
+    kind, chain, n, fmt = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    gen = mixed(n) if kind == "mixed" else deny(n)
+    addr = "-s" if kind == "mixed" else "-d"
+    nfaddr = "saddr" if kind == "mixed" else "daddr"
+    ipt_flood, nft_flood = flood_rule(kind)
+    out = sys.stdout
+    w = out.write
+    if fmt == "iptables":
+        w("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n")
+        for net, port in gen:
+            if port is None:
+                w(f"-A {chain} {addr} {net} -j DROP\n")
+            else:
+                w(f"-A {chain} {addr} {net} -p udp --dport {port} -j DROP\n")
+        w(f"-A {chain} {ipt_flood}\nCOMMIT\n")
+    elif fmt in ("nft", "nftset"):
+        hook = chain.lower()
+        w(f"table ip {SET} {{\n")
+        if fmt == "nftset":
+            if kind == "mixed":
+                w(f"  set s {{ type ipv4_addr . inet_service; flags interval;\n")
+            else:
+                w(f"  set s {{ type ipv4_addr; flags interval; auto-merge;\n")
+            first = True
+            for net, port in gen:
+                w("    elements = { " if first else ", ")
+                w(net if port is None else f"{net} . {port}")
+                first = False
+            w(" }\n" if not first else "")
+            w("  }\n")
+        w(f"  chain {hook} {{ type filter hook {hook} priority 0; policy accept;\n")
+        if fmt == "nftset":
+            if kind == "mixed":
+                w("    ip saddr . udp dport @s drop\n")
+            else:
+                w("    ip daddr @s drop\n")
+        else:
+            for net, port in gen:
+                if port is None:
+                    w(f"    ip {nfaddr} {net} drop\n")
+                else:
+                    w(f"    ip {nfaddr} {net} udp dport {port} drop\n")
+        w(f"    {nft_flood}\n  }}\n}}\n")
+    elif fmt == "ipset":
+        typ = "hash:net,port" if kind == "mixed" else "hash:net"
+        w(f"create {SET} {typ} family inet hashsize 65536 maxelem {max(n, 65536)}\n")
+        for net, port in gen:
+            w(f"add {SET} {net}\n" if port is None else f"add {SET} {net},udp:{port}\n")
+    elif fmt == "ipset-rules":
+        w("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n")
+        if kind == "mixed":
+            w(f"-A {chain} -p udp -m set --match-set {SET} src,dst -j DROP\n")
+        else:
+            w(f"-A {chain} -m set --match-set {SET} dst -j DROP\n")
+        w(f"-A {chain} {ipt_flood}\nCOMMIT\n")
+    else:
+        sys.exit(f"rules.py: unknown format {fmt}")
+
+
+if __name__ == "__main__":
+    main()

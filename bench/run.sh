@@ -1,0 +1,383 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The benchmark suite of issue 7, in one command:
+#   bench/run.sh BUILD_DIR [--quick] [--out DIR] [--only "SECTION..."] [--secs S]
+# Sections (all by default, in this order):
+#   pktcost  ns/packet with bpf_prog_test_run (bench/pktcost.c): 10 .. 1M rules,
+#            first/last/no rule, conntrack on/off, XDP and tc, the empty-program
+#            floor, a 1M-entry deny list, grouping on and off
+#   veth     UDP flood through veth pairs (bench/flood.c), packets matching only
+#            the last rule: packets/s, CPU ns per packet, ping p50/p99, for no
+#            firewall, iptables-legacy, iptables-nft, nftables (rules, set),
+#            ipset, bpf-iptables tc and XDP; INPUT, FORWARD, OUTPUT (deny list)
+#   drop     a raw flood dropped by the first rule: XDP, tc, nftables netdev
+#            ingress, iptables raw PREROUTING, iptables INPUT
+#   update   restore of N rules; -A/-I/-D of one rule into a chain of N; a
+#            1M-entry deny list; map memory per rule and per entry
+#   report   bench/report.py: summary.md (tables, targets PASS/MISS), PNG plots
+# --quick: small counts and 0.5 s floods (about a minute; the bench.smoke test).
+# Results: DIR (default BUILD_DIR/bench-results): one CSV per section, each
+# starting with the machine, kernel, load and command; summary.md; *.png.
+# Topology (test/e2e/lib.sh): cli 10.1.0.2 -- 10.1.0.1 rtr 10.2.0.1 -- 10.2.0.2 srv;
+# the firewall under test is always on rtr: INPUT (cli -> rtr), FORWARD (cli ->
+# srv through rtr), OUTPUT (rtr -> srv).
+set -uo pipefail
+usage() { echo "usage: bench/run.sh BUILD_DIR [--quick] [--out DIR] [--only SECTIONS] [--secs S]" >&2
+	  exit 2; }
+[ $# -ge 1 ] || usage
+BIN=$(cd "$1" && pwd) || usage
+shift
+HERE=$(cd "$(dirname "$0")" && pwd)
+QUICK=0 OUT=$BIN/bench-results ONLY="pktcost veth drop update report" SECS=""
+CMDLINE="bench/run.sh $*"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--out) OUT=$2; shift ;;
+	--only) ONLY=$2; shift ;;
+	--secs) SECS=$2; shift ;;
+	*) usage ;;
+	esac
+	shift
+done
+for t in pktcost flood bpf-iptables; do
+	[ -x "$BIN/$t" ] || { echo "bench/run.sh: $BIN/$t missing: build first" >&2; exit 1; }
+done
+for t in iptables-legacy iptables-nft nft ipset ping gnuplot python3 taskset; do
+	command -v "$t" >/dev/null || { echo "bench/run.sh: $t missing (scripts/setup.sh)" >&2; exit 1; }
+done
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+if [ $QUICK = 1 ]; then
+	SIZES="100" BIG=1000 SECS=${SECS:-0.5} SLOW_SECS=0.5 PINGS=50 REPS=1 UPD_SIZES="100"
+	PK_ARGS=(--repeat 1000 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10)
+	NOGROUP_SIZES=100
+else
+	SIZES="10 100 1000 10000 100000" BIG=1000000 SECS=${SECS:-3} SLOW_SECS=2 PINGS=1000 REPS=2
+	UPD_SIZES="1000 10000 100000"
+	PK_ARGS=(--repeat 50000 --sizes 10,100,1000,2048,10000,100000,1000000
+		 --deny-sizes 10,100,1000,10000,100000,1000000 --dense-max 100000)
+	NOGROUP_SIZES=100,1000,10000,30000
+fi
+
+. "$HERE/../test/e2e/lib.sh"
+topo_up
+WORK=$STATE_ROOT/work
+mkdir -p "$WORK"
+
+FAILS=0
+log() { echo "bench: $*" >&2; [[ "$*" != *FAILED* ]] || FAILS=$((FAILS + 1)); }
+header() {	# header FILE: the provenance lines every result file starts with
+	{
+		echo "# machine: $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo |
+			sed 's/.*: //'), $(($(grep MemTotal /proc/meminfo | awk '{print $2}') / 1024)) MiB"
+		echo "# kernel: $(uname -r); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+		echo "# command: $CMDLINE   (section $(basename "$1" .csv), $(date -u +%FT%TZ))"
+		echo "# bpf-iptables: $(cd "$HERE/.." && git rev-parse --short HEAD 2>/dev/null)"
+	} > "$1"
+}
+footer() { echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$1"; }
+now() { date +%s%N; }
+secs_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.4f", (b - a) / 1e9 }'; }
+rules() { python3 "$HERE/rules.py" "$@"; }
+
+# ---------------------------------------------------------------- firewalls
+fw_clear() {	# remove every firewall from rtr
+	local ns=${1:-$RTR}
+	nsx "$ns" "$BIN/bpf-iptables" --unload >/dev/null 2>&1
+	rm -rf "${STATE_ROOT:?}/$ns"
+	for t in filter raw; do
+		ip netns exec "$ns" iptables-legacy -t $t -F 2>/dev/null
+	done
+	for c in INPUT FORWARD OUTPUT; do ip netns exec "$ns" iptables-legacy -P $c ACCEPT; done
+	ip netns exec "$ns" nft flush ruleset 2>/dev/null
+	ip netns exec "$ns" ipset destroy 2>/dev/null
+	return 0
+}
+
+# fw_load NS FW KIND CHAIN N: put the ruleset in place; prints the seconds it took
+fw_load() {
+	local ns=$1 fw=$2 kind=$3 chain=$4 n=$5 f=$WORK/rules t r=0
+	case $fw in
+	none) echo 0; return 0 ;;
+	iptables-legacy|iptables-nft|bpf-iptables-*) rules "$kind" "$chain" "$n" iptables > "$f" ;;
+	nft) rules "$kind" "$chain" "$n" nft > "$f" ;;
+	nft-set) rules "$kind" "$chain" "$n" nftset > "$f" ;;
+	ipset) rules "$kind" "$chain" "$n" ipset > "$f"
+	       rules "$kind" "$chain" "$n" ipset-rules > "$f.ipt" ;;
+	esac
+	t=$(now)
+	case $fw in
+	iptables-legacy) ip netns exec "$ns" iptables-legacy-restore < "$f" || r=1 ;;
+	iptables-nft) ip netns exec "$ns" iptables-nft-restore < "$f" || r=1 ;;
+	nft|nft-set) ip netns exec "$ns" nft -f "$f" || r=1 ;;
+	ipset) { ip netns exec "$ns" ipset -exist restore < "$f" &&
+		 ip netns exec "$ns" iptables-legacy-restore < "$f.ipt"; } || r=1 ;;
+	bpf-iptables-tc) BPF_IPTABLES_INGRESS=tc nsx "$ns" "$BIN/bpf-iptables-restore" < "$f" || r=1 ;;
+	bpf-iptables-xdp) BPF_IPTABLES_INGRESS=xdp nsx "$ns" "$BIN/bpf-iptables-restore" < "$f" || r=1 ;;
+	esac
+	secs_since "$t"
+	[ $r = 0 ] || echo "bench: loading $fw $kind $chain $n FAILED" >&2
+	return $r
+}
+
+# ---------------------------------------------------------------- pktcost
+if [[ " $ONLY " == *" pktcost "* ]]; then
+	log "pktcost: ns/packet with bpf_prog_test_run (${PK_ARGS[*]})"
+	header "$OUT/pktcost.csv"
+	"$BIN/pktcost" "${PK_ARGS[@]}" >> "$OUT/pktcost.csv" || log "pktcost FAILED"
+	footer "$OUT/pktcost.csv"
+	# grouping off: a deny list as one slot per rule (the LBVS alone)
+	header "$OUT/pktcost_nogroup.csv"
+	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" --no-ct --group-min 0 \
+		--deny-sizes "$NOGROUP_SIZES" >> "$OUT/pktcost_nogroup.csv" || log "pktcost (no group) FAILED"
+	footer "$OUT/pktcost_nogroup.csv"
+fi
+
+# ---------------------------------------------------------------- veth
+busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+
+# flood_run CHAIN SECS: packets/s received and CPU ns per packet ("pps cpu_ns"):
+# the busy time of all CPUs while the sender ran (the firewall's work is done
+# on the sender's CPU, in softirq, and on the sink's), divided by the packets
+# received: other processes' work counts too, so it is as noisy as the machine
+flood_run() {
+	local chain=$1 secs=$2 sink_ns dst snd_ns res b0 b1
+	case $chain in
+	INPUT) snd_ns=$CLI sink_ns=$RTR dst=$RTR_IP1 ;;
+	FORWARD) snd_ns=$CLI sink_ns=$SRV dst=$SRV_IP ;;
+	OUTPUT) snd_ns=$RTR sink_ns=$SRV dst=$SRV_IP ;;
+	esac
+	ip netns exec "$sink_ns" taskset -c 1 "$BIN/flood" sink 9000 "$secs" > "$WORK/sink" &
+	local pid=$!
+	sleep 0.2
+	b0=$(busy_jiffies)
+	ip netns exec "$snd_ns" taskset -c 0 "$BIN/flood" send "$dst" 9000 "$(awk -v s="$secs" \
+		'BEGIN { print s + 0.3 }')" > "$WORK/send"
+	wait $pid
+	b1=$(busy_jiffies)
+	awk -v b="$((b1 - b0))" -v hz="$(getconf CLK_TCK)" '
+		{ n = $2; t = $3 }
+		END { if (t > 0 && n > 0) printf "%d %d\n", n / t, b * 1e9 / hz / (n / t * t)
+		      else print "0 0" }' "$WORK/sink"
+}
+
+# ping_run CHAIN: p50 and p99 round trip in us over PINGS echoes 1 ms apart
+ping_run() {
+	local from dst
+	case $1 in
+	INPUT) from=$CLI dst=$RTR_IP1 ;;
+	FORWARD) from=$CLI dst=$SRV_IP ;;
+	OUTPUT) from=$RTR dst=$SRV_IP ;;
+	esac
+	ip netns exec "$from" ping -n -c "$PINGS" -i 0.001 -W 1 "$dst" 2>/dev/null |
+		sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | sort -n | awk '
+		{ v[NR] = $1 * 1000 }
+		END { if (NR) printf "%d %d\n", v[int(NR * 0.5 + 0.5)], v[int(NR * 0.99 + 0.5)]
+		      else print "- -" }'
+}
+
+veth_point() {	# veth_point CHAIN FW KIND N
+	local chain=$1 fw=$2 kind=$3 n=$4 secs=$SECS load pps cpu p50 p99 a b
+	case $fw in
+	iptables-legacy|iptables-nft|nft) [ "$n" -ge 100000 ] && secs=$SLOW_SECS ;;
+	esac
+	fw_clear
+	if ! load=$(fw_load "$RTR" "$fw" "$kind" "$chain" "$n"); then
+		FAILS=$((FAILS + 1))
+		echo "$chain,$fw,$n,0,0,-,-,-,$secs" >> "$OUT/veth.csv"
+		fw_clear
+		return
+	fi
+	pps=-1
+	for _ in $(seq "$REPS"); do	# the best of REPS floods: the least disturbed
+		read -r a b < <(flood_run "$chain" "$secs")
+		[ "$a" -gt "$pps" ] && pps=$a cpu=$b
+	done
+	read -r p50 p99 < <(ping_run "$chain")
+	echo "$chain,$fw,$n,$pps,$cpu,$p50,$p99,$load,$secs x $REPS" >> "$OUT/veth.csv"
+	log "  $chain $fw $n rules: $pps pkt/s, $cpu CPU ns/pkt, ping p50 $p50 p99 $p99 us, load ${load}s"
+	fw_clear
+}
+
+if [[ " $ONLY " == *" veth "* ]]; then
+	log "veth: UDP flood ${SECS}s per point, sizes $SIZES (+$BIG for sets)"
+	header "$OUT/veth.csv"
+	echo "chain,firewall,rules,pps,cpu_ns_per_pkt,ping_p50_us,ping_p99_us,load_s,secs" >> "$OUT/veth.csv"
+	for chain in INPUT FORWARD OUTPUT; do
+		kind=mixed
+		[ $chain = OUTPUT ] && kind=deny
+		fws="iptables-legacy iptables-nft nft nft-set ipset bpf-iptables-tc bpf-iptables-xdp"
+		# egress is always tc: one bpf-iptables configuration
+		[ $chain = OUTPUT ] && fws="iptables-legacy iptables-nft nft nft-set ipset bpf-iptables-tc"
+		big=$BIG
+		[ $QUICK = 1 ] && [ $chain != OUTPUT ] && big=
+		for n in $SIZES $big; do
+			veth_point $chain none $kind "$n"	# the baseline of this size, same minute
+			for fw in $fws; do
+				if [ "$n" = "$BIG" ]; then	# set-capable only
+					case $fw in nft-set|ipset) ;; bpf-iptables-*) [ $kind = deny ] || continue ;;
+					*) continue ;; esac
+				fi
+				veth_point $chain "$fw" $kind "$n"
+			done
+		done
+	done
+	footer "$OUT/veth.csv"
+fi
+
+# ---------------------------------------------------------------- drop
+if [[ " $ONLY " == *" drop "* ]]; then
+	log "drop: raw flood dropped by the first rule"
+	header "$OUT/drop.csv"
+	echo "where,sent_pps,dropped_pps" >> "$OUT/drop.csv"
+	mac=$(ip -n "$RTR" -br link show eth0 | awk '{ print $3 }')
+	for where in none iptables-input iptables-raw-prerouting nft-netdev-ingress \
+		     bpf-iptables-tc bpf-iptables-xdp bpf-iptables-xdp-generic; do
+		fw_clear
+		rule="-p udp --dport 9999 -j DROP"
+		case $where in
+		iptables-input) ip netns exec "$RTR" iptables-legacy -A INPUT $rule ;;
+		iptables-raw-prerouting) ip netns exec "$RTR" iptables-legacy -t raw -A PREROUTING $rule ;;
+		nft-netdev-ingress) printf '%s\n' 'table netdev bench {' \
+			'chain in { type filter hook ingress device eth0 priority 0;' \
+			'udp dport 9999 counter drop' '}' '}' | ip netns exec "$RTR" nft -f - ;;
+		bpf-iptables-tc) BPF_IPTABLES_INGRESS=tc nsx "$RTR" "$BIN/bpf-iptables" -A INPUT $rule ;;
+		bpf-iptables-xdp) BPF_IPTABLES_INGRESS=xdp nsx "$RTR" "$BIN/bpf-iptables" -A INPUT $rule ;;
+		bpf-iptables-xdp-generic) BPF_IPTABLES_INGRESS=xdp-generic nsx "$RTR" \
+			"$BIN/bpf-iptables" -A INPUT $rule ;;
+		esac
+		ip netns exec "$CLI" taskset -c 0 "$BIN/flood" raw eth0 "$mac" "$CLI_IP" "$RTR_IP1" 9999 \
+			"$SECS" > "$WORK/send"
+		read -r _ sent _ _ t < "$WORK/send"
+		case $where in
+		iptables-input) d=$(ip netns exec "$RTR" iptables-legacy -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;
+		iptables-raw-prerouting)
+			d=$(ip netns exec "$RTR" iptables-legacy -t raw -vxnL PREROUTING | awk 'NR == 3 { print $1 }') ;;
+		nft-netdev-ingress) d=$(ip netns exec "$RTR" nft list ruleset | sed -n 's/.*counter packets \([0-9]*\).*/\1/p') ;;
+		bpf-iptables-*) d=$(nsx "$RTR" "$BIN/bpf-iptables" -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;
+		*) d=0 ;;
+		esac
+		awk -v w="$where" -v s="$sent" -v d="${d:-0}" -v t="$t" \
+			'BEGIN { printf "%s,%.0f,%.0f\n", w, s / t, d / t }' >> "$OUT/drop.csv"
+		log "  $(tail -1 "$OUT/drop.csv")"
+	done
+	fw_clear
+	footer "$OUT/drop.csv"
+fi
+
+# ---------------------------------------------------------------- update
+# one timed command: tool,operation,rules,seconds
+upd() {	# upd TOOL OP N CMD...
+	local t r
+	t=$(now)
+	"${@:4}" >/dev/null 2>"$WORK/err"; r=$?
+	[ $r = 0 ] || log "$1 $2 $3 FAILED: $(head -c 300 "$WORK/err")"
+	echo "$1,$2,$3,$([ $r = 0 ] && secs_since "$t" || echo -)" >> "$OUT/update.csv"
+}
+mem() {	# mem WHAT ENTRIES BYTES
+	echo "$1,$2,$3" >> "$OUT/memory.csv"
+}
+
+if [[ " $ONLY " == *" update "* ]]; then
+	log "update: restore and one-rule changes, sizes $UPD_SIZES; deny list of $BIG"
+	header "$OUT/update.csv"
+	echo "tool,operation,rules,seconds" >> "$OUT/update.csv"
+	header "$OUT/memory.csv"
+	echo "what,entries,bytes" >> "$OUT/memory.csv"
+	U=$SRV	# no traffic there now
+	x() { ip netns exec "$U" "$@"; }
+	one="-s 192.0.2.1/32 -p tcp --dport 22 -j DROP"
+	for n in $UPD_SIZES; do
+		f=$WORK/upd
+		fw_clear "$U"
+		# an empty instance, for the bytes per rule
+		nsx "$U" "$BIN/bpf-iptables" -F >/dev/null
+		[ "$n" = "${UPD_SIZES%% *}" ] && mem bpf-iptables-empty 0 "$(nsx "$U" "$BIN/pktcost" --running)"
+		fw_clear "$U"
+		rules mixed INPUT "$n" iptables > "$f"
+		upd bpf-iptables restore-first "$n" nsx "$U" "$BIN/bpf-iptables-restore" "$f"
+		mem bpf-iptables-mixed "$n" "$(nsx "$U" "$BIN/pktcost" --running)"
+		upd bpf-iptables restore-again "$n" nsx "$U" "$BIN/bpf-iptables-restore" "$f"
+		upd bpf-iptables append "$n" nsx "$U" "$BIN/bpf-iptables" -A INPUT $one
+		upd bpf-iptables insert "$n" nsx "$U" "$BIN/bpf-iptables" -I INPUT 1 $one
+		upd bpf-iptables delete "$n" nsx "$U" "$BIN/bpf-iptables" -D INPUT $one
+		fw_clear "$U"
+		for ipt in iptables-legacy iptables-nft; do
+			upd $ipt restore "$n" x $ipt-restore "$f"
+			upd $ipt append "$n" x $ipt -A INPUT $one
+			upd $ipt insert "$n" x $ipt -I INPUT 1 $one
+			upd $ipt delete "$n" x $ipt -D INPUT $one
+			fw_clear "$U"
+		done
+		rules mixed INPUT "$n" nft > "$f.nft"
+		upd nft restore "$n" x nft -f "$f.nft"
+		upd nft append "$n" x nft add rule ip bench input ip saddr 192.0.2.1 tcp dport 22 drop
+		upd nft insert "$n" x nft insert rule ip bench input ip saddr 192.0.2.1 tcp dport 22 drop
+		h=$(x nft -a list chain ip bench input | awk '/192.0.2.1/ { print $NF; exit }')
+		upd nft delete "$n" x nft delete rule ip bench input handle "${h:-0}"
+		fw_clear "$U"
+		rules mixed INPUT "$n" nftset > "$f.nft"
+		upd nft-set restore "$n" x nft -f "$f.nft"
+		upd nft-set append "$n" x nft add element ip bench s "{ 192.0.2.1 . 22 }"
+		upd nft-set delete "$n" x nft delete element ip bench s "{ 192.0.2.1 . 22 }"
+		fw_clear "$U"
+		rules mixed INPUT "$n" ipset > "$f.ipset"
+		upd ipset restore "$n" x ipset restore -f "$f.ipset"
+		upd ipset append "$n" x ipset add bench 192.0.2.1,tcp:22
+		upd ipset delete "$n" x ipset del bench 192.0.2.1,tcp:22
+		fw_clear "$U"
+	done
+	# the deny list of BIG entries
+	f=$WORK/deny
+	rules deny OUTPUT "$BIG" iptables > "$f"
+	upd bpf-iptables deny-restore "$BIG" nsx "$U" "$BIN/bpf-iptables-restore" "$f"
+	mem bpf-iptables-deny "$BIG" "$(nsx "$U" "$BIN/pktcost" --running)"
+	upd bpf-iptables deny-append "$BIG" nsx "$U" "$BIN/bpf-iptables" -A OUTPUT -d 192.0.2.1 -j DROP
+	upd bpf-iptables deny-delete "$BIG" nsx "$U" "$BIN/bpf-iptables" -D OUTPUT -d 192.0.2.1 -j DROP
+	fw_clear "$U"
+	rules deny OUTPUT "$BIG" ipset > "$f.ipset"
+	upd ipset deny-restore "$BIG" x ipset -exist restore -f "$f.ipset"
+	mem ipset-deny "$BIG" "$(x ipset list -t bench | awk -F': ' '/Size in memory/ { print $2 }')"
+	upd ipset deny-append "$BIG" x ipset add bench 192.0.2.1
+	upd ipset deny-delete "$BIG" x ipset del bench 192.0.2.1
+	fw_clear "$U"
+	rules deny OUTPUT "$BIG" nftset > "$f.nft"
+	upd nft-set deny-restore "$BIG" x nft -f "$f.nft"
+	upd nft-set deny-append "$BIG" x nft add element ip bench s "{ 192.0.2.1 }"
+	upd nft-set deny-delete "$BIG" x nft delete element ip bench s "{ 192.0.2.1 }"
+	fw_clear "$U"
+	if [ "$BIG" -le 100000 ]; then
+		upd iptables-legacy deny-restore "$BIG" x iptables-legacy-restore "$f"
+		fw_clear "$U"
+	fi
+	footer "$OUT/update.csv"
+	footer "$OUT/memory.csv"
+fi
+
+# ---------------------------------------------------------------- report
+if [[ " $ONLY " == *" report "* ]]; then
+	python3 "$HERE/report.py" "$OUT" > "$OUT/summary.md" || log "report FAILED"
+	log "summary: $OUT/summary.md"
+fi
+# every section asked for left its file, with data
+for s in $ONLY; do
+	case $s in
+	pktcost) files="pktcost.csv pktcost_nogroup.csv" ;;
+	veth) files="veth.csv" ;;
+	drop) files="drop.csv" ;;
+	update) files="update.csv memory.csv" ;;
+	report) files="summary.md pktcost.png veth_input.png veth_forward.png veth_output.png update.png" ;;
+	*) log "unknown section $s FAILED"; files= ;;
+	esac
+	for f in $files; do
+		if [ ! -s "$OUT/$f" ] || { [[ $f == *.csv ]] && [ "$(grep -vc '^#' "$OUT/$f")" -lt 2 ]; }; then
+			[[ $f == *.png ]] && [[ " $ONLY " != *" ${f%%_*} "* ]] && [[ " $ONLY " != *" ${f%.png} "* ]] &&
+				continue	# a plot of a section not run
+			log "$f missing or empty: FAILED"
+		fi
+	done
+done
+log "results in $OUT ($FAILS failures)"
+[ "$FAILS" = 0 ]

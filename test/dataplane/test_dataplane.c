@@ -1741,10 +1741,17 @@ START_TEST(t_loader_lifecycle)
 		for (int i = 0; i < 20; i++)
 			ck_assert_int_eq(dp_load(i % 2 ? acc : drop, NULL, 0, NULL, &err), 0);
 		ck_assert_int_eq(sh("ping -c1 -W1 -q 127.0.0.1 >/dev/null"), 0);
-		sleep(1);
-		g = popen("bpftool map show | grep -c g_pool", "r");
-		ck_assert_int_eq(fscanf(g, "%d", &after), 1);
-		pclose(g);
+		/* maps are counted machine-wide: another program starting meanwhile
+		 * (a test run beside this one) adds its own for a while; a leak here
+		 * stays */
+		for (int tries = 0; tries < 10; tries++) {
+			sleep(1);
+			g = popen("bpftool map show | grep -c g_pool", "r");
+			ck_assert_int_eq(fscanf(g, "%d", &after), 1);
+			pclose(g);
+			if (after <= before)
+				break;
+		}
 		ck_assert_int_le(after, before);
 	}
 

@@ -189,6 +189,13 @@ int ipt_state_load(const struct ipt_state *st, struct ipt_table **t, struct ipt_
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		sb_addn(&sb, chunk, n);
 	}
+	if (ferror(f)) {	/* e.g. EISDIR: never taken for an empty ruleset */
+		r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot read %s: %s", path,
+				strerror(errno));
+		fclose(f);
+		sb_free(&sb);
+		return r;
+	}
 	fclose(f);
 	if (sb.len && ipt_restore_state(sb.buf, sb.len, t, err)) {
 		char why[sizeof(err->msg)];

@@ -203,10 +203,15 @@ static int read_file(const char *path, struct strbuf *sb, bool *exists)
 	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		sb_addn(sb, chunk, n);
-	n = ferror(f);
+	if (ferror(f)) {	/* e.g. EISDIR: never taken for an empty ruleset */
+		int e = errno ? errno : EIO;
+
+		fclose(f);
+		return -e;
+	}
 	fclose(f);
 	*exists = true;
-	return n ? -EIO : 0;
+	return 0;
 }
 
 int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *err)

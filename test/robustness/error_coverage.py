@@ -8,7 +8,8 @@ and bpf-iptables/cli.c.  The tree is built with --coverage in its own build
 directory (build-cov), the chosen tests run against that build, and gcov says
 which sites ran.  Prints every site that never ran and the totals per file.
 
-  test/robustness/error_coverage.py [--build build-cov] [--tests unit,bad_input,compat]
+  test/robustness/error_coverage.py [--build build-cov]
+                                    [--tests unit,bad_input,limits,isolation,compat]
 
 Not a CTest (it builds the tree again and takes minutes); docs/reliability-hostile.md
 gives the last figures.
@@ -97,7 +98,10 @@ def main():
         run([sys.executable, "test/robustness/bad_input.py", "--bin", b], env=env,
             stdout=subprocess.DEVNULL)
     if "limits" in tests:
-        run(["bash", "test/robustness/limits.sh", b], env=env, stdout=subprocess.DEVNULL)
+        run([sys.executable, "test/robustness/limits.py", "--bin", b], env=env,
+            stdout=subprocess.DEVNULL)
+    if "isolation" in tests:
+        run(["bash", "test/robustness/test_isolation.sh", b], env=env, stdout=subprocess.DEVNULL)
     if "compat" in tests:
         e = dict(env, BPF_IPTABLES_DATAPLANE="off")
         for h in ("conformance", "differential", "dumps"):

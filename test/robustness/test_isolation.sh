@@ -51,7 +51,7 @@ check() {	# check DESCRIPTION COMMAND...
 }
 check_eq() {
 	if [ "$2" = "$3" ]; then PASSED=$((PASSED + 1)); else
-		FAILED=$((FAILED + 1)); echo "FAIL: $1: expected '$2', got '$3'"; fi
+		FAILED=$((FAILED + 1)); echo "FAIL: $1:"; diff <(echo "$2") <(echo "$3") | head -20; fi
 }
 
 ipt() { local ns=$1; shift; ip netns exec "$ns" "$BIN/bpf-iptables" "$@"; }
@@ -68,7 +68,8 @@ dp_id() {
 	[ -n "$ids" ] || { echo none; return; }
 	local pid=${ids#*:[}; pid=${pid%%]*}
 	for mid in $(bpftool prog show id "$pid" | sed -n 's/.*map_ids \([0-9,]*\).*/\1/p' | tr , ' '); do
-		if bpftool map show id "$mid" | grep -q 'name bpfipt_inst '; then
+		# (not `| grep -q`: bpftool's SIGPIPE would fail the pipeline)
+		if [[ $(bpftool map show id "$mid") == *"name bpfipt_inst "* ]]; then
 			echo "$ids $(bpftool map lookup id "$mid" key 0 0 0 0 | tr -d '\n ')"
 			return
 		fi
@@ -139,6 +140,26 @@ check_eq "state directory mode" "700 root" "$(stat -c '%a %U' "$dA")"
 for f in "$dA"/*; do
 	check_eq "$(basename "$f") mode" "600 root" "$(stat -c '%a %U' "$f")"
 done
+
+# ---- the writer lock held by another process: iptables-legacy's messages ----
+before=$(snapshot "$A")
+flock "$dA/lock" sleep 6 & holder=$!
+touch "$TMPD/legacy.lock"; flock "$TMPD/legacy.lock" sleep 6 & lholder=$!
+sleep 0.5
+out=$(ipt "$A" -A INPUT -j DROP 2>&1); rc=$?
+check_eq "lock held, -A without -w: exit" 4 "$rc"
+check_eq "lock held, -A without -w: message" "Another app is currently holding the xtables lock. \
+Perhaps you want to use the -w option?" "$out"
+for w in "-w 1"; do
+	out=$(ipt "$A" $w -A INPUT -j DROP 2>&1); rc=$?
+	XTABLES_LOCKFILE=$TMPD/legacy.lock ip netns exec "$A" iptables-legacy $w -A INPUT \
+		-j DROP >"$TMPD/legacy.out" 2>&1; lrc=$?
+	lout=$(grep -v "^Can't lock" "$TMPD/legacy.out")
+	check_eq "lock held, -A ${w:-without -w}: exit as iptables-legacy" "$lrc" "$rc"
+	check_eq "lock held, -A ${w:-without -w}: message as iptables-legacy" "$lout" "$out"
+done
+wait $holder $lholder
+check_eq "A unchanged while the lock was held" "$before" "$(snapshot "$A")"
 
 # ---- a non-root user: iptables' permission error, nothing changed ----
 before=$(snapshot "$A")

@@ -86,7 +86,7 @@ def plot(png, title, xlabel, ylabel, series, logy=False):
     gnuplot("\n".join([
         "set terminal pngcairo size 900,560 font ',10'" if has_cairo else
         "set terminal png size 900,560",
-        f"set output '{png}'", f"set title '{title}'", f"set xlabel '{xlabel}'",
+        "set termoption noenhanced", f"set output '{png}'", f"set title '{title}'", f"set xlabel '{xlabel}'",
         f"set ylabel '{ylabel}'", "set logscale x", "set grid", "set key outside right",
         "set logscale y" if logy else "set yrange [0:*]",
         "plot " + ", ".join(cmds), ""]))

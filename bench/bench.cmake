@@ -6,6 +6,7 @@
 add_executable(pktcost ${CMAKE_CURRENT_SOURCE_DIR}/bench/pktcost.c)
 target_link_libraries(pktcost PRIVATE bpfipt)
 add_executable(flood ${CMAKE_CURRENT_SOURCE_DIR}/bench/flood.c)
+target_include_directories(flood PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/lib)
 
 add_test(NAME bench.smoke
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench/run.sh ${CMAKE_BINARY_DIR} --quick

@@ -30,6 +30,7 @@
 #include <linux/if_packet.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
+#include "csum.h"
 
 #define BATCH 64
 #define PAYLOAD 18
@@ -66,18 +67,6 @@ static int send_loop(int fd, struct mmsghdr *m, double secs)
 	}
 	printf("sent %llu err %llu %.3f\n", sent, err, t - t0);
 	return 0;
-}
-
-static __u16 csum(const void *p, size_t n)
-{
-	const __u16 *w = p;
-	__u32 s = 0;
-
-	for (; n > 1; n -= 2)
-		s += *w++;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return ~s;
 }
 
 int main(int argc, char **argv)
@@ -131,7 +120,7 @@ int main(int argc, char **argv)
 		ip->tot_len = htons(sizeof(frame) - ETH_HLEN);
 		ip->ttl = 64;
 		ip->protocol = IPPROTO_UDP;
-		ip->check = csum(ip, sizeof(*ip));
+		ip->check = ipt_csum(ip, sizeof(*ip));
 		udp->source = htons(40000);
 		udp->dest = htons(atoi(argv[6]));
 		udp->len = htons(sizeof(*udp) + PAYLOAD);

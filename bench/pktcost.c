@@ -55,6 +55,7 @@
 #include "loader.h"
 #include "restore.h"
 #include "strbuf.h"
+#include "csum.h"
 
 static unsigned int repeat = 20000;
 static unsigned int group_min;		/* 0: the compiler's default */
@@ -68,18 +69,6 @@ static void die(const char *what)
 }
 
 /* ------------------------------------------------------------ packets ---- */
-
-static __u16 csum(const void *p, size_t n)
-{
-	const __u16 *w = p;
-	__u32 s = 0;
-
-	for (; n > 1; n -= 2)
-		s += *w++;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return ~s;
-}
 
 /* A 64-byte frame: Ethernet to vA, IPv4 src -> 10.1.0.1, UDP sport -> dport. */
 static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
@@ -100,7 +89,7 @@ static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
 	ip->protocol = IPPROTO_UDP;
 	ip->saddr = src;
 	ip->daddr = inet_addr("10.1.0.1");
-	ip->check = csum(ip, sizeof(*ip));
+	ip->check = ipt_csum(ip, sizeof(*ip));
 	udp->source = htons(sport);
 	udp->dest = htons(dport);
 	udp->len = htons(len - sizeof(*eth) - sizeof(*ip));

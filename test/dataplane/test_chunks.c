@@ -25,6 +25,7 @@
 #include "loader.h"
 #include "restore.h"
 #include "strbuf.h"
+#include "csum.h"
 
 static const struct cp_env env = { NULL, 0, 0, 0 };
 static __u64 rng = 0x2545f4914f6cdd1dULL;
@@ -68,18 +69,6 @@ static struct ipt_table *ruleset(void)
 	return t;
 }
 
-static __u16 csum(const void *p, size_t n)
-{
-	const __u16 *w = p;
-	__u32 s = 0;
-
-	for (; n > 1; n -= 2)
-		s += *w++;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return ~s;
-}
-
 static size_t packet(__u8 *buf, struct cp_packet *p)
 {
 	struct ethhdr *eth = (void *)buf;
@@ -95,7 +84,7 @@ static size_t packet(__u8 *buf, struct cp_packet *p)
 	ip->protocol = IPPROTO_UDP;
 	ip->saddr = p->saddr;
 	ip->daddr = p->daddr;
-	ip->check = csum(ip, sizeof(*ip));
+	ip->check = ipt_csum(ip, sizeof(*ip));
 	udp->source = htons(p->sport);
 	udp->dest = htons(p->dport);
 	udp->len = htons(30);

@@ -10,6 +10,16 @@
  *                                    AF_PACKET socket (qdisc bypassed): the
  *                                    sender's own stack costs nothing, so the
  *                                    receiver's path is what limits the rate
+ *   flood xdp IFNAME DSTMAC SRC DST PORT SECS
+ *                                    the same frames made by the kernel's XDP
+ *                                    traffic generator (bpf_prog_test_run with
+ *                                    BPF_F_TEST_XDP_LIVE_FRAMES) and redirected
+ *                                    into IFNAME, a veth: they reach the peer's
+ *                                    NAPI as XDP frames, without an skb, as a
+ *                                    NIC's would; the peer needs NAPI (an XDP
+ *                                    program or GRO on). Several times the
+ *                                    rate of raw, so the receiver's drop path is
+ *                                    what the measurement sees
  *   flood sink PORT SECS             counts the datagrams a UDP socket receives
  *                                    for SECS seconds from the first one; prints
  *                                    "recv N SECS"
@@ -24,12 +34,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
+#include <linux/bpf.h>
 #include "csum.h"
 
 #define BATCH 64
@@ -46,7 +58,7 @@ static double now(void)
 static int usage(void)
 {
 	fprintf(stderr, "usage: flood send DST PORT SECS | flood raw IFNAME DSTMAC SRC DST PORT "
-		"SECS | flood sink PORT SECS\n");
+		"SECS | flood xdp IFNAME DSTMAC SRC DST PORT SECS | flood sink PORT SECS\n");
 	return 2;
 }
 
@@ -66,6 +78,88 @@ static int send_loop(int fd, struct mmsghdr *m, double secs)
 			t = now();
 	}
 	printf("sent %llu err %llu %.3f\n", sent, err, t - t0);
+	return 0;
+}
+
+/* Ethernet to DSTMAC, IPv4 SRC -> DST, UDP 40000 -> PORT, the payload: 0 or -1. */
+static int make_frame(__u8 *frame, size_t len, const char *dstmac, const char *src,
+		      const char *dst, int port, const char *payload)
+{
+	struct ethhdr *eth = (void *)frame;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct udphdr *udp = (void *)(ip + 1);
+	unsigned int mac[6];
+
+	if (sscanf(dstmac, "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
+		   &mac[5]) != 6 ||
+	    inet_pton(AF_INET, src, &ip->saddr) != 1 || inet_pton(AF_INET, dst, &ip->daddr) != 1)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		eth->h_dest[i] = mac[i];
+	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", 6);
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tot_len = htons(len - ETH_HLEN);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->check = ipt_csum(ip, sizeof(*ip));
+	udp->source = htons(40000);
+	udp->dest = htons(port);
+	udp->len = htons(sizeof(*udp) + PAYLOAD);
+	memcpy(udp + 1, payload, PAYLOAD);
+	return 0;
+}
+
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* The XDP traffic generator: a 4-instruction program, "return
+ * bpf_redirect(ifindex, 0)", run in live-frame mode: each repetition turns the
+ * frame into a real XDP frame that is redirected (transmitted) into ifindex. */
+static int xdp_loop(int ifindex, const void *frame, __u32 len, double secs)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = ifindex },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_redirect },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+	unsigned long long sent = 0;
+	double t0, t;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_XDP;
+	a.insns = (unsigned long)prog;
+	a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
+	a.license = (unsigned long)"GPL";
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0) {
+		perror("flood xdp: BPF_PROG_LOAD");
+		return 1;
+	}
+	t0 = t = now();
+	while (t - t0 < secs) {
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = fd;
+		a.test.data_in = (unsigned long)frame;
+		a.test.data_size_in = len;
+		a.test.repeat = 1 << 16;
+		a.test.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+		a.test.batch_size = BATCH;
+		if (sys_bpf(BPF_PROG_TEST_RUN, &a)) {
+			perror("flood xdp: BPF_PROG_TEST_RUN");
+			return 1;
+		}
+		sent += 1 << 16;
+		t = now();
+	}
+	printf("sent %llu err 0 %.3f\n", sent, t - t0);
+	close(fd);
 	return 0;
 }
 
@@ -92,39 +186,26 @@ int main(int argc, char **argv)
 		}
 		return send_loop(fd, m, atof(argv[4]));
 	}
-	if (!strcmp(argv[1], "raw") && argc == 8) {
+	if ((!strcmp(argv[1], "raw") || !strcmp(argv[1], "xdp")) && argc == 8) {
 		static __u8 frame[ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + PAYLOAD];
-		struct ethhdr *eth = (void *)frame;
-		struct iphdr *ip = (void *)(eth + 1);
-		struct udphdr *udp = (void *)(ip + 1);
 		struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
 					  .sll_ifindex = if_nametoindex(argv[2]), .sll_halen = 6 };
-		int fd = socket(AF_PACKET, SOCK_RAW, 0), one = 1;
-		unsigned int mac[6];
+		int fd, one = 1;
 
-		if (fd < 0 || !ll.sll_ifindex ||
-		    sscanf(argv[3], "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2], &mac[3],
-			   &mac[4], &mac[5]) != 6 ||
-		    inet_pton(AF_INET, argv[4], &ip->saddr) != 1 ||
-		    inet_pton(AF_INET, argv[5], &ip->daddr) != 1) {
+		if (!ll.sll_ifindex || make_frame(frame, sizeof(frame), argv[3], argv[4], argv[5],
+						  atoi(argv[6]), payload)) {
+			fprintf(stderr, "flood %s: bad interface or address\n", argv[1]);
+			return 1;
+		}
+		if (!strcmp(argv[1], "xdp"))
+			return xdp_loop(ll.sll_ifindex, frame, sizeof(frame), atof(argv[7]));
+		fd = socket(AF_PACKET, SOCK_RAW, 0);
+		if (fd < 0) {
 			perror("flood raw");
 			return 1;
 		}
 		setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
-		for (int i = 0; i < 6; i++)
-			eth->h_dest[i] = ll.sll_addr[i] = mac[i];
-		memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", 6);
-		eth->h_proto = htons(ETH_P_IP);
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->tot_len = htons(sizeof(frame) - ETH_HLEN);
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->check = ipt_csum(ip, sizeof(*ip));
-		udp->source = htons(40000);
-		udp->dest = htons(atoi(argv[6]));
-		udp->len = htons(sizeof(*udp) + PAYLOAD);
-		memcpy(udp + 1, payload, PAYLOAD);
+		memcpy(ll.sll_addr, frame, 6);
 		for (int i = 0; i < BATCH; i++) {
 			iov[i] = (struct iovec){ frame, sizeof(frame) };
 			m[i].msg_hdr = (struct msghdr){ .msg_name = &ll, .msg_namelen = sizeof(ll),

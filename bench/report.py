@@ -241,17 +241,23 @@ if ve:
 # ------------------------------------------------------------------ drop
 head, dr = load("drop.csv")
 if dr:
-    P("## Drop rate: a raw flood dropped by the first rule")
+    P("## Drop rate: a flood dropped by the first rule")
     P("")
     provenance(head)
-    table(["where", "sent pkt/s", "dropped pkt/s"],
-          [[r["where"], fmt(num(r["sent_pps"])), fmt(num(r["dropped_pps"]))] for r in dr])
-    d = {r["where"]: num(r["dropped_pps"]) for r in dr}
-    raw = d.get("iptables-raw-prerouting")
-    for f in ("bpf-iptables-xdp", "bpf-iptables-xdp-generic"):
-        if d.get(f) is not None and raw:
-            target(f"drop rate, {f} >= 2 x iptables raw PREROUTING",
-                   f"{d[f] / raw:.2f} x ({fmt(d[f])} / {fmt(raw)} pkt/s)", d[f] / raw >= 2)
+    P("Senders: raw = AF_PACKET frames (rtr's veth receives skbs); xdp = the kernel's XDP")
+    P("traffic generator (rtr's veth receives XDP frames, as from a NIC; its NAPI runs on the")
+    P("other CPU).")
+    P("")
+    table(["where", "sender", "sent pkt/s", "dropped pkt/s"],
+          [[r["where"], r.get("sender", "raw"), fmt(num(r["sent_pps"])), fmt(num(r["dropped_pps"]))]
+           for r in dr])
+    for sender in ("raw", "xdp"):
+        d = {r["where"]: num(r["dropped_pps"]) for r in dr if r.get("sender", "raw") == sender}
+        raw = d.get("iptables-raw-prerouting")
+        for f in ("bpf-iptables-xdp", "bpf-iptables-xdp-generic"):
+            if d.get(f) is not None and raw:
+                target(f"drop rate ({sender} sender), {f} >= 2 x iptables raw PREROUTING",
+                       f"{d[f] / raw:.2f} x ({fmt(d[f])} / {fmt(raw)} pkt/s)", d[f] / raw >= 2)
 
 # ------------------------------------------------------------------ update
 head, up = load("update.csv")

@@ -10,8 +10,9 @@
 #            the last rule: packets/s, CPU ns per packet, ping p50/p99, for no
 #            firewall, iptables-legacy, iptables-nft, nftables (rules, set),
 #            ipset, bpf-iptables tc and XDP; INPUT, FORWARD, OUTPUT (deny list)
-#   drop     a raw flood dropped by the first rule: XDP, tc, nftables netdev
-#            ingress, iptables raw PREROUTING, iptables INPUT
+#   drop     a flood dropped by the first rule: XDP, tc, nftables netdev
+#            ingress, iptables raw PREROUTING, iptables INPUT; sent as AF_PACKET
+#            frames (raw) and by the kernel's XDP traffic generator (xdp)
 #   update   restore of N rules; -A/-I/-D of one rule into a chain of N; a
 #            1M-entry deny list; map memory per rule and per entry
 #   report   bench/report.py: summary.md (tables, targets PASS/MISS), PNG plots
@@ -228,13 +229,32 @@ if [[ " $ONLY " == *" veth "* ]]; then
 fi
 
 # ---------------------------------------------------------------- drop
+# Two senders, both from cli's CPU 0 into rtr's eth0:
+#   raw  ready frames on an AF_PACKET socket: the veth hands rtr an skb, which an XDP
+#        program sees only after veth copies it into an XDP buffer
+#   xdp  the kernel's XDP traffic generator (flood xdp): the frames reach rtr's NAPI
+#        as XDP frames, as a NIC's would, and only the stack builds an skb. rtr's
+#        NAPI runs threaded on CPU 1 (GRO on, so the veth has NAPI without an XDP
+#        program): the sender does not share its CPU with the receiver, and the
+#        receiver's drop path is what limits the rate (the rest overflows the ring).
+napi_cpu1() {	# rtr's eth0: NAPI in a thread, on CPU 1
+	ip netns exec "$RTR" ethtool -K eth0 gro on >/dev/null 2>&1
+	ip netns exec "$RTR" sh -c 'echo 1 > /sys/class/net/eth0/threaded' 2>/dev/null
+	# NAPI threads are kernel threads (of no namespace): every threaded eth0 of
+	# the machine's namespaces goes to CPU 1, the bench's cli/srv included
+	local p
+	for p in $(pgrep "^napi/eth0-"); do taskset -pc 1 "$p" >/dev/null 2>&1; done
+	return 0
+}
 if [[ " $ONLY " == *" drop "* ]]; then
-	log "drop: raw flood dropped by the first rule"
+	log "drop: a flood dropped by the first rule (senders: raw, xdp)"
 	header "$OUT/drop.csv"
-	echo "where,sent_pps,dropped_pps" >> "$OUT/drop.csv"
+	echo "where,sender,sent_pps,dropped_pps" >> "$OUT/drop.csv"
 	mac=$(ip -n "$RTR" -br link show eth0 | awk '{ print $3 }')
+	for sender in raw xdp; do
 	for where in none iptables-input iptables-raw-prerouting nft-netdev-ingress \
 		     bpf-iptables-tc bpf-iptables-xdp bpf-iptables-xdp-generic; do
+		[ "$sender" = xdp ] && [ "$where" = bpf-iptables-xdp-generic ] && continue
 		fw_clear
 		rule="-p udp --dport 9999 -j DROP"
 		case $where in
@@ -248,8 +268,9 @@ if [[ " $ONLY " == *" drop "* ]]; then
 		bpf-iptables-xdp-generic) BPF_IPTABLES_INGRESS=xdp-generic nsx "$RTR" \
 			"$BIN/bpf-iptables" -A INPUT $rule ;;
 		esac
-		ip netns exec "$CLI" taskset -c 0 "$BIN/flood" raw eth0 "$mac" "$CLI_IP" "$RTR_IP1" 9999 \
-			"$SECS" > "$WORK/send"
+		[ "$sender" = xdp ] && napi_cpu1
+		ip netns exec "$CLI" taskset -c 0 "$BIN/flood" "$sender" eth0 "$mac" "$CLI_IP" \
+			"$RTR_IP1" 9999 "$SECS" > "$WORK/send"
 		read -r _ sent _ _ t < "$WORK/send"
 		case $where in
 		iptables-input) d=$(ip netns exec "$RTR" iptables-legacy -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;
@@ -259,11 +280,13 @@ if [[ " $ONLY " == *" drop "* ]]; then
 		bpf-iptables-*) d=$(nsx "$RTR" "$BIN/bpf-iptables" -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;
 		*) d=0 ;;
 		esac
-		awk -v w="$where" -v s="$sent" -v d="${d:-0}" -v t="$t" \
-			'BEGIN { printf "%s,%.0f,%.0f\n", w, s / t, d / t }' >> "$OUT/drop.csv"
+		awk -v w="$where" -v x="$sender" -v s="$sent" -v d="${d:-0}" -v t="$t" \
+			'BEGIN { printf "%s,%s,%.0f,%.0f\n", w, x, s / t, d / t }' >> "$OUT/drop.csv"
 		log "  $(tail -1 "$OUT/drop.csv")"
 	done
+	done
 	fw_clear
+	ip netns exec "$RTR" sh -c 'echo 0 > /sys/class/net/eth0/threaded' 2>/dev/null
 	footer "$OUT/drop.csv"
 fi
 

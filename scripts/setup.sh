@@ -12,10 +12,11 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config clang llvm libbpf-dev b
 # oracles, traffic tools, fail2ban; man (groff), bash-completion, systemd-analyze
 # and debhelper for the install tests (man pages, completion, units, the .deb);
 # the sanitizer and libFuzzer runtimes of clang for the fuzz target (scripts/fuzz.sh);
-# gnuplot-nox (the plots) and util-linux (taskset) for the benchmark suite (bench/).
+# gnuplot-nox (the plots), util-linux (taskset) and ethtool (GRO for the XDP-frame
+# drop flood) for the benchmark suite (bench/).
 TEST_PKGS=(iptables ipset nftables iproute2 iputils-ping iperf3 hping3 tcpdump netbase
            conntrack fail2ban man-db groff-base bash-completion systemd debhelper dpkg-dev
-           libclang-rt-14-dev gnuplot-nox util-linux)
+           libclang-rt-14-dev gnuplot-nox util-linux ethtool)
 PKGS=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}")
 
 missing=()

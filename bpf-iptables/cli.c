@@ -484,7 +484,9 @@ int ipt_cli_restore(int argc, char **argv)
 		rc = report(RESTORE_PROG, &err, 0, NULL, err.style == IPT_ES_IPTC ? 0 : line);
 		goto out;
 	}
-	if (!o.test && store(&st, t, &err))
+	/* --test: what the data plane would refuse is an error too, as the kernel's
+	 * checks are at a real restore */
+	if (o.test ? cp_check(t, &err) : store(&st, t, &err))
 		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
 out:
 	if (f && f != stdin)

@@ -120,6 +120,23 @@ bool cp_running_tag(__u32 *tag)
 	return cp_dataplane_enabled() && dp_read_tag(tag);
 }
 
+int cp_check(const struct ipt_table *t, struct ipt_err *err)
+{
+	struct cp_env env = { 0 };
+	struct cp_compiled *cc = NULL;
+	struct cp_link *links;
+	int r;
+
+	if (!cp_dataplane_enabled())
+		return 0;
+	links = read_links(&env.nlinks);
+	env.links = links;
+	r = cp_compile(t, &env, &cc, err);
+	free(links);
+	cp_compiled_free(&cc);
+	return r ? -1 : 0;
+}
+
 int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 		struct ipt_err *err)
 {

@@ -17,6 +17,9 @@ int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);
  * records `tag`, the saved ruleset's (state.h). */
 int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 		struct ipt_err *err);
+/* Compile t as cp_sync_out would, without loading it: what the data plane would
+ * refuse (a limit of the compiler) fails here too (restore --test). */
+int cp_check(const struct ipt_table *t, struct ipt_err *err);
 /* The tag of the ruleset the data plane runs; false when it is off or nothing
  * runs in this namespace. */
 bool cp_running_tag(__u32 *tag);

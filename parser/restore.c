@@ -234,10 +234,8 @@ int rs_commit(struct rs_state *s, unsigned int line)
 		ipt_table_free(&s->work);
 		return line_failed(s, line, &verr);
 	}
-	if (s->o->test) {
-		ipt_table_free(&s->work);
-		return 0;
-	}
+	/* --test keeps the result too: the caller checks it against the data plane
+	 * (cp_check) and stores nothing */
 	ipt_table_free(&s->result);
 	s->result = s->work;
 	s->work = NULL;

@@ -151,6 +151,11 @@ def main():
         refused("17 nested -j", "bpf-iptables-restore", [], nested(17), 1,
                 "chains nested too deeply: INPUT reaches 17 nested -j calls")
         accepted("16 nested -j", "bpf-iptables-restore", [], nested(16))
+        # --test compiles too: a file the data plane refuses fails the test run
+        refused("restore --test of 17 nested -j", "bpf-iptables-restore", ["--test"],
+                nested(17), 1, "chains nested too deeply: INPUT reaches 17 nested -j calls")
+        accepted("restore --test of 16 nested -j", "bpf-iptables-restore", ["--test"],
+                 nested(16))
         refused("-A of the 17th nesting level", "bpf-iptables", ["-I", "c15", "-j", "keep"],
                 None, 1, "nested too deeply", setup=nested(16).replace(
                     "COMMIT", ":keep - [0:0]\n-A keep -j ACCEPT\nCOMMIT"))

@@ -1457,8 +1457,10 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	}
 	/* no skb, no mark: rulesets that test it run at tc (BPFIPT_C_TC_INGRESS) */
 	v = judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX);
-	log_emit(ctx, sc, true, ETH_HLEN, bpf_xdp_get_buff_len(ctx) - ETH_HLEN, ETH_HLEN, 0, 0, 0,
-		 false);
+	/* tested here: the helper call of the argument would run for every packet */
+	if (sc->nlog)
+		log_emit(ctx, sc, true, ETH_HLEN, bpf_xdp_get_buff_len(ctx) - ETH_HLEN, ETH_HLEN,
+			 0, 0, 0, false);
 	switch (v) {
 	case BPFIPT_V_ACCEPT:
 		break;

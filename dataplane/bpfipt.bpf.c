@@ -603,14 +603,81 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 	return NO_SLOT;
 }
 
+/* The bits of candidate word w of chunk k (the cursor's word masked from the
+ * cursor on) in the AND of the vectors. */
+#define WORD_BITS(w, x)								\
+	do {									\
+		x = pc[w];							\
+		if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->w0))		\
+			x &= RD(sc->first);					\
+		x &= p_SRC[w] & p_DST[w] & p_DPORT[w];				\
+		if (x)								\
+			x &= p_SPORT[w] & p_PROTO[w] & p_IIF[w] & p_OIF[w];	\
+		if (x)								\
+			x &= p_ICMP[w] & p_TCPFLAGS[w] & p_LEN[w] & p_FRAG[w] &	\
+			     p_CTSTATE[w];					\
+	} while (0)
+
+/* The first slot >= the cursor in chunk k: NO_SLOT if none, NO_SLOT - 1 on an
+ * internal error. The first candidate word is tested before the loop: it is where
+ * most packets' slot is, and the iterator costs three kfunc calls (each a return
+ * thunk on this CPU) for a loop that would run once. */
+static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k)
+{
+	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
+		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
+	__u32 key = RD(sc->cvec) * RD(sc->nchunks) + k, w, found = NO_SLOT;
+	__u64 cand, x;
+	int i;
+
+	pc = bpf_map_lookup_elem(pool, &key);
+	if (!pc)
+		goto broken;
+	POOL_PTRS();
+	/* candidate words: the AND of the summaries, from the cursor on */
+	cand = pc[BPFIPT_CHUNK_WORDS] & p_SRC[BPFIPT_CHUNK_WORDS] &
+	       p_DST[BPFIPT_CHUNK_WORDS] & p_DPORT[BPFIPT_CHUNK_WORDS] &
+	       p_SPORT[BPFIPT_CHUNK_WORDS] & p_PROTO[BPFIPT_CHUNK_WORDS] &
+	       p_IIF[BPFIPT_CHUNK_WORDS] & p_OIF[BPFIPT_CHUNK_WORDS] &
+	       p_ICMP[BPFIPT_CHUNK_WORDS] & p_TCPFLAGS[BPFIPT_CHUNK_WORDS] &
+	       p_LEN[BPFIPT_CHUNK_WORDS] & p_FRAG[BPFIPT_CHUNK_WORDS] &
+	       p_CTSTATE[BPFIPT_CHUNK_WORDS];
+	if (k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
+		cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
+	if (!cand)
+		return NO_SLOT;
+	w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
+	cand &= cand - 1;
+	WORD_BITS(w, x);
+	if (x)
+		return (k * BPFIPT_CHUNK_WORDS + w) * 64 + ctz64(x);
+	if (!cand)
+		return NO_SLOT;
+	bpf_for(i, 0, BPFIPT_CHUNK_WORDS) {
+		if (!cand)
+			break;
+		w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
+		cand &= cand - 1;
+		WORD_BITS(w, x);
+		if (!x)
+			continue;
+		found = (k * BPFIPT_CHUNK_WORDS + w) * 64 + ctz64(x);
+		break;
+	}
+	return found;
+broken:
+	return NO_SLOT - 1;
+}
+
 /* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
  * NO_SLOT - 1 on an internal error.
  * A global function: the verifier checks it once, on its own, and its 13 live
  * pool pointers get their own frame. The loop visits only the chunks of the
- * packet's chunk bitmap (one per iteration: never more than nchunks). */
+ * packet's chunk bitmap (one per iteration: never more than nchunks); the first
+ * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one). */
 __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 {
-	__u32 cur, found = NO_SLOT;
+	__u32 cur, k, found;
 	void *pool;
 	int it;
 
@@ -627,61 +694,23 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 	if (!sc->top_ready && top_bitmap(sc, pool))
 		return NO_SLOT - 1;
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
-	bpf_for(it, 0, sc->nchunks) {
-		const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
-			*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
-		__u32 k = next_chunk(sc), key;
-		__u64 cand;
-		int i;
-
+	k = next_chunk(sc);
+	if (k >= RD(sc->nchunks))
+		return NO_SLOT;
+	sc->kc = k + 1;
+	found = chunk_find(sc, pool, k);
+	if (found != NO_SLOT)
+		return found;
+	bpf_for(it, 1, sc->nchunks) {
+		k = next_chunk(sc);
 		if (k >= RD(sc->nchunks))
 			break;
 		sc->kc = k + 1;
-		key = RD(sc->cvec) * RD(sc->nchunks) + k;
-
-		pc = bpf_map_lookup_elem(pool, &key);
-		if (!pc)
-			goto broken;
-		POOL_PTRS();
-		/* candidate words: the AND of the summaries, from the cursor on */
-		cand = pc[BPFIPT_CHUNK_WORDS] & p_SRC[BPFIPT_CHUNK_WORDS] &
-		       p_DST[BPFIPT_CHUNK_WORDS] & p_DPORT[BPFIPT_CHUNK_WORDS] &
-		       p_SPORT[BPFIPT_CHUNK_WORDS] & p_PROTO[BPFIPT_CHUNK_WORDS] &
-		       p_IIF[BPFIPT_CHUNK_WORDS] & p_OIF[BPFIPT_CHUNK_WORDS] &
-		       p_ICMP[BPFIPT_CHUNK_WORDS] & p_TCPFLAGS[BPFIPT_CHUNK_WORDS] &
-		       p_LEN[BPFIPT_CHUNK_WORDS] & p_FRAG[BPFIPT_CHUNK_WORDS] &
-		       p_CTSTATE[BPFIPT_CHUNK_WORDS];
-		if ((__u32)k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
-			cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
-		bpf_for(i, 0, BPFIPT_CHUNK_WORDS) {
-			__u32 w;
-			__u64 x;
-
-			if (!cand)
-				break;
-			w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
-			cand &= cand - 1;
-			x = pc[w];
-			if ((__u32)k * BPFIPT_CHUNK_WORDS + w == RD(sc->w0))
-				x &= RD(sc->first);
-			x &= p_SRC[w] & p_DST[w] & p_DPORT[w];
-			if (!x)
-				continue;
-			x &= p_SPORT[w] & p_PROTO[w] & p_IIF[w] & p_OIF[w];
-			if (!x)
-				continue;
-			x &= p_ICMP[w] & p_TCPFLAGS[w] & p_LEN[w] & p_FRAG[w] & p_CTSTATE[w];
-			if (!x)
-				continue;
-			found = ((__u32)k * BPFIPT_CHUNK_WORDS + w) * 64 + ctz64(x);
-			break;
-		}
+		found = chunk_find(sc, pool, k);
 		if (found != NO_SLOT)
 			break;
 	}
 	return found;
-broken:
-	return NO_SLOT - 1;
 }
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
@@ -1185,11 +1214,15 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->nlog = 0;
 	sc->top_ready = 0;
 	sc->verdict = BPFIPT_V_DROP;
-	sc->status = STEP_MORE;
-	bpf_for(step, 0, BPFIPT_MAX_STEPS) {
-		sc->status = bpfipt_step(sc);
-		if (sc->status != STEP_MORE)
-			break;
+	/* the first step before the loop: a packet that one step judges (the
+	 * first slot found has a verdict) pays no iterator calls */
+	sc->status = bpfipt_step(sc);
+	if (sc->status == STEP_MORE) {
+		bpf_for(step, 1, BPFIPT_MAX_STEPS) {
+			sc->status = bpfipt_step(sc);
+			if (sc->status != STEP_MORE)
+				break;
+		}
 	}
 	switch (sc->status) {
 	case STEP_DONE:
@@ -1424,8 +1457,10 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	}
 	/* no skb, no mark: rulesets that test it run at tc (BPFIPT_C_TC_INGRESS) */
 	v = judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX);
-	log_emit(ctx, sc, true, ETH_HLEN, bpf_xdp_get_buff_len(ctx) - ETH_HLEN, ETH_HLEN, 0, 0, 0,
-		 false);
+	/* tested here: the helper call of the argument would run for every packet */
+	if (sc->nlog)
+		log_emit(ctx, sc, true, ETH_HLEN, bpf_xdp_get_buff_len(ctx) - ETH_HLEN, ETH_HLEN,
+			 0, 0, 0, false);
 	switch (v) {
 	case BPFIPT_V_ACCEPT:
 		break;

@@ -18,6 +18,8 @@
  *   rules.new      line "# tag N"): read only while no snapshot exists, the
  *                  upgrade path; the first change writes the snapshot and
  *                  deletes "rules"
+ *                  (a version older than the snapshot does not read it: to go
+ *                  back, bpf-iptables-save before and restore after)
  *   conntrack.conf conntrack settings (conntrack/)
  *
  * CRASHES. The saved ruleset and the one the data plane runs change together,

@@ -3,6 +3,7 @@
 #include "state.h"
 #include "restore.h"
 #include "save.h"
+#include "snapshot.h"
 #include "strbuf.h"
 #include "sync.h"
 #include "crashpoint.h"
@@ -170,7 +171,7 @@ void ipt_state_close(struct ipt_state *st)
 
 #define TAG_LINE "# tag "
 
-/* The tag of a saved ruleset: its first line (0: none, an older file). */
+/* The tag of an old text ruleset: its first line (0: none, an older file). */
 static __u32 text_tag(const struct strbuf *sb)
 {
 	size_t n = strlen(TAG_LINE);
@@ -180,93 +181,148 @@ static __u32 text_tag(const struct strbuf *sb)
 	return (__u32)strtoul(sb->buf + n, NULL, 10);
 }
 
-/* Read a whole file; *exists false (and 0) when there is none. */
+/* Read a whole file in one read() when its size is known; *exists false (and 0)
+ * when there is none. */
 static int read_file(const char *path, struct strbuf *sb, bool *exists)
 {
-	char chunk[65536];
-	size_t n;
-	FILE *f;
+	struct stat sbuf;
+	int fd, e = 0;
 
 	sb->len = 0;
 	*exists = false;
-	{
-		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &sbuf)) {
+		e = errno;
+		goto out;
+	}
+	if (S_ISDIR(sbuf.st_mode)) {	/* never taken for an empty ruleset */
+		e = EISDIR;
+		goto out;
+	}
+	for (;;) {
+		size_t want = sbuf.st_size > 0 && (size_t)sbuf.st_size >= sb->len ?
+			      (size_t)sbuf.st_size - sb->len + 1 : 65536;
+		ssize_t n;
 
-		f = fd >= 0 ? fdopen(fd, "r") : NULL;
-		if (!f) {
-			int e = errno;
+		if (sb->cap < sb->len + want + 1) {
+			char *nb = realloc(sb->buf, sb->len + want + 1);
 
-			if (fd >= 0)
-				close(fd);
-			return e == ENOENT ? 0 : -e;
+			if (!nb) {
+				e = ENOMEM;
+				goto out;
+			}
+			sb->buf = nb;
+			sb->cap = sb->len + want + 1;
 		}
+		n = read(fd, sb->buf + sb->len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			goto out;
+		}
+		if (!n)
+			break;
+		sb->len += (size_t)n;
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		sb_addn(sb, chunk, n);
-	if (ferror(f)) {	/* e.g. EISDIR: never taken for an empty ruleset */
-		int e = errno ? errno : EIO;
-
-		fclose(f);
-		return -e;
-	}
-	fclose(f);
+	sb->buf[sb->len] = '\0';
 	*exists = true;
-	return 0;
+out:
+	close(fd);
+	return -e;
+}
+
+/* The four files of state.h, in the order a reader without the lock reads them:
+ * a pending file before the one its rename replaces. */
+enum { F_SNAP_NEW, F_SNAP, F_TEXT_NEW, F_TEXT, F_MAX };
+static const char *const file_names[] = {
+	[F_SNAP_NEW] = "snapshot.new", [F_SNAP] = "snapshot",
+	[F_TEXT_NEW] = "rules.new", [F_TEXT] = "rules",
+};
+_Static_assert(sizeof(file_names) / sizeof(file_names[0]) == F_MAX, "one name per file");
+
+static __u32 file_tag(int f, const struct strbuf *sb)
+{
+	return f <= F_SNAP ? ipt_snap_tag(sb->buf, sb->len) : text_tag(sb);
 }
 
 int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *err)
 {
-	char path[600], pend[620];
-	struct strbuf cur = STRBUF_INIT, nxt = STRBUF_INIT;
-	const struct strbuf *use;
-	bool have_cur, have_nxt, running;
+	char path[F_MAX][620];
+	struct strbuf buf[F_MAX] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
+	bool have[F_MAX] = { false }, running;
 	__u32 t1 = 0, t2 = 0;
-	int r = 0;
+	int r = 0, use = -1, f;
 
 	ipt_table_new(t);
-	snprintf(path, sizeof(path), "%s/rules", st->dir);
-	snprintf(pend, sizeof(pend), "%s/rules.new", st->dir);
+	for (f = 0; f < F_MAX; f++)
+		snprintf(path[f], sizeof(path[f]), "%s/%s", st->dir, file_names[f]);
 	/* Which file is in force (state.h, CRASHES). Without the lock a writer may
 	 * switch and rename meanwhile: read again until the data plane's tag stayed
 	 * the same around the reads (tags only grow, so the same tag means nothing
-	 * moved); rules.new first, since a rename can only make it "rules". */
+	 * moved); a ".new" first, since a rename can only make it the other. The
+	 * text files (an older version's) only count while no snapshot exists. */
 	for (int tries = 0;; tries++) {
 		running = cp_running_tag(&t1);
-		if ((r = read_file(pend, &nxt, &have_nxt)) ||
-		    (r = read_file(path, &cur, &have_cur))) {
-			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot read %s: %s",
-					path, strerror(-r));
-			goto out;
+		for (f = 0; f < F_MAX; f++) {
+			if (f == F_TEXT_NEW && have[F_SNAP]) {
+				have[F_TEXT_NEW] = have[F_TEXT] = false;
+				break;
+			}
+			if ((r = read_file(path[f], &buf[f], &have[f]))) {
+				r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot read %s: %s",
+						path[f], strerror(-r));
+				goto out;
+			}
 		}
 		if (!running || st->lock_fd >= 0 || tries >= 200 ||
 		    (cp_running_tag(&t2) && t2 == t1))
 			break;
 		usleep(1000);
 	}
-	use = running && have_nxt && text_tag(&nxt) == t1 ? &nxt : &cur;
-	if (st->lock_fd >= 0 && have_nxt) {
+	if (running && have[F_SNAP_NEW] && file_tag(F_SNAP_NEW, &buf[F_SNAP_NEW]) == t1)
+		use = F_SNAP_NEW;
+	else if (have[F_SNAP])
+		use = F_SNAP;
+	else if (running && have[F_TEXT_NEW] && file_tag(F_TEXT_NEW, &buf[F_TEXT_NEW]) == t1)
+		use = F_TEXT_NEW;
+	else if (have[F_TEXT])
+		use = F_TEXT;
+	if (st->lock_fd >= 0) {
 		/* a killed writer's: in force (it switched) or never in force */
-		if (use == &nxt ? rename(pend, path) : unlink(pend)) {
-			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
-					"cannot recover %s: %s", pend, strerror(errno));
-			goto out;
+		for (f = F_SNAP_NEW; f <= F_TEXT_NEW; f += F_TEXT_NEW - F_SNAP_NEW) {
+			if (!have[f])
+				continue;
+			if (use == f ? rename(path[f], path[f + 1]) : unlink(path[f])) {
+				r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+						"cannot recover %s: %s", path[f], strerror(errno));
+				goto out;
+			}
 		}
 	}
-	st->tag = text_tag(use);
+	st->tag = use >= 0 ? file_tag(use, &buf[use]) : 0;
 	st->next_tag = (st->tag > t1 ? st->tag : t1) + 1;
 	if (!st->next_tag)
 		st->next_tag = 1;
-	if (use->len && ipt_restore_state(use->buf, use->len, t, err)) {
+	if (use == F_SNAP_NEW || use == F_SNAP) {
+		char why[256];
+
+		if (ipt_snap_read(buf[use].buf, buf[use].len, t, why, sizeof(why)))
+			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+					"saved ruleset %s is corrupt: %s", path[use], why);
+	} else if (use >= 0 && buf[use].len && ipt_restore_state(buf[use].buf, buf[use].len, t, err)) {
 		char why[sizeof(err->msg)];
 
 		snprintf(why, sizeof(why), "%s", err->msg);
 		ipt_err_clear(err);
 		r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "saved ruleset %s is corrupt: %s",
-				use == &nxt ? pend : path, why);
+				path[use], why);
 	}
 out:
-	sb_free(&cur);
-	sb_free(&nxt);
+	for (f = 0; f < F_MAX; f++)
+		sb_free(&buf[f]);
 	return r;
 }
 
@@ -276,9 +332,8 @@ int ipt_state_prepare(struct ipt_state *st, const struct ipt_table *t, struct ip
 	struct strbuf sb = STRBUF_INIT;
 	int fd, r = 0;
 
-	snprintf(path, sizeof(path), "%s/rules.new", st->dir);
-	sb_addf(&sb, TAG_LINE "%u\n", st->next_tag);
-	ipt_save_table_state(&sb, t);
+	snprintf(path, sizeof(path), "%s/%s", st->dir, file_names[F_SNAP_NEW]);
+	ipt_snap_write(&sb, t, st->next_tag);
 	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		r = -errno;
@@ -313,11 +368,11 @@ out:
 
 int ipt_state_commit(struct ipt_state *st, bool loaded, struct ipt_err *err)
 {
-	char path[600], pend[620];
+	char path[620], pend[620], text[620];
 	__u32 run;
 
-	snprintf(path, sizeof(path), "%s/rules", st->dir);
-	snprintf(pend, sizeof(pend), "%s/rules.new", st->dir);
+	snprintf(path, sizeof(path), "%s/%s", st->dir, file_names[F_SNAP]);
+	snprintf(pend, sizeof(pend), "%s/%s", st->dir, file_names[F_SNAP_NEW]);
 	if (!loaded && !(cp_running_tag(&run) && run == st->next_tag)) {
 		unlink(pend);
 		return 0;
@@ -330,6 +385,10 @@ int ipt_state_commit(struct ipt_state *st, bool loaded, struct ipt_err *err)
 					 path, strerror(e)) : -e;
 	}
 	st->tag = st->next_tag;
+	/* the snapshot now outranks an older version's text file: drop it (a crash
+	 * before this unlink leaves it ignored) */
+	snprintf(text, sizeof(text), "%s/%s", st->dir, file_names[F_TEXT]);
+	unlink(text);
 	cp_crash_point("committed");
 	return 0;
 }

@@ -9,20 +9,30 @@
  * reused, so a new namespace never inherits a dead one's rules. /run is shared by
  * every `ip netns exec` invocation, unlike /sys/fs/bpf.
  *
- * The ruleset is kept as iptables-save -c text ("rules"); the directory is 0700
- * and files 0600.
+ * FILES of the state directory (0700, files 0600):
+ *   lock           the writer lock (flock)
+ *   snapshot       the saved ruleset: a binary snapshot of struct ipt_table
+ *                  (snapshot.h: magic, version, tag, checksum, lengths)
+ *   snapshot.new   the next one, while a writer switches the data plane to it
+ *   rules          an older version's saved ruleset (iptables-save -c text, first
+ *   rules.new      line "# tag N"): read only while no snapshot exists, the
+ *                  upgrade path; the first change writes the snapshot and
+ *                  deletes "rules"
+ *                  (a version older than the snapshot does not read it: to go
+ *                  back, bpf-iptables-save before and restore after)
+ *   conntrack.conf conntrack settings (conntrack/)
  *
  * CRASHES. The saved ruleset and the one the data plane runs change together,
  * whenever a command is killed: a writer (holding the lock) writes the new
- * ruleset to "rules.new" (fsync), switches the data plane to it, then renames
- * it over "rules". Each saved ruleset carries a tag (its first line, "# tag N",
- * a comment to the restore parser) and the data-plane switch records the tag
- * of the ruleset it installs in the same 4-byte-atomic write (bpfipt_inst). So
- * "rules.new" is in force exactly when the data plane runs its tag: the next
- * command renames it (the switch happened) or deletes it (it did not). A
- * reader without the lock takes whichever of the two files the data plane runs
- * (retrying while a writer is between switch and rename); when the data plane
- * is off or runs neither, "rules" is the ruleset, as before.
+ * ruleset to "snapshot.new" (fsync), switches the data plane to it, then renames
+ * it over "snapshot". Each saved ruleset carries a tag (in the snapshot header;
+ * in a text file its first line, "# tag N") and the data-plane switch records
+ * the tag of the ruleset it installs in the same 4-byte-atomic write
+ * (bpfipt_inst). So a ".new" file is in force exactly when the data plane runs
+ * its tag: the next command renames it (the switch happened) or deletes it (it
+ * did not). A reader without the lock takes whichever of the two files the data
+ * plane runs (retrying while a writer is between switch and rename); when the
+ * data plane is off or runs neither, "snapshot" is the ruleset (else "rules").
  */
 #ifndef BPFIPT_STATE_H
 #define BPFIPT_STATE_H
@@ -46,9 +56,9 @@ void ipt_state_close(struct ipt_state *st);
 /* Read the saved ruleset (an empty table when none was saved): the one in force
  * (see CRASHES). With the lock, finish what a killed writer left. */
 int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *err);
-/* A change, in three steps: write t as "rules.new" (tag st->next_tag); switch
- * the data plane (cp_sync_out with st->next_tag); commit: "rules.new" becomes
- * "rules" when `loaded` (the switch succeeded, or the data plane is off) or
+/* A change, in three steps: write t as "snapshot.new" (tag st->next_tag); switch
+ * the data plane (cp_sync_out with st->next_tag); commit: "snapshot.new" becomes
+ * "snapshot" when `loaded` (the switch succeeded, or the data plane is off) or
  * when the data plane runs it anyway (it failed after the switch), else it is
  * deleted. err may be NULL (an error is already being reported). */
 int ipt_state_prepare(struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err);

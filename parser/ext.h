@@ -59,7 +59,7 @@ struct ipt_ext_final {
 struct ipt_ext {
 	const char *name;
 	bool is_target;
-	size_t size;			/* payload bytes */
+	size_t size;			/* payload bytes: flat, no pointer (saved raw in the snapshot) */
 	const struct ipt_ext_opt *opts;	/* terminated by { NULL } */
 	void (*init)(void *data);	/* optional: defaults (data is already zeroed) */
 	int (*parse)(void *data, const struct ipt_ext_call *c);		/* 0 or -1 (err set) */

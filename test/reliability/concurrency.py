@@ -191,13 +191,13 @@ def main():
     rep.check(serial_order_exists(plans, final),
               "-w: no serial order of the commands explains the final order")
     save = topo.bpt("bpf-iptables-save").stdout
-    with open(os.path.join(topo.state, "rules")) as f:
-        state = f.read()
+    # the saved state alone (a binary snapshot): printed with the data plane off
+    state = topo.bpt("bpf-iptables-save", "-c", env={"BPF_IPTABLES_DATAPLANE": "off"}).stdout
     rep.check(ports_in(save) == final, "-w: bpf-iptables-save differs from -S")
     rep.check(ports_in(re.sub(r"^\[\d+:\d+\] ", "", state, flags=re.M)) == final,
               "-w: the saved state differs from -S")
-    rep.check(not os.path.exists(os.path.join(topo.state, "rules.new")),
-              "-w: rules.new left behind")
+    rep.check(not os.path.exists(os.path.join(topo.state, "snapshot.new")),
+              "-w: snapshot.new left behind")
 
     # the data plane: one packet to every port used
     used = sorted({port for cmds in plans for _, port, _ in cmds} |
@@ -223,7 +223,7 @@ def main():
     # ---- 2. without -w, the lock held: refused at once, nothing changes ----
     lock = open(os.path.join(topo.state, "lock"), "a+")
     fcntl.flock(lock, fcntl.LOCK_EX)
-    st0 = open(os.path.join(topo.state, "rules")).read()
+    st0 = open(os.path.join(topo.state, "snapshot"), "rb").read()
     s0 = topo.bpt("bpf-iptables", "-S", "-v").stdout
     attempts = [["-A", "INPUT", "-p", "tcp", "--dport", "1", "-j", "ACCEPT"],
                 ["-I", "INPUT", "-p", "tcp", "--dport", "2", "-j", "ACCEPT"],
@@ -249,7 +249,7 @@ def main():
               f"locked, -w 1: exit {p.returncode} after {took:.2f} s, stderr {p.stderr!r}")
     rep.check(topo.bpt("bpf-iptables", "-S", "-v").stdout == s0,
               "locked: -S -v (rules and counters) changed")
-    rep.check(open(os.path.join(topo.state, "rules")).read() == st0,
+    rep.check(open(os.path.join(topo.state, "snapshot"), "rb").read() == st0,
               "locked: the saved state changed")
     rep.check(topo.bpt("bpf-iptables-save", check=False).returncode == 0,
               "locked: bpf-iptables-save must still read")

@@ -24,7 +24,7 @@ Trials:
     attaching to the interfaces.
 Leaks: the namespace's attachments, the programs they run and the maps those
 reach (inner maps of the generations included) are counted before and after;
-no rules.new or temporary file stays in the state directory; after --unload
+no snapshot.new or temporary file stays in the state directory; after --unload
 every program and map id seen is gone from the kernel; nothing was pinned and
 no bpf link holds one of our programs. (Global counts of `bpftool prog/map
 show` are not compared: other work on the machine changes them.)
@@ -226,14 +226,14 @@ class Trials:
         kinds = set(verdicts.values())
         s = self.topo.bpt("bpf-iptables", "-S", check=False)
         saved = [v for v in (old, new) if self.show.get(v) == s.stdout]
-        with open(os.path.join(self.topo.state, "rules")) as f:
+        with open(os.path.join(self.topo.state, "snapshot"), "rb") as f:
             state = f.read()
-        pend = os.path.join(self.topo.state, "rules.new")
+        pend = os.path.join(self.topo.state, "snapshot.new")
         running = kinds.pop() if len(kinds) == 1 else "MIX"
         ok = (s.returncode == 0 and running in (old, new) and saved == [running])
         self.rep.check(ok, f"{label}: data plane {running} ({verdicts if running == 'MIX' else ''})"
                        f", -S {saved or 'neither'} (exit {s.returncode}); state file "
-                       f"{len(state)} bytes, rules.new {'present' if os.path.exists(pend) else 'absent'}")
+                       f"{len(state)} bytes, snapshot.new {'present' if os.path.exists(pend) else 'absent'}")
         outcome = running if ok else "BAD"
         key = "old" if outcome == old else "new" if outcome == new else "bad"
         self.stats[key] = self.stats.get(key, 0) + 1
@@ -316,7 +316,7 @@ def main():
         rep.check(none and s == tr.show["NONE"],
                   f"first command killed at {at}: probes {verdicts}, -S {s!r}")
         topo.bpt("bpf-iptables", "--unload")
-        for f in ("rules", "rules.new"):
+        for f in ("snapshot", "snapshot.new", "rules", "rules.new"):
             if os.path.exists(os.path.join(topo.state, f)):
                 os.unlink(os.path.join(topo.state, f))
 
@@ -370,7 +370,7 @@ def main():
     rep.check(inv1["progs"] == inv0["progs"], f"programs {inv0['progs']} -> {inv1['progs']}")
     rep.check(len(inv1["maps"]) == len(inv0["maps"]),
               f"maps reachable: {len(inv0['maps'])} -> {len(inv1['maps'])}")
-    left = sorted(set(os.listdir(topo.state)) - {"lock", "rules"})
+    left = sorted(set(os.listdir(topo.state)) - {"lock", "snapshot"})
     rep.check(not left, f"files left in the state directory: {left}")
     rep.check(pins() == pins0, f"pins: {pins0} -> {pins()}")
     links = [ln for ln in bpftool_json(["link", "show"]) or []

@@ -401,7 +401,7 @@ def main():
             if a.verbose and ok:
                 print(f"ok   {what}: exit {r.rc}: {r.err.strip()[:100]}")
         # a corrupt saved state: every command refuses it, nothing is loaded
-        rules = os.path.join(iut.statedir, "rules")
+        rules = os.path.join(iut.statedir, "snapshot")
         with open(rules, "rb") as f:
             saved = f.read()
         for junk in (b"garbage\n", saved[: len(saved) // 2], b"*filter\n-A INPUT --foo\nCOMMIT\n"):

@@ -80,7 +80,7 @@ snapshot() {	# everything observable about a namespace's ruleset
 	local ns=$1 d
 	d=/run/bpf-iptables/netns-$(cookie "$ns")
 	ip netns exec "$ns" "$BIN/bpf-iptables-save" -c | grep -v '^#'
-	sha256sum "$d"/rules "$d"/conntrack.conf 2>/dev/null
+	sha256sum "$d"/snapshot "$d"/conntrack.conf 2>/dev/null
 	dp_id "$ns"
 }
 

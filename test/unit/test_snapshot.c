@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The binary snapshot of the saved state (controlplane/snapshot.c): every
+ * extension's payload survives the round trip byte for byte (a table built from
+ * every filter-table case of the upstream conformance files plus a restore file
+ * that uses every extension), the printed text is unchanged, and a truncated or
+ * damaged snapshot is refused with an error that names the file.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ext.h"
+#include "restore.h"
+#include "save.h"
+#include "snapshot.h"
+#include "state.h"
+
+/* Every extension at least once, with counters, a user chain named with 31
+ * characters (-E allows it), interfaces and inversions. */
+static const char every_ext[] =
+	"*filter\n"
+	":INPUT DROP [7:8]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [1:2]\n"
+	":aaa - [0:0]\n:zz - [0:0]\n"
+	"[1:2] -A FORWARD -s 10.0.0.0/8 ! -d 192.0.2.1/32 -i eth+ ! -o lo -p tcp -m tcp --sport 1:2 --dport 22 --tcp-flags SYN,ACK SYN --tcp-option 2 -j ACCEPT\n"
+	"[3:4] -A INPUT -p udp -m udp ! --dport 53 -j aaa\n"
+	"-A INPUT -p icmp -m icmp --icmp-type 8/0 -j DROP\n"
+	"-A INPUT -p tcp -m multiport --dports 1,2:3,4 -j RETURN\n"
+	"-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED --ctproto 6 --ctorigsrc 1.2.3.4 -j ACCEPT\n"
+	"-A INPUT -m state --state NEW -m iprange --src-range 1.1.1.1-1.1.1.9 -j ACCEPT\n"
+	"-A INPUT -m comment --comment \"a b\" -m limit --limit 3/min --limit-burst 7 -m mark --mark 0x1/0xff\n"
+	"-A INPUT -m length --length 10:20 -m mac --mac-source 00:11:22:33:44:55 -m addrtype --dst-type LOCAL\n"
+	"-A INPUT -m recent --name x --rcheck --seconds 60 -j REJECT --reject-with tcp-reset -p tcp\n"
+	"-A INPUT -f -j LOG --log-prefix \"p \" --log-level 7 --log-tcp-options\n"
+	"-A OUTPUT -j NFLOG --nflog-group 3 --nflog-prefix q\n"
+	"-A OUTPUT -p tcp -m tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu\n"
+	"-A aaa -g zz\n"
+	"-A zz -p 47\n"
+	"COMMIT\n";
+
+static const char *conf_dir(void)
+{
+	const char *d = getenv("IPT_CONFORMANCE_DIR");
+
+	return d && *d ? d : "../shared/conformance";
+}
+
+/* Append every filter-table OK/NOMATCH case of one .t file that this build
+ * accepts (to the chains of its header); returns how many were added. */
+static int add_t_file(struct ipt_table **t, const char *path)
+{
+	struct ipt_restore_opts o = { .noflush = true, .prog = "test" };
+	char line[2048], chains[2048] = "INPUT", text[4200];
+	bool filter = true;
+	int added = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (line[0] == '*')
+			filter = !strcmp(line, "*filter");
+		if (line[0] == ':')
+			snprintf(chains, sizeof(chains), "%s", line + 1);
+		if (!*line || strchr("#:@%*", *line) || !filter || !strchr(line, ';'))
+			continue;
+		*strchr(line, ';') = '\0';
+		char ch[2048], *save = NULL;
+
+		snprintf(ch, sizeof(ch), "%s", chains);
+		for (char *c = strtok_r(ch, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+			struct ipt_err err = { 0 };
+			unsigned int eline;
+
+			snprintf(text, sizeof(text), "*filter\n-A %s %s\nCOMMIT\n", c, line);
+			ipt_warnings_quiet = true;
+			if (!ipt_restore(text, strlen(text), t, &o, &err, &eline))
+				added++;
+		}
+	}
+	fclose(f);
+	return added;
+}
+
+static bool have_conformance;
+
+static void build_table(struct ipt_table **t)
+{
+	struct ipt_restore_opts o = { .counters = true, .prog = "test", .state = true };
+	struct ipt_err err = { 0 };
+	unsigned int line;
+	char dir[512];
+	DIR *d;
+
+	ipt_table_new(t);
+	ck_assert_msg(!ipt_restore(every_ext, strlen(every_ext), t, &o, &err, &line),
+		      "line %u: %s", line, err.msg);
+	snprintf(dir, sizeof(dir), "%s/iptables-t", conf_dir());
+	d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "note: %s not found, the conformance cases are left out\n", dir);
+		return;
+	}
+	int n = 0;
+
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[1024];
+
+		if (!strstr(e->d_name, ".t"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n += add_t_file(t, path);
+	}
+	closedir(d);
+	ck_assert_int_gt(n, 100);
+	have_conformance = true;
+}
+
+static void text_of(const struct ipt_table *t, struct strbuf *sb)
+{
+	sb_reset(sb);
+	ipt_save_table(sb, t, true);
+}
+
+START_TEST(round_trip_every_extension)
+{
+	static const char *const names[] = {
+		"tcp", "udp", "icmp", "multiport", "conntrack", "state", "iprange", "comment",
+		"limit", "mark", "length", "mac", "addrtype", "recent",
+		"REJECT", "LOG", "NFLOG", "TCPMSS",
+	};
+	struct ipt_table *t, *t2 = NULL;
+	struct strbuf snap = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
+	unsigned int nrules = 0;
+	char why[256];
+
+	build_table(&t);
+	ipt_snap_write(&snap, t, 42);
+	ck_assert_uint_eq(ipt_snap_tag(snap.buf, snap.len), 42);
+	ck_assert_msg(!ipt_snap_read(snap.buf, snap.len, &t2, why, sizeof(why)), "%s", why);
+	text_of(t, &a);
+	text_of(t2, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	/* the same model: payloads byte for byte, counters, chains */
+	ck_assert_uint_eq(t2->nchains, t->nchains);
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		const struct ipt_chain *c = t->chains[i], *c2 = t2->chains[i];
+
+		ck_assert_str_eq(c2->name, c->name);
+		ck_assert(c2->policy == c->policy && c2->pcnt == c->pcnt && c2->bcnt == c->bcnt);
+		ck_assert_uint_eq(c2->nrules, c->nrules);
+		for (unsigned int j = 0; j < c->nrules; j++) {
+			ck_assert(ipt_rule_equal(c->rules[j], c2->rules[j]));
+			ck_assert(c2->rules[j]->pcnt == c->rules[j]->pcnt &&
+				  c2->rules[j]->bcnt == c->rules[j]->bcnt);
+			ck_assert_uint_eq(c2->rules[j]->cidx, IPT_NO_CIDX);
+			nrules++;
+		}
+	}
+	ck_assert_uint_gt(nrules, have_conformance ? 100 : 10);
+	/* every extension of the registry is in there */
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		const struct ipt_ext *e = ipt_ext_find(names[k], names[k][0] <= 'Z');
+		bool seen = false;
+
+		ck_assert_ptr_nonnull(e);
+		for (unsigned int i = 0; i < t->nchains && !seen; i++)
+			for (unsigned int j = 0; j < t->chains[i]->nrules && !seen; j++) {
+				const struct ipt_rule *r = t->chains[i]->rules[j];
+
+				seen = r->target.ext == e;
+				for (unsigned int m = 0; m < r->nmatches; m++)
+					seen |= r->matches[m].ext == e;
+			}
+		ck_assert_msg(seen, "no rule uses %s", names[k]);
+	}
+	/* and the snapshot of the copy is the same file */
+	struct strbuf snap2 = STRBUF_INIT;
+
+	ipt_snap_write(&snap2, t2, 42);
+	ck_assert_uint_eq(snap2.len, snap.len);
+	ck_assert(!memcmp(snap2.buf, snap.buf, snap.len));
+	sb_free(&snap);
+	sb_free(&snap2);
+	sb_free(&a);
+	sb_free(&b);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
+/* Every truncation, every flipped byte, a wrong magic or version: an error,
+ * never a crash, and the table passed in stays as it was. */
+START_TEST(corrupt_snapshots_rejected)
+{
+	struct ipt_table *t, *t2;
+	struct strbuf snap = STRBUF_INIT;
+	char why[256];
+
+	build_table(&t);
+	ipt_snap_write(&snap, t, 7);
+	ipt_table_new(&t2);
+	struct ipt_table *keep = t2;
+
+	for (size_t n = 0; n < snap.len; n += (n < 4096 ? 1 : 97)) {
+		why[0] = '\0';
+		ck_assert_int_eq(ipt_snap_read(snap.buf, n, &t2, why, sizeof(why)), -1);
+		ck_assert_msg(why[0], "no reason for a truncation at %zu", n);
+	}
+	for (size_t n = 0; n < snap.len; n += (n < 4096 ? 1 : 89)) {
+		snap.buf[n] ^= 0x5a;
+		ck_assert_msg(ipt_snap_read(snap.buf, snap.len, &t2, why, sizeof(why)) == -1,
+			      "byte %zu flipped: accepted", n);
+		snap.buf[n] ^= 0x5a;
+	}
+	/* one more byte at the end */
+	sb_addn(&snap, "", 1);
+	ck_assert_int_eq(ipt_snap_read(snap.buf, snap.len, &t2, why, sizeof(why)), -1);
+	ck_assert_ptr_eq(t2, keep);
+	ck_assert_uint_eq(t2->nchains, 3);
+	sb_free(&snap);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
+/* The snapshot's checksum (snapshot.h), to forge files whose damage only the
+ * structure checks can see. */
+static void reseal(struct strbuf *snap)
+{
+	__u32 version, tag;
+	__u64 h, w;
+	const unsigned char *p = (const unsigned char *)snap->buf + 32;
+	size_t n = snap->len - 32, i = 0;
+
+	memcpy(&version, snap->buf + 8, 4);
+	memcpy(&tag, snap->buf + 12, 4);
+	h = 0xcbf29ce484222325ull ^ ((__u64)version << 32 | tag);
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	memcpy(snap->buf + 24, &h, 8);
+}
+
+/* Damage that passes the checksum (the lengths, counts, indexes and names inside):
+ * read fails or builds a table, never crashes (CK_FORK runs it in a child). */
+START_TEST(forged_snapshots_never_crash)
+{
+	struct ipt_table *t, *t2 = NULL;
+	struct strbuf snap = STRBUF_INIT, bad = STRBUF_INIT;
+	unsigned int seed = 1, ok = 0, refused = 0;
+	char why[256];
+
+	build_table(&t);
+	ipt_snap_write(&snap, t, 3);
+	for (int i = 0; i < 20000; i++) {
+		sb_reset(&bad);
+		sb_addn(&bad, snap.buf, snap.len);
+		for (int k = 0; k < 1 + i % 3; k++) {
+			size_t at = 32 + (size_t)rand_r(&seed) % (snap.len - 32);
+
+			bad.buf[at] = (char)(i & 1 ? rand_r(&seed) : bad.buf[at] ^ (1 << (i % 8)));
+		}
+		reseal(&bad);
+		if (ipt_snap_read(bad.buf, bad.len, &t2, why, sizeof(why)))
+			refused++;
+		else
+			ok++;
+	}
+	ck_assert_uint_gt(refused, 0);
+	ck_assert_uint_eq(ok + refused, 20000);
+	sb_free(&snap);
+	sb_free(&bad);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
+static void write_file(const char *path, const void *buf, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, n, f), n);
+	fclose(f);
+}
+
+/* Through the state: a command reads the snapshot, an old text "rules" only when
+ * there is none, and a damaged snapshot is an error naming the file. */
+START_TEST(state_reads_snapshot_and_text)
+{
+	char dir[] = "/tmp/test_snapshot.XXXXXX", path[600];
+	struct ipt_state st = { 0 };
+	struct ipt_err err = { 0 };
+	struct ipt_table *t = NULL, *t2 = NULL;
+	struct strbuf snap = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("BPF_IPTABLES_STATE_DIR", dir, 1);
+	setenv("BPF_IPTABLES_DATAPLANE", "off", 1);
+	build_table(&t);
+	text_of(t, &a);
+
+	/* an older version's text file: read, tag kept */
+	snprintf(path, sizeof(path), "%s/rules", dir);
+	sb_addf(&snap, "# tag 5\n");
+	ipt_save_table_state(&snap, t);
+	write_file(path, snap.buf, snap.len);
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_int_eq(ipt_state_lock(&st, false, 0, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &t2, &err), "%s", err.msg);
+	ck_assert_uint_eq(st.tag, 5);
+	text_of(t2, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	/* a change writes the snapshot and drops the text */
+	ck_assert_int_eq(ipt_state_prepare(&st, t2, &err), 0);
+	ck_assert_int_eq(ipt_state_commit(&st, true, &err), 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	ipt_table_free(&t2);
+	ck_assert_msg(!ipt_state_load(&st, &t2, &err), "%s", err.msg);
+	ck_assert_uint_eq(st.tag, 6);
+	text_of(t2, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	ipt_state_close(&st);
+
+	/* a snapshot cut in half: every command refuses it, naming the file */
+	snprintf(path, sizeof(path), "%s/snapshot", dir);
+	sb_reset(&snap);
+	ipt_snap_write(&snap, t, 9);
+	write_file(path, snap.buf, snap.len / 2);
+	memset(&err, 0, sizeof(err));
+	ipt_table_free(&t2);
+	ck_assert_int_eq(ipt_state_load(&st, &t2, &err), -1);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "is corrupt") &&
+		      strstr(err.msg, "truncated"), "%s", err.msg);
+	/* garbage */
+	write_file(path, "garbage\n", 8);
+	memset(&err, 0, sizeof(err));
+	ipt_table_free(&t2);
+	ck_assert_int_eq(ipt_state_load(&st, &t2, &err), -1);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "is corrupt"), "%s", err.msg);
+	/* empty */
+	write_file(path, "", 0);
+	memset(&err, 0, sizeof(err));
+	ipt_table_free(&t2);
+	ck_assert_int_eq(ipt_state_load(&st, &t2, &err), -1);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "is corrupt"), "%s", err.msg);
+
+	unlink(path);
+	rmdir(dir);
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	unlink(path);
+	rmdir(dir);
+	sb_free(&snap);
+	sb_free(&a);
+	sb_free(&b);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
+static Suite *snapshot_suite(void)
+{
+	Suite *s = suite_create("snapshot");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, round_trip_every_extension);
+	tcase_add_test(tc, corrupt_snapshots_rejected);
+	tcase_add_test(tc, forged_snapshots_never_crash);
+	tcase_add_test(tc, state_reads_snapshot_and_text);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(snapshot_suite());
+
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

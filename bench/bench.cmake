@@ -19,3 +19,29 @@ add_executable(test_chunks ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_chunk
 target_link_libraries(test_chunks PRIVATE bpfipt PkgConfig::CHECK)
 add_test(NAME dataplane.test_chunks COMMAND test_chunks)
 set_tests_properties(dataplane.test_chunks PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 600)
+
+# addrsearch: an address field's LPM trie against a binary search over sorted
+# intervals (the experiment of docs/performance.md); its own BPF object and
+# skeleton, built as dataplane/bpf.cmake builds the data plane's.
+set(AS_OBJ ${BPF_DIR}/addrsearch.bpf.o)
+set(AS_SKEL ${GEN}/addrsearch.skel.h)
+add_custom_command(OUTPUT ${AS_OBJ}
+  COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -I${CMAKE_CURRENT_SOURCE_DIR}/bench
+          -c ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.bpf.c -o ${AS_OBJ}
+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.bpf.c
+          ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.h
+  COMMENT "Building BPF object addrsearch.bpf.o"
+  VERBATIM)
+add_custom_command(OUTPUT ${AS_SKEL}
+  COMMAND sh -c "${BPFTOOL} gen skeleton ${AS_OBJ} name addrsearch_bpf > ${AS_SKEL}.tmp"
+  COMMAND ${CMAKE_COMMAND} -E rename ${AS_SKEL}.tmp ${AS_SKEL}
+  DEPENDS ${AS_OBJ}
+  COMMENT "Generating BPF skeleton addrsearch.skel.h"
+  VERBATIM)
+add_executable(addrsearch ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.c ${AS_SKEL})
+target_include_directories(addrsearch PRIVATE ${GEN} ${CMAKE_CURRENT_SOURCE_DIR}/bench)
+target_link_libraries(addrsearch PRIVATE PkgConfig::LIBBPF)
+# The test: both structures give every checked address the same value.
+add_test(NAME bench.addrsearch
+         COMMAND addrsearch --sizes 10,1000,20000 --repeat 1000 --check 10000)
+set_tests_properties(bench.addrsearch PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)

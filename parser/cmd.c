@@ -1096,17 +1096,38 @@ static int numeric_to_addr(const char *s, bool is_mask, __be32 *out)
 	return 0;
 }
 
+/* The addresses of -s or -d. Almost always one: the first few live inline, so
+ * that a rule costs no allocation for them. */
+#define ADDR_INLINE 4
 struct addr_list {
 	__be32 *addr, *mask;
 	unsigned int n, cap;
+	__be32 inl_addr[ADDR_INLINE], inl_mask[ADDR_INLINE];
 };
+
+static void addr_list_init(struct addr_list *l)
+{
+	l->addr = l->inl_addr;
+	l->mask = l->inl_mask;
+	l->n = 0;
+	l->cap = ADDR_INLINE;
+}
 
 static void addr_push(struct addr_list *l, __be32 a, __be32 m)
 {
 	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 4;
-		l->addr = realloc(l->addr, l->cap * sizeof(*l->addr));
-		l->mask = realloc(l->mask, l->cap * sizeof(*l->mask));
+		l->cap *= 2;
+		if (l->addr == l->inl_addr) {
+			l->addr = malloc(l->cap * sizeof(*l->addr));
+			l->mask = malloc(l->cap * sizeof(*l->mask));
+			if (l->addr && l->mask) {
+				memcpy(l->addr, l->inl_addr, sizeof(l->inl_addr));
+				memcpy(l->mask, l->inl_mask, sizeof(l->inl_mask));
+			}
+		} else {
+			l->addr = realloc(l->addr, l->cap * sizeof(*l->addr));
+			l->mask = realloc(l->mask, l->cap * sizeof(*l->mask));
+		}
 		if (!l->addr || !l->mask)
 			abort();
 	}
@@ -1117,9 +1138,11 @@ static void addr_push(struct addr_list *l, __be32 a, __be32 m)
 
 static void addr_list_free(struct addr_list *l)
 {
-	free(l->addr);
-	free(l->mask);
-	memset(l, 0, sizeof(*l));
+	if (l->addr != l->inl_addr) {
+		free(l->addr);
+		free(l->mask);
+	}
+	addr_list_init(l);
 }
 
 static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_list *l)
@@ -1129,9 +1152,11 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 	char *slash;
 
 	/* as xtables: a cut-off spec could mean another address or mask */
-	if (strlen(spec) >= sizeof(buf))
+	size_t len = strlen(spec);
+
+	if (len >= sizeof(buf))
 		return ipt_err_param(ps->err, "Hostname too long");
-	snprintf(buf, sizeof(buf), "%s", spec);
+	memcpy(buf, spec, len + 1);
 	slash = strrchr(buf, '/');
 	if (slash) {
 		const char *m = slash + 1;
@@ -1177,6 +1202,10 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 
 static int parse_hosts(struct cmd_parse *ps, const char *spec, struct addr_list *l)
 {
+	/* the common case, one element: nothing to split */
+	if (*spec && !strchr(spec, ','))
+		return parse_one_host(ps, spec, l);
+
 	char *copy = xstrdup(spec);
 	int r = 0;
 
@@ -1319,8 +1348,11 @@ static int cmd_finish(struct cmd_parse *ps)
 
 	bool rule_cmd = cmd->command & (CMD_REPLACE | CMD_INSERT | CMD_DELETE | CMD_APPEND |
 					CMD_CHECK);
-	struct addr_list s = { 0 }, d = { 0 };
+	struct addr_list s, d;
 	int r = 0;
+
+	addr_list_init(&s);
+	addr_list_init(&d);
 
 	if (ps->saddr || rule_cmd)
 		r = parse_hosts(ps, ps->saddr ? ps->saddr : "0.0.0.0/0", &s);
@@ -1361,13 +1393,18 @@ static int cmd_finish(struct cmd_parse *ps)
 			abort();
 		for (unsigned int i = 0; i < s.n; i++)
 			for (unsigned int j = 0; j < d.n; j++) {
-				struct ipt_rule *n = ipt_rule_dup(rule);
+				/* the last pair takes the parsed rule itself, the others
+				 * a copy: one rule, the usual case, is not copied */
+				bool last = i == s.n - 1 && j == d.n - 1;
+				struct ipt_rule *n = last ? rule : ipt_rule_dup(rule);
 
 				n->ip.src = s.addr[i];
 				n->ip.smsk = s.mask[i];
 				n->ip.dst = d.addr[j];
 				n->ip.dmsk = d.mask[j];
 				cmd->rules[cmd->nrules++] = n;
+				if (last)
+					ps->rule = NULL;
 			}
 	}
 	addr_list_free(&s);

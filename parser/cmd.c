@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1423,7 +1424,8 @@ int ipt_cmd_parse(int argc, char **argv, bool restore, struct ipt_cmd *cmd,
 	};
 	int r;
 
-	memset(cmd, 0, sizeof(*cmd));
+	/* deferred is last and cleared as a string: not its 1 KiB (once per rule) */
+	memset(cmd, 0, offsetof(struct ipt_cmd, deferred));
 	ipt_err_clear(&cmd->deferred);
 	cmd->restore = restore;
 	cmd->err_argi = -1;
@@ -1455,5 +1457,6 @@ void ipt_cmd_free(struct ipt_cmd *cmd)
 	free(cmd->newname);
 	free(cmd->policy);
 	free(cmd->table);
-	memset(cmd, 0, sizeof(*cmd));
+	memset(cmd, 0, offsetof(struct ipt_cmd, deferred));
+	memset(&cmd->deferred, 0, offsetof(struct ipt_err, msg) + 1);
 }

@@ -8,7 +8,6 @@
  */
 #include "cmd_internal.h"
 #include "cmdgram.h"
-#include "cmdscan.h"
 #include "cmdword.h"
 #include "resolve.h"
 
@@ -90,6 +89,37 @@ static int err_at(struct cmd_parse *ps, int argi)
 }
 
 /* ---------------------------------------------------------------- lexer -- */
+
+/* The word classes getopt_long sees, as the rules
+ *   "!"  "--"  "--"[^=]+"=".*  "--"[^=]+  "-"[^-].*  (.|\n)+  (longest match
+ * over the whole word, the first rule on a tie) would give them. This was a flex
+ * scanner run on every word: its buffer setup per word cost more than the
+ * classification; test_parser keeps the table of what that scanner returned. */
+enum cmd_word cmd_word_class(const char *w)
+{
+	size_t len = strlen(w);
+
+	if (!len)
+		return W_EMPTY;
+	if (len == 1 && w[0] == '!')
+		return W_BANG;
+	if (w[0] == '-' && w[1] == '-') {
+		if (len == 2)
+			return W_DASHDASH;
+		/* "--" [^=]+ "=" .*: the name is not empty, the value has no newline */
+		const char *eq = strchr(w + 2, '=');
+
+		if (!eq)
+			return W_LONG;
+		if (eq > w + 2 && !strchr(eq + 1, '\n'))
+			return W_LONG_EQ;
+		return W_WORD;
+	}
+	/* "-" [^-] .*: a cluster of short options, no newline after its first */
+	if (w[0] == '-' && len >= 2 && !strchr(w + 2, '\n'))
+		return W_SHORT;
+	return W_WORD;
+}
 
 static bool is_positional(const char *w)
 {
@@ -217,10 +247,8 @@ int cmd_lex(struct cmd_tok *t, struct cmd_parse *ps)
 
 	int argi = ps->pos;
 	const char *w = ps->argv[ps->pos++];
-	YY_BUFFER_STATE b = cmdscan__scan_bytes(w, (int)strlen(w), ps->scanner);
-	int kind = cmdscan_lex(ps->scanner);
+	enum cmd_word kind = cmd_word_class(w);
 
-	cmdscan__delete_buffer(b, ps->scanner);
 	tok_init(t, argi);
 	switch (kind) {
 	case W_BANG:
@@ -1431,10 +1459,7 @@ int ipt_cmd_parse(int argc, char **argv, bool restore, struct ipt_cmd *cmd,
 	cmd->err_argi = -1;
 	ipt_err_clear(err);
 	ps.rule = ipt_rule_new();
-	if (cmdscan_lex_init(&ps.scanner))
-		abort();
 	r = cmdgram_parse(&ps);
-	cmdscan_lex_destroy(ps.scanner);
 	if (!r && !err->code)
 		r = cmd_finish(&ps);
 	else

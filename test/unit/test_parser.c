@@ -426,6 +426,26 @@ START_TEST(word_class_like_the_scanner)
 }
 END_TEST
 
+/* Bytes above 0x7f in a restore file (a UTF-8 comment): the scanner is 8-bit.
+ * A 7-bit flex scanner (what %option fast gives by default) looped on them. */
+START_TEST(restore_8bit)
+{
+	static const char text[] = "*filter\n-A INPUT -m comment --comment \"\xc3\x9cn\xc3\xaf" "code \xff\x80\" -j DROP\nCOMMIT\n";
+	struct ipt_restore_opts o = { .prog = "test" };
+	struct strbuf sb = STRBUF_INIT;
+	struct ipt_table *t;
+	struct ipt_err err;
+	unsigned int line;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(text, strlen(text), &t, &o, &err, &line), 0);
+	ipt_save_list_rules(&sb, t, "INPUT", 0, false);
+	ck_assert_str_eq(sb_str(&sb), "-P INPUT ACCEPT\n-A INPUT -m comment --comment \"\xc3\x9cn\xc3\xaf" "code \xff\x80\" -j DROP\n");
+	sb_free(&sb);
+	ipt_table_free(&t);
+}
+END_TEST
+
 static Suite *parser_suite(void)
 {
 	Suite *s = suite_create("parser");
@@ -441,6 +461,7 @@ static Suite *parser_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("restore");
 	tcase_add_test(tc, restore_save_roundtrip);
+	tcase_add_test(tc, restore_8bit);
 	tcase_add_loop_test(tc, restore_failures, 0, sizeof(bad_restores) / sizeof(bad_restores[0]));
 	suite_add_tcase(s, tc);
 	return s;

@@ -57,8 +57,12 @@ int ipt_err_param(struct ipt_err *e, const char *fmt, ...)
 
 void ipt_err_clear(struct ipt_err *e)
 {
-	memset(e, 0, sizeof(*e));
+	/* msg is a C string: an empty one is enough. Clearing all 1 KiB of it cost
+	 * ~4% of a restore, which clears two of these per rule. */
+	e->code = 0;
+	e->style = 0;
 	e->argi = -1;
+	e->msg[0] = '\0';
 }
 
 bool ipt_warnings_quiet;

@@ -24,13 +24,19 @@ void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list ap2;
 
+	/* format once into the room there is; a second time only when it was short */
+	sb_grow(sb, 63);
 	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
+	int n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap2);
 	va_end(ap2);
-	if (n < 0)
+	if (n < 0) {
+		sb->buf[sb->len] = '\0';
 		return;
-	sb_grow(sb, (size_t)n);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	}
+	if ((size_t)n >= sb->cap - sb->len) {
+		sb_grow(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	}
 	sb->len += (size_t)n;
 }
 
@@ -65,6 +71,27 @@ void sb_addc(struct strbuf *sb, char c)
 	sb_grow(sb, 1);
 	sb->buf[sb->len++] = c;
 	sb->buf[sb->len] = '\0';
+}
+
+void sb_add_u64(struct strbuf *sb, unsigned long long v)
+{
+	char tmp[20], *p = tmp + sizeof(tmp);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	sb_addn(sb, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+void sb_add_ipv4(struct strbuf *sb, const void *be_addr)
+{
+	const unsigned char *b = be_addr;
+
+	for (int i = 0; i < 4; i++) {
+		if (i)
+			sb_addc(sb, '.');
+		sb_add_u64(sb, b[i]);
+	}
 }
 
 void sb_reset(struct strbuf *sb)

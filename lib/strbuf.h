@@ -19,6 +19,10 @@ void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 void sb_adds(struct strbuf *sb, const char *s);
 void sb_addc(struct strbuf *sb, char c);
 void sb_addn(struct strbuf *sb, const char *s, size_t n);
+/* Small formatters for what the printers write most: what "%llu" and
+ * inet_ntop() give, without vfprintf. */
+void sb_add_u64(struct strbuf *sb, unsigned long long v);
+void sb_add_ipv4(struct strbuf *sb, const void *be_addr);	/* network order, 4 bytes */
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 const char *sb_str(const struct strbuf *sb);	/* "" when empty */

@@ -8,7 +8,6 @@
  */
 #include "cmd_internal.h"
 #include "cmdgram.h"
-#include "cmdscan.h"
 #include "cmdword.h"
 #include "resolve.h"
 
@@ -17,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +89,37 @@ static int err_at(struct cmd_parse *ps, int argi)
 }
 
 /* ---------------------------------------------------------------- lexer -- */
+
+/* The word classes getopt_long sees, as the rules
+ *   "!"  "--"  "--"[^=]+"=".*  "--"[^=]+  "-"[^-].*  (.|\n)+  (longest match
+ * over the whole word, the first rule on a tie) would give them. This was a flex
+ * scanner run on every word: its buffer setup per word cost more than the
+ * classification; test_parser keeps the table of what that scanner returned. */
+enum cmd_word cmd_word_class(const char *w)
+{
+	size_t len = strlen(w);
+
+	if (!len)
+		return W_EMPTY;
+	if (len == 1 && w[0] == '!')
+		return W_BANG;
+	if (w[0] == '-' && w[1] == '-') {
+		if (len == 2)
+			return W_DASHDASH;
+		/* "--" [^=]+ "=" .*: the name is not empty, the value has no newline */
+		const char *eq = strchr(w + 2, '=');
+
+		if (!eq)
+			return W_LONG;
+		if (eq > w + 2 && !strchr(eq + 1, '\n'))
+			return W_LONG_EQ;
+		return W_WORD;
+	}
+	/* "-" [^-] .*: a cluster of short options, no newline after its first */
+	if (w[0] == '-' && len >= 2 && !strchr(w + 2, '\n'))
+		return W_SHORT;
+	return W_WORD;
+}
 
 static bool is_positional(const char *w)
 {
@@ -216,10 +247,8 @@ int cmd_lex(struct cmd_tok *t, struct cmd_parse *ps)
 
 	int argi = ps->pos;
 	const char *w = ps->argv[ps->pos++];
-	YY_BUFFER_STATE b = cmdscan__scan_bytes(w, (int)strlen(w), ps->scanner);
-	int kind = cmdscan_lex(ps->scanner);
+	enum cmd_word kind = cmd_word_class(w);
 
-	cmdscan__delete_buffer(b, ps->scanner);
 	tok_init(t, argi);
 	switch (kind) {
 	case W_BANG:
@@ -1096,17 +1125,38 @@ static int numeric_to_addr(const char *s, bool is_mask, __be32 *out)
 	return 0;
 }
 
+/* The addresses of -s or -d. Almost always one: the first few live inline, so
+ * that a rule costs no allocation for them. */
+#define ADDR_INLINE 4
 struct addr_list {
 	__be32 *addr, *mask;
 	unsigned int n, cap;
+	__be32 inl_addr[ADDR_INLINE], inl_mask[ADDR_INLINE];
 };
+
+static void addr_list_init(struct addr_list *l)
+{
+	l->addr = l->inl_addr;
+	l->mask = l->inl_mask;
+	l->n = 0;
+	l->cap = ADDR_INLINE;
+}
 
 static void addr_push(struct addr_list *l, __be32 a, __be32 m)
 {
 	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 4;
-		l->addr = realloc(l->addr, l->cap * sizeof(*l->addr));
-		l->mask = realloc(l->mask, l->cap * sizeof(*l->mask));
+		l->cap *= 2;
+		if (l->addr == l->inl_addr) {
+			l->addr = malloc(l->cap * sizeof(*l->addr));
+			l->mask = malloc(l->cap * sizeof(*l->mask));
+			if (l->addr && l->mask) {
+				memcpy(l->addr, l->inl_addr, sizeof(l->inl_addr));
+				memcpy(l->mask, l->inl_mask, sizeof(l->inl_mask));
+			}
+		} else {
+			l->addr = realloc(l->addr, l->cap * sizeof(*l->addr));
+			l->mask = realloc(l->mask, l->cap * sizeof(*l->mask));
+		}
 		if (!l->addr || !l->mask)
 			abort();
 	}
@@ -1117,9 +1167,11 @@ static void addr_push(struct addr_list *l, __be32 a, __be32 m)
 
 static void addr_list_free(struct addr_list *l)
 {
-	free(l->addr);
-	free(l->mask);
-	memset(l, 0, sizeof(*l));
+	if (l->addr != l->inl_addr) {
+		free(l->addr);
+		free(l->mask);
+	}
+	addr_list_init(l);
 }
 
 static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_list *l)
@@ -1129,9 +1181,11 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 	char *slash;
 
 	/* as xtables: a cut-off spec could mean another address or mask */
-	if (strlen(spec) >= sizeof(buf))
+	size_t len = strlen(spec);
+
+	if (len >= sizeof(buf))
 		return ipt_err_param(ps->err, "Hostname too long");
-	snprintf(buf, sizeof(buf), "%s", spec);
+	memcpy(buf, spec, len + 1);
 	slash = strrchr(buf, '/');
 	if (slash) {
 		const char *m = slash + 1;
@@ -1177,6 +1231,10 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 
 static int parse_hosts(struct cmd_parse *ps, const char *spec, struct addr_list *l)
 {
+	/* the common case, one element: nothing to split */
+	if (*spec && !strchr(spec, ','))
+		return parse_one_host(ps, spec, l);
+
 	char *copy = xstrdup(spec);
 	int r = 0;
 
@@ -1319,8 +1377,11 @@ static int cmd_finish(struct cmd_parse *ps)
 
 	bool rule_cmd = cmd->command & (CMD_REPLACE | CMD_INSERT | CMD_DELETE | CMD_APPEND |
 					CMD_CHECK);
-	struct addr_list s = { 0 }, d = { 0 };
+	struct addr_list s, d;
 	int r = 0;
+
+	addr_list_init(&s);
+	addr_list_init(&d);
 
 	if (ps->saddr || rule_cmd)
 		r = parse_hosts(ps, ps->saddr ? ps->saddr : "0.0.0.0/0", &s);
@@ -1361,13 +1422,18 @@ static int cmd_finish(struct cmd_parse *ps)
 			abort();
 		for (unsigned int i = 0; i < s.n; i++)
 			for (unsigned int j = 0; j < d.n; j++) {
-				struct ipt_rule *n = ipt_rule_dup(rule);
+				/* the last pair takes the parsed rule itself, the others
+				 * a copy: one rule, the usual case, is not copied */
+				bool last = i == s.n - 1 && j == d.n - 1;
+				struct ipt_rule *n = last ? rule : ipt_rule_dup(rule);
 
 				n->ip.src = s.addr[i];
 				n->ip.smsk = s.mask[i];
 				n->ip.dst = d.addr[j];
 				n->ip.dmsk = d.mask[j];
 				cmd->rules[cmd->nrules++] = n;
+				if (last)
+					ps->rule = NULL;
 			}
 	}
 	addr_list_free(&s);
@@ -1386,16 +1452,14 @@ int ipt_cmd_parse(int argc, char **argv, bool restore, struct ipt_cmd *cmd,
 	};
 	int r;
 
-	memset(cmd, 0, sizeof(*cmd));
+	/* deferred is last and cleared as a string: not its 1 KiB (once per rule) */
+	memset(cmd, 0, offsetof(struct ipt_cmd, deferred));
 	ipt_err_clear(&cmd->deferred);
 	cmd->restore = restore;
 	cmd->err_argi = -1;
 	ipt_err_clear(err);
 	ps.rule = ipt_rule_new();
-	if (cmdscan_lex_init(&ps.scanner))
-		abort();
 	r = cmdgram_parse(&ps);
-	cmdscan_lex_destroy(ps.scanner);
 	if (!r && !err->code)
 		r = cmd_finish(&ps);
 	else
@@ -1418,5 +1482,6 @@ void ipt_cmd_free(struct ipt_cmd *cmd)
 	free(cmd->newname);
 	free(cmd->policy);
 	free(cmd->table);
-	memset(cmd, 0, sizeof(*cmd));
+	memset(cmd, 0, offsetof(struct ipt_cmd, deferred));
+	memset(&cmd->deferred, 0, offsetof(struct ipt_err, msg) + 1);
 }

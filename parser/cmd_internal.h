@@ -30,7 +30,6 @@ struct cmd_parse {
 	int pos;		/* next word */
 	const char *cluster;	/* rest of a short-option cluster, or NULL */
 	int cluster_argi;
-	void *scanner;		/* flex */
 
 	struct ipt_cmd *cmd;
 	struct ipt_err *err;

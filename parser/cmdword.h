@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Word classes the command-line scanner (cmdscan.l) returns. */
+/* Word classes of the command line, as getopt_long tells them apart (cmd.c). */
 #ifndef BPFIPT_CMDWORD_H
 #define BPFIPT_CMDWORD_H
 
@@ -12,5 +12,7 @@ enum cmd_word {
 	W_SHORT,	/* "-x..." (a cluster of short options) */
 	W_WORD,		/* anything else, "-" included */
 };
+
+enum cmd_word cmd_word_class(const char *w);
 
 #endif

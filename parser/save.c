@@ -18,13 +18,10 @@ static void save_mask(struct strbuf *sb, __be32 mask)
 	}
 	for (int i = 31; i >= 0; i--)
 		if (h == (__u32)(0xfffffffeu << (31 - i))) {
-			sb_addf(sb, "%d", i);
+			sb_add_u64(sb, (unsigned int)i);
 			return;
 		}
-	char buf[INET_ADDRSTRLEN];
-
-	inet_ntop(AF_INET, &mask, buf, sizeof(buf));
-	sb_adds(sb, buf);
+	sb_add_ipv4(sb, &mask);
 }
 
 /* A chain name: as is, or quoted in the state when iptables-save's bare form
@@ -39,12 +36,15 @@ static void save_chain_name(struct strbuf *sb, const char *name, bool lossless)
 
 static void save_addr(struct strbuf *sb, char letter, __be32 addr, __be32 mask, bool invert)
 {
-	char buf[INET_ADDRSTRLEN];
-
 	if (!mask && !invert && !addr)
 		return;
-	inet_ntop(AF_INET, &addr, buf, sizeof(buf));
-	sb_addf(sb, "%s -%c %s/", invert ? " !" : "", letter, buf);
+	if (invert)
+		sb_adds(sb, " !");
+	sb_adds(sb, " -");
+	sb_addc(sb, letter);
+	sb_addc(sb, ' ');
+	sb_add_ipv4(sb, &addr);
+	sb_addc(sb, '/');
 	save_mask(sb, mask);
 }
 
@@ -98,7 +98,8 @@ static void save_rule(struct strbuf *sb, const char *chain, const struct ipt_rul
 			(unsigned long long)r->bcnt);
 	switch (r->tkind) {
 	case IPT_T_VERDICT:
-		sb_addf(sb, " -j %s", ipt_verdict_name(r->verdict));
+		sb_adds(sb, " -j ");
+		sb_adds(sb, ipt_verdict_name(r->verdict));
 		break;
 	case IPT_T_JUMP:
 		sb_adds(sb, " -j ");
@@ -187,9 +188,13 @@ static void save_table(struct strbuf *sb, const struct ipt_table *t, bool counte
 		for (unsigned int j = 0; j < c->nrules; j++) {
 			const struct ipt_rule *r = c->rules[j];
 
-			if (counters)
-				sb_addf(sb, "[%llu:%llu] ", (unsigned long long)r->pcnt,
-					(unsigned long long)r->bcnt);
+			if (counters) {
+				sb_addc(sb, '[');
+				sb_add_u64(sb, r->pcnt);
+				sb_addc(sb, ':');
+				sb_add_u64(sb, r->bcnt);
+				sb_adds(sb, "] ");
+			}
 			save_rule(sb, c->name, r, false, lossless);
 			sb_addc(sb, '\n');
 		}

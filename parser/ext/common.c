@@ -12,6 +12,25 @@ int ipt_parse_uint(const char *s, unsigned long long max, unsigned long long *v)
 
 	if (!s || !*s || *s == '-' || *s == '+')
 		return -1;
+	/* Plain decimal without a leading 0 (what rules mostly hold: address bytes,
+	 * masks, ports): the same value strtoull gives, without its locale-aware
+	 * generality. 18 digits cannot overflow. Anything else takes strtoull. */
+	if (*s >= '1' && *s <= '9') {
+		unsigned long long x = 0;
+		const char *p = s;
+
+		while (*p >= '0' && *p <= '9' && p - s < 18)
+			x = x * 10 + (unsigned long long)(*p++ - '0');
+		if (!*p) {
+			if (x > max)
+				return -1;
+			*v = x;
+			return 0;
+		}
+	} else if (*s == '0' && !s[1]) {
+		*v = 0;
+		return 0;
+	}
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 0);
 	if (errno || *end || x > max)

@@ -5,10 +5,13 @@
  * iptables-legacy 1.8.9 gives them (each expectation was read off the oracle).
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "cmdword.h"
+#include "ext.h"
 #include "ops.h"
 #include "restore.h"
 #include "save.h"
@@ -79,13 +82,27 @@ static const struct { const char *cmd, *saved; } ok_cases[] = {
 	{ "-A INPUT -p udp -m multiport --dport 5,6", "-A INPUT -p udp -m multiport --dports 5,6" },
 	{ "-A INPUT -p 47", "-A INPUT -p gre" },
 	{ "-A INPUT -j LOG --log-prefix x", "-A INPUT -j LOG --log-prefix x" },
+	/* one rule per pair, source-major; the last pair is the parsed rule itself,
+	 * the others copies; more addresses than the inline ones of the list */
+	{ "-A INPUT -s 1.1.1.1,2.2.2.2 -d 3.3.3.3,4.4.4.4,5.5.5.5,6.6.6.6,7.7.7.7 -p tcp --dport 80 -j DROP",
+	  "-A INPUT -s 1.1.1.1/32 -d 3.3.3.3/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 1.1.1.1/32 -d 4.4.4.4/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 1.1.1.1/32 -d 5.5.5.5/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 1.1.1.1/32 -d 6.6.6.6/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 1.1.1.1/32 -d 7.7.7.7/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 2.2.2.2/32 -d 3.3.3.3/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 2.2.2.2/32 -d 4.4.4.4/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 2.2.2.2/32 -d 5.5.5.5/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 2.2.2.2/32 -d 6.6.6.6/32 -p tcp -m tcp --dport 80 -j DROP\n"
+	  "-A INPUT -s 2.2.2.2/32 -d 7.7.7.7/32 -p tcp -m tcp --dport 80 -j DROP" },
+	{ "-A INPUT -d 0010.0x10.255.0/255.255.0.0", "-A INPUT -d 8.16.0.0/16" },
 };
 
 START_TEST(accepted_and_saved)
 {
 	struct ipt_table *t;
 	struct ipt_err err;
-	char want[512];
+	char want[2048];
 
 	ipt_table_new(&t);
 	ck_assert_int_eq(run(t, ok_cases[_i].cmd, &err), 0);
@@ -290,6 +307,145 @@ START_TEST(restore_failures)
 }
 END_TEST
 
+/* ipt_parse_uint reads plain decimal itself: the same answers as strtoull
+ * (base 0, no sign) on the cases around its fast path. */
+static int parse_uint_strtoull(const char *s, unsigned long long max, unsigned long long *v)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+
+	if (errno || *end || x > max)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+START_TEST(parse_uint_like_strtoull)
+{
+	static const char *const cases[] = {
+		"0", "00", "1", "9", "10", "255", "256", "007", "08", "0x1f", "0X", "1a", "1 ",
+		" 1", "+1", "-1", "", "65535", "65536", "4294967295", "4294967296",
+		"999999999999999999", "1000000000000000000", "18446744073709551615",
+		"18446744073709551616", "99999999999999999999", "1.2", "12345678901234567890",
+	};
+	static const unsigned long long maxes[] = { 0, 1, 32, 255, 65535, 0xffffffffull,
+						    ~0ull };
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (unsigned int j = 0; j < sizeof(maxes) / sizeof(maxes[0]); j++) {
+			unsigned long long a = 12345, b = 12345;
+			int ra = ipt_parse_uint(cases[i], maxes[j], &a);
+			int rb = parse_uint_strtoull(cases[i], maxes[j], &b);
+
+			ck_assert_msg(ra == rb && a == b, "\"%s\" max %llu: %d %llu, strtoull %d %llu",
+				      cases[i], maxes[j], ra, a, rb, b);
+		}
+	/* random digit strings, a few with another character */
+	srand(7);
+	for (int k = 0; k < 20000; k++) {
+		char buf[24];
+		int n = 1 + rand() % 22;
+
+		for (int i = 0; i < n; i++)
+			buf[i] = (char)('0' + rand() % 10);
+		if (rand() % 8 == 0)
+			buf[rand() % n] = "x. a-+"[rand() % 6];
+		buf[n] = '\0';
+		unsigned long long a = 1, b = 1, max = rand() % 2 ? ~0ull : (unsigned long long)rand();
+		int ra = ipt_parse_uint(buf, max, &a);
+		int rb = parse_uint_strtoull(buf, max, &b);
+
+		ck_assert_msg(ra == rb && a == b, "\"%s\": %d %llu, strtoull %d %llu", buf, ra, a,
+			      rb, b);
+	}
+}
+END_TEST
+
+/* What the flex scanner that classified words before (rules in cmd.c) returned
+ * for each of these words; a 2M-word random differential over "-=!\\na" agreed
+ * with cmd_word_class too when it was replaced. */
+static const struct { const char *w; enum cmd_word kind; } word_classes[] = {
+	{ "", W_EMPTY },
+	{ "!", W_BANG },
+	{ "!!", W_WORD },
+	{ "-", W_WORD },
+	{ "--", W_DASHDASH },
+	{ "---", W_LONG },
+	{ "--=", W_WORD },
+	{ "--a", W_LONG },
+	{ "--a=", W_LONG_EQ },
+	{ "--a=b", W_LONG_EQ },
+	{ "--=b", W_WORD },
+	{ "--a=b=c", W_LONG_EQ },
+	{ "--a\n", W_LONG },
+	{ "--a=b\n", W_WORD },
+	{ "--a=\nb", W_WORD },
+	{ "--a\n=b", W_LONG_EQ },
+	{ "--\n", W_LONG },
+	{ "--\n=x", W_LONG_EQ },
+	{ "-s", W_SHORT },
+	{ "-s\n", W_WORD },
+	{ "-\n", W_SHORT },
+	{ "-\nx", W_SHORT },
+	{ "-sx\ny", W_WORD },
+	{ "-s\nx", W_WORD },
+	{ "-!", W_SHORT },
+	{ "-=", W_SHORT },
+	{ "x", W_WORD },
+	{ "x\n", W_WORD },
+	{ "\n", W_WORD },
+	{ "a-b", W_WORD },
+	{ "--dport", W_LONG },
+	{ "--dport=22", W_LONG_EQ },
+	{ "--to-ports=1-2", W_LONG_EQ },
+	{ "-nvL", W_SHORT },
+	{ "-j", W_SHORT },
+	{ "ACCEPT", W_WORD },
+	{ "!x", W_WORD },
+	{ "-p", W_SHORT },
+	{ "--=", W_WORD },
+	{ "--==", W_WORD },
+	{ "--a==", W_LONG_EQ },
+	{ "-s=1", W_SHORT },
+	{ " -s", W_WORD },
+	{ "--\t", W_LONG },
+	{ "-\t", W_SHORT },
+	{ "\t", W_WORD },
+};
+
+START_TEST(word_class_like_the_scanner)
+{
+	for (unsigned int i = 0; i < sizeof(word_classes) / sizeof(word_classes[0]); i++)
+		ck_assert_msg(cmd_word_class(word_classes[i].w) == word_classes[i].kind,
+			      "word %u: %d, want %d", i, cmd_word_class(word_classes[i].w),
+			      word_classes[i].kind);
+}
+END_TEST
+
+/* Bytes above 0x7f in a restore file (a UTF-8 comment): the scanner is 8-bit.
+ * A 7-bit flex scanner (what %option fast gives by default) looped on them. */
+START_TEST(restore_8bit)
+{
+	static const char text[] = "*filter\n-A INPUT -m comment --comment \"\xc3\x9cn\xc3\xaf" "code \xff\x80\" -j DROP\nCOMMIT\n";
+	struct ipt_restore_opts o = { .prog = "test" };
+	struct strbuf sb = STRBUF_INIT;
+	struct ipt_table *t;
+	struct ipt_err err;
+	unsigned int line;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(text, strlen(text), &t, &o, &err, &line), 0);
+	ipt_save_list_rules(&sb, t, "INPUT", 0, false);
+	ck_assert_str_eq(sb_str(&sb), "-P INPUT ACCEPT\n-A INPUT -m comment --comment \"\xc3\x9cn\xc3\xaf" "code \xff\x80\" -j DROP\n");
+	sb_free(&sb);
+	ipt_table_free(&t);
+}
+END_TEST
+
 static Suite *parser_suite(void)
 {
 	Suite *s = suite_create("parser");
@@ -300,9 +456,12 @@ static Suite *parser_suite(void)
 	tcase_add_test(tc, caret_location);
 	tcase_add_test(tc, chains_and_references);
 	tcase_add_test(tc, insert_reverses_lists_and_delete_by_spec);
+	tcase_add_test(tc, parse_uint_like_strtoull);
+	tcase_add_test(tc, word_class_like_the_scanner);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("restore");
 	tcase_add_test(tc, restore_save_roundtrip);
+	tcase_add_test(tc, restore_8bit);
 	tcase_add_loop_test(tc, restore_failures, 0, sizeof(bad_restores) / sizeof(bad_restores[0]));
 	suite_add_tcase(s, tc);
 	return s;

@@ -15,7 +15,9 @@ CC=clang cmake -S . -B "$bdir" -G Ninja -DBPFIPT_FUZZ=ON -DBPFIPT_SANITIZE=ON \
 cmake --build "$bdir" --target fuzz_parser
 corpus=$bdir/corpus
 mkdir -p "$corpus"
-# seeds: the upstream conformance rules and real-world dumps, when present
+# seeds: inputs that once failed (test/fuzz/regressions: run first, every time), the
+# upstream conformance rules and real-world dumps, when present
+cp "$(dirname "$0")"/../test/fuzz/regressions/* "$corpus"/ 2>/dev/null || true
 conf=${CONFORMANCE_DIR:-../shared/conformance}
 if [ -d "$conf" ]; then
 	cp "$conf"/dumps/*.txt "$corpus"/ 2>/dev/null || true

@@ -224,14 +224,15 @@ static int lex_short(struct cmd_tok *t, struct cmd_parse *ps)
 	return o->tok;
 }
 
-static int lex_ext_args(struct cmd_tok *t, struct cmd_parse *ps, const char *glued)
+static int lex_ext_args(struct cmd_tok *t, struct cmd_parse *ps, const char *glued,
+			bool has_arg, bool two_args)
 {
 	int ai;
 
-	if (!t->eopt->has_arg)
+	if (!has_arg)
 		return 0;
 	t->arg = glued ? glued : next_word(ps, &ai);
-	if (t->eopt->two_args && t->arg && ps->pos < ps->argc && is_positional(ps->argv[ps->pos]))
+	if (two_args && t->arg && ps->pos < ps->argc && is_positional(ps->argv[ps->pos]))
 		t->arg2 = next_word(ps, &ai);
 	return 0;
 }
@@ -277,14 +278,21 @@ int cmd_lex(struct cmd_tok *t, struct cmd_parse *ps)
 		t->lname = name;
 		t->lname_len = nlen;
 		if (r != 1) {
-			t->name = w;	/* unknown: the action reports it */
+			bool has_arg, two_args;
+
+			/* unknown, or an extension option's abbreviation: the action
+			 * resolves it among the loaded extensions (or reports it); its
+			 * arguments are taken here when every candidate takes the same */
+			t->name = w;
 			t->arg = NULL;
+			if (r == 0 && ipt_ext_prefix_shape(name, nlen, &has_arg, &two_args) == 1)
+				lex_ext_args(t, ps, glued, has_arg, two_args);
 			return TOK_EXT;
 		}
 		if (hit.ext) {
 			t->name = w;
 			t->eopt = hit.ext;
-			lex_ext_args(t, ps, glued);
+			lex_ext_args(t, ps, glued, hit.ext->has_arg, hit.ext->two_args);
 			return TOK_EXT;
 		}
 		t->opt = hit.core->c;

@@ -87,6 +87,11 @@ extern bool ipt_save_lossless;
 const struct ipt_ext *ipt_ext_find(const char *name, bool target);
 /* Every option name any extension knows, for the scanner (has_arg must be consistent). */
 const struct ipt_ext_opt *ipt_ext_any_opt(const char *name);
+/* What every extension option starting with name[0..len) takes: 1 and *has_arg,
+ * *two_args when they all agree, 0 when no option starts so, -1 when they differ.
+ * The scanner consumes an abbreviation's arguments before the parser knows which
+ * loaded extension it names ("--dp 22" is tcp's --dport). */
+int ipt_ext_prefix_shape(const char *name, size_t len, bool *has_arg, bool *two_args);
 
 /* Shared helpers for extension parsers (parser/ext/common.c). */
 int ipt_parse_port(const char *s, const char *proto, __u16 *port, struct ipt_err *err);

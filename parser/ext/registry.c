@@ -24,6 +24,24 @@ const struct ipt_ext *ipt_ext_find(const char *name, bool target)
 	return NULL;
 }
 
+int ipt_ext_prefix_shape(const char *name, size_t len, bool *has_arg, bool *two_args)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(all_exts) / sizeof(all_exts[0]); i++)
+		for (const struct ipt_ext_opt *o = all_exts[i]->opts; o && o->name; o++) {
+			if (strncmp(o->name, name, len))
+				continue;
+			if (n++ == 0) {
+				*has_arg = o->has_arg;
+				*two_args = o->two_args;
+			} else if (*has_arg != o->has_arg || *two_args != o->two_args) {
+				return -1;
+			}
+		}
+	return n ? 1 : 0;
+}
+
 const struct ipt_ext_opt *ipt_ext_any_opt(const char *name)
 {
 	for (size_t i = 0; i < sizeof(all_exts) / sizeof(all_exts[0]); i++)

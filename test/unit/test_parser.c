@@ -80,6 +80,13 @@ static const struct { const char *cmd, *saved; } ok_cases[] = {
 	{ "--append INPUT --src 1.2.3.4 --dst 5.6.7.8", "-A INPUT -s 1.2.3.4/32 -d 5.6.7.8/32" },
 	/* getopt abbreviation: --dport is multiport's --dports when udp is not loaded */
 	{ "-A INPUT -p udp -m multiport --dport 5,6", "-A INPUT -p udp -m multiport --dports 5,6" },
+	/* abbreviations that take arguments (iptables-legacy 1.8.9's -S, checked by hand) */
+	{ "-A INPUT -p tcp --dp 22 -j ACCEPT", "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT" },
+	{ "-A INPUT -p tcp --dp=80", "-A INPUT -p tcp -m tcp --dport 80" },
+	{ "-A INPUT -p tcp --tcp-f SYN,ACK SYN", "-A INPUT -p tcp -m tcp --tcp-flags SYN,ACK SYN" },
+	{ "-A INPUT -p tcp -m multiport --dp 1,2", "-A INPUT -p tcp -m multiport --dports 1,2" },
+	{ "-A INPUT -m comment --comm x", "-A INPUT -m comment --comment x" },
+	{ "-A INPUT -j LOG --log-p pfx --log-l 6", "-A INPUT -j LOG --log-prefix pfx --log-level 6" },
 	{ "-A INPUT -p 47", "-A INPUT -p gre" },
 	{ "-A INPUT -j LOG --log-prefix x", "-A INPUT -j LOG --log-prefix x" },
 	/* one rule per pair, source-major; the last pair is the parsed rule itself,
@@ -117,6 +124,9 @@ END_TEST
 /* Each rejected command: its exit code, style and message. */
 static const struct { const char *cmd; int code; const char *msg; } bad_cases[] = {
 	{ "-A INPUT --dport 1", 2, "unknown option \"--dport\"" },
+	/* ambiguous abbreviations (--limit, --limit-burst): iptables says unknown */
+	{ "-A INPUT -m limit --lim 3/s", 2, "unknown option \"--lim\"" },
+	{ "-A INPUT -p tcp --dp", 2, "option \"--dp\" requires an argument" },
 	{ "-A INPUT -p tcp --dport 70000", 2, "invalid port/service `70000' specified" },
 	{ "-A INPUT -s 1.2.3.400", 2, "host/network `1.2.3.400' not found" },
 	{ "-A INPUT stray", 2, "Bad argument `stray'" },

@@ -25,21 +25,6 @@ static bool is_target_word(const char *name)
 }
 
 /* iptables targets this project does not implement: say so rather than ENOENT */
-static bool known_unsupported_target(const char *name)
-{
-	static const char *const targets[] = {
-		"AUDIT", "CHECKSUM", "CLASSIFY", "CLUSTERIP", "CONNMARK", "CONNSECMARK", "CT",
-		"DNAT", "DSCP", "ECN", "HMARK", "IDLETIMER", "LED", "MARK", "MASQUERADE",
-		"NETMAP", "NFQUEUE", "NOTRACK", "RATEEST", "REDIRECT", "SECMARK", "SET",
-		"SNAT", "SYNPROXY", "TEE", "TOS", "TPROXY", "TRACE", "TTL", "ULOG", "QUEUE",
-		NULL,
-	};
-	for (const char *const *p = targets; *p; p++)
-		if (!strcmp(*p, name))
-			return true;
-	return false;
-}
-
 /* Resolve -j NAME / -g NAME against the table, as do_command4 does before it
  * touches the chain: a chain, else a target we know, else an error. */
 static int resolve_target(const struct ipt_table *t, const struct ipt_rule *r,
@@ -53,7 +38,7 @@ static int resolve_target(const struct ipt_table *t, const struct ipt_rule *r,
 		return ipt_err_param(err, "goto '%s' is not a chain", r->chain);
 	if (ipt_ext_find(r->chain, true) == NULL)
 		return ipt_err_param(err, "Couldn't load target `%s':%s\n", r->chain,
-				     known_unsupported_target(r->chain) ?
+				     ipt_ext_unsupported(r->chain, true) ?
 				     " not supported by bpf-iptables" : "No such file or directory");
 	return 0;
 }

@@ -419,7 +419,8 @@ static int check_new_chain_name(struct cmd_parse *ps, const char *name, int argi
 		return err_at(ps, argi);
 	}
 	/* "" finds iptables' standard target, whose name is empty */
-	if (!*name || ipt_ext_find(name, true) || !strcmp(name, "ACCEPT") || !strcmp(name, "DROP") ||
+	if (!*name || ipt_ext_find(name, true) || ipt_ext_unsupported(name, true) ||
+	    !strcmp(name, "ACCEPT") || !strcmp(name, "DROP") ||
 	    !strcmp(name, "RETURN") || !strcmp(name, "QUEUE")) {
 		ipt_err_param(ps->err, "chain name may not clash with target name");
 		return err_at(ps, argi);
@@ -722,22 +723,6 @@ static struct cmd_match *load_match(struct cmd_parse *ps, const struct ipt_ext *
 
 /* Matches of iptables that bpf-iptables does not implement: a clearer error
  * than "No such file or directory". */
-static bool known_unsupported_match(const char *name)
-{
-	static const char *const matches[] = {
-		"addrtype", "ah", "bpf", "cgroup", "cluster", "connbytes", "connlabel",
-		"connlimit", "connmark", "cpu", "dccp", "devgroup", "dscp", "ecn", "esp",
-		"hashlimit", "helper", "ipcomp", "ipvs", "nfacct", "osf", "owner", "physdev",
-		"pkttype", "policy", "quota", "rateest", "realm", "recent", "rpfilter", "sctp",
-		"set", "socket", "statistic", "string", "tcpmss", "time", "tos", "ttl", "u32",
-		"udplite", NULL,
-	};
-	for (const char *const *p = matches; *p; p++)
-		if (!strcmp(*p, name))
-			return true;
-	return false;
-}
-
 static int command_match(struct cmd_parse *ps, const struct cmd_tok *t)
 {
 	if (ps->invert) {
@@ -747,7 +732,7 @@ static int command_match(struct cmd_parse *ps, const struct cmd_tok *t)
 	const struct ipt_ext *ext = ipt_ext_find(t->arg, false);
 
 	if (!ext) {
-		if (known_unsupported_match(t->arg))
+		if (ipt_ext_unsupported(t->arg, false))
 			ipt_err_param(ps->err, "Couldn't load match `%s': not supported by bpf-iptables\n",
 				      t->arg);
 		else
@@ -864,6 +849,13 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 			r = parse_target_name(ps, t);
 		if (!r) {
 			ps->target = ipt_ext_find(t->arg, true);
+			/* iptables would load it (its options follow): say so now, not
+			 * "unknown option" at the first of them */
+			if (!ps->target && ipt_ext_unsupported(t->arg, true)) {
+				ipt_err_param(ps->err, "Couldn't load target `%s': not supported by "
+					      "bpf-iptables\n", t->arg);
+				r = err_at(ps, t->argi);
+			}
 			if (ps->target) {
 				ps->rule->tkind = IPT_T_EXT;
 				ps->rule->target.ext = ps->target;

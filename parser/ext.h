@@ -85,6 +85,9 @@ struct ipt_ext {
 extern bool ipt_save_lossless;
 
 const struct ipt_ext *ipt_ext_find(const char *name, bool target);
+/* An extension of iptables that bpf-iptables does not implement (its error
+ * says "not supported by bpf-iptables" rather than "No such file"). */
+bool ipt_ext_unsupported(const char *name, bool target);
 /* Every option name any extension knows, for the scanner (has_arg must be consistent). */
 const struct ipt_ext_opt *ipt_ext_any_opt(const char *name);
 /* What every extension option starting with name[0..len) takes: 1 and *has_arg,

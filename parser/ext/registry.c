@@ -16,6 +16,28 @@ static const struct ipt_ext *const all_exts[] = {
 	&ipt_ext_REJECT, &ipt_ext_LOG, &ipt_ext_NFLOG, &ipt_ext_TCPMSS,
 };
 
+bool ipt_ext_unsupported(const char *name, bool target)
+{
+	static const char *const matches[] = {
+		"ah", "bpf", "cgroup", "cluster", "connbytes", "connlabel", "connlimit",
+		"connmark", "cpu", "dccp", "devgroup", "dscp", "ecn", "esp", "hashlimit",
+		"helper", "ipcomp", "ipvs", "nfacct", "osf", "owner", "physdev", "pkttype",
+		"policy", "quota", "rateest", "realm", "rpfilter", "sctp", "set", "socket",
+		"statistic", "string", "tcpmss", "time", "tos", "ttl", "u32", "udplite", NULL,
+	};
+	static const char *const targets[] = {
+		"AUDIT", "CHECKSUM", "CLASSIFY", "CLUSTERIP", "CONNMARK", "CONNSECMARK", "CT",
+		"DNAT", "DSCP", "ECN", "HMARK", "IDLETIMER", "LED", "MARK", "MASQUERADE",
+		"NETMAP", "NFQUEUE", "NOTRACK", "RATEEST", "REDIRECT", "SECMARK", "SET",
+		"SNAT", "SYNPROXY", "TEE", "TOS", "TPROXY", "TRACE", "TTL", "ULOG", "QUEUE",
+		NULL,
+	};
+	for (const char *const *p = target ? targets : matches; *p; p++)
+		if (!strcmp(*p, name))
+			return true;
+	return false;
+}
+
 const struct ipt_ext *ipt_ext_find(const char *name, bool target)
 {
 	for (size_t i = 0; i < sizeof(all_exts) / sizeof(all_exts[0]); i++)

@@ -127,6 +127,9 @@ static const struct { const char *cmd; int code; const char *msg; } bad_cases[] 
 	/* ambiguous abbreviations (--limit, --limit-burst): iptables says unknown */
 	{ "-A INPUT -m limit --lim 3/s", 2, "unknown option \"--lim\"" },
 	{ "-A INPUT -p tcp --dp", 2, "option \"--dp\" requires an argument" },
+	/* targets iptables has and bpf-iptables not: named at -j, before their options */
+	{ "-A INPUT -j MARK --set-mark 1", 2, "Couldn't load target `MARK': not supported by bpf-iptables\n" },
+	{ "-N CONNMARK", 2, "chain name may not clash with target name" },
 	{ "-A INPUT -p tcp --dport 70000", 2, "invalid port/service `70000' specified" },
 	{ "-A INPUT -s 1.2.3.400", 2, "host/network `1.2.3.400' not found" },
 	{ "-A INPUT stray", 2, "Bad argument `stray'" },

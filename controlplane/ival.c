@@ -110,6 +110,17 @@ static size_t up(size_t n)
 	return (n + BPFIPT_IVAL_FANOUT - 1) / BPFIPT_IVAL_FANOUT;
 }
 
+size_t cp_ival_window(const struct cp_ival *iv)
+{
+	size_t n = iv->n ? iv->n : 1, w = 4;
+
+	if (n > BPFIPT_IVAL_FANOUT / 2)
+		return 0;
+	while (w < n)
+		w <<= 1;
+	return w;
+}
+
 size_t cp_ival_pages(const struct cp_ival *iv)
 {
 	size_t n = iv->n ? iv->n : 1, total = 0;
@@ -123,31 +134,47 @@ size_t cp_ival_pages(const struct cp_ival *iv)
 	return depth > BPFIPT_IVAL_MAX_DEPTH ? 0 : total;
 }
 
-/* One page: keys and values k, v[0, c), the tail padded (see bpfipt.h). */
-static void page_fill(struct bpfipt_ival_page *pg, const __u32 *k, const __u32 *v, size_t c)
+/* Entries [0, w) of key and val from k, v[0, c), the rest padded (see bpfipt.h). */
+static void fill(__u32 *key, __u32 *val, const __u32 *k, const __u32 *v, size_t c, size_t w)
 {
 	size_t i;
 
-	memcpy(pg->key, k, c * sizeof(__u32));
-	memcpy(pg->val, v, c * sizeof(__u32));
-	for (i = c; i < BPFIPT_IVAL_FANOUT; i++) {
-		pg->key[i] = ~0u;
-		pg->val[i] = v[c - 1];
+	memcpy(key, k, c * sizeof(__u32));
+	memcpy(val, v, c * sizeof(__u32));
+	for (i = c; i < w; i++) {
+		key[i] = ~0u;
+		val[i] = v[c - 1];
 	}
 }
 
+static __u32 log2_of(size_t w)
+{
+	__u32 l = 0;
+
+	while ((1ul << l) < w)
+		l++;
+	return l;
+}
+
+static __u32 desc_of(__u32 page, __u32 index, __u32 wl, __u32 depth)
+{
+	return page | index << BPFIPT_IVAL_IDX_SHIFT | wl << BPFIPT_IVAL_WIN_SHIFT |
+	       depth << BPFIPT_IVAL_DEPTH_SHIFT;
+}
+
+static const __u32 none_start = 0, none_val = BPFIPT_IVAL_NONE;
+
 __u32 cp_ival_build(const struct cp_ival *iv, struct bpfipt_ival_page *pages, __u32 first)
 {
-	static const __u32 none_start = 0, none_val = BPFIPT_IVAL_NONE;
 	const __u32 *k = iv->n ? iv->start : &none_start, *v = iv->n ? iv->val : &none_val;
 	__u32 kbuf[BPFIPT_IVAL_FANOUT], vbuf[BPFIPT_IVAL_FANOUT];
 	size_t n = iv->n ? iv->n : 1, pg = first, lvl0 = first, i, c;
-	__u32 depth = 0;
+	__u32 depth;
 
 	/* leaves from the intervals */
 	for (i = 0; i < n; i += c, pg++) {
 		c = n - i < BPFIPT_IVAL_FANOUT ? n - i : BPFIPT_IVAL_FANOUT;
-		page_fill(&pages[pg], k + i, v + i, c);
+		fill(pages[pg].key, pages[pg].val, k + i, v + i, c, BPFIPT_IVAL_FANOUT);
 	}
 	depth = 1;
 	n = pg - lvl0;
@@ -164,28 +191,42 @@ __u32 cp_ival_build(const struct cp_ival *iv, struct bpfipt_ival_page *pages, __
 				kbuf[j] = pages[below + i + j].key[0];
 				vbuf[j] = (__u32)(below + i + j);
 			}
-			page_fill(&pages[pg], kbuf, vbuf, c);
+			fill(pages[pg].key, pages[pg].val, kbuf, vbuf, c, BPFIPT_IVAL_FANOUT);
 		}
 		n = pg - lvl0;
 		depth++;
 	}
-	return (__u32)lvl0 | depth << BPFIPT_IVAL_DEPTH_SHIFT;
+	return desc_of((__u32)lvl0, 0, log2_of(BPFIPT_IVAL_FANOUT), depth);
+}
+
+__u32 cp_ival_build_window(const struct cp_ival *iv, struct bpfipt_ival_page *pages,
+			   __u32 page, size_t off)
+{
+	const __u32 *k = iv->n ? iv->start : &none_start, *v = iv->n ? iv->val : &none_val;
+	size_t w = cp_ival_window(iv);
+
+	fill(pages[page].key + off, pages[page].val + off, k, v, iv->n ? iv->n : 1, w);
+	return desc_of(page, (__u32)(off / w), log2_of(w), 1);
 }
 
 __u32 cp_ival_find(const struct bpfipt_ival_page *pages, __u32 desc, __u32 addr)
 {
-	__u32 depth = desc >> BPFIPT_IVAL_DEPTH_SHIFT, idx = desc & BPFIPT_IVAL_ROOT_MASK, d;
+	__u32 depth = desc >> BPFIPT_IVAL_DEPTH_SHIFT, idx = desc & BPFIPT_IVAL_PAGE_MASK;
+	__u32 wl = (desc >> BPFIPT_IVAL_WIN_SHIFT) & 15, d, i, w, step;
 
-	if (!depth || depth > BPFIPT_IVAL_MAX_DEPTH)
+	if (!depth || wl > 8)
 		return BPFIPT_IVAL_NONE;
+	w = 1u << wl;
+	i = ((desc >> BPFIPT_IVAL_IDX_SHIFT) & 63) << wl;
 	for (d = 0; d < depth; d++) {
 		const struct bpfipt_ival_page *pg = &pages[idx];
-		__u32 i = 0, step;
 
 		for (step = BPFIPT_IVAL_FANOUT / 2; step; step >>= 1)
-			if (pg->key[i + step] <= addr)
+			if (step < w && pg->key[(i + step) & (BPFIPT_IVAL_FANOUT - 1)] <= addr)
 				i += step;
-		idx = pg->val[i];
+		idx = pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];
+		i = 0;
+		w = BPFIPT_IVAL_FANOUT;
 	}
 	return idx;
 }

@@ -24,6 +24,10 @@ struct cp_ival {
 int cp_ival_flatten(const struct cp_lpm_entry *e, size_t n, struct cp_ival *iv);
 void cp_ival_free(struct cp_ival *iv);
 
+/* A small set: the entries of the window it takes in a shared page (4..128, a
+ * power of 2); 0: it takes whole pages. */
+size_t cp_ival_window(const struct cp_ival *iv);
+
 /* Pages the tree of iv takes (>= 1), or 0 when it needs more than
  * BPFIPT_IVAL_MAX_DEPTH levels. */
 size_t cp_ival_pages(const struct cp_ival *iv);
@@ -31,6 +35,11 @@ size_t cp_ival_pages(const struct cp_ival *iv);
 /* Write the tree of iv into pages[first, first + cp_ival_pages(iv)) (the root
  * last); returns its descriptor. */
 __u32 cp_ival_build(const struct cp_ival *iv, struct bpfipt_ival_page *pages, __u32 first);
+
+/* Write a small set into its window: entries [off, off + cp_ival_window(iv)) of
+ * pages[page], off a multiple of the window; returns its descriptor. */
+__u32 cp_ival_build_window(const struct cp_ival *iv, struct bpfipt_ival_page *pages,
+			   __u32 page, size_t off);
 
 /* The data plane's search, in C: the value of addr (host order) in set desc. */
 __u32 cp_ival_find(const struct bpfipt_ival_page *pages, __u32 desc, __u32 addr);

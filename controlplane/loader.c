@@ -1055,6 +1055,8 @@ static int update_many(int fd, const void *keys, const void *vals, __u32 n, size
  * destination set of every chain that looks the field up, then one per group. */
 struct sets {
 	struct cp_ival *iv;		/* [c * 2 + d], then [6 + group] */
+	size_t *at;			/* a small set: its window's first entry (page * 256 +
+					 * offset); a large one: its first page */
 	__u32 *gdesc;			/* group id -> descriptor */
 	size_t n, npages;
 };
@@ -1066,8 +1068,20 @@ static void sets_free(struct sets *s)
 	for (i = 0; s->iv && i < s->n; i++)
 		cp_ival_free(&s->iv[i]);
 	free(s->iv);
+	free(s->at);
 	free(s->gdesc);
 	memset(s, 0, sizeof(*s));
+}
+
+static const struct cp_ival *win_base;
+
+/* small sets by window, largest first */
+static int win_cmp(const void *a, const void *b)
+{
+	size_t x = cp_ival_window(&win_base[*(const size_t *)a]);
+	size_t y = cp_ival_window(&win_base[*(const size_t *)b]);
+
+	return x > y ? -1 : x < y;
 }
 
 /* The entries of l with key k (l is sorted by key): [*b, *e). */
@@ -1089,21 +1103,23 @@ static void lpm_slice(const struct cp_lpm *l, __u32 k, size_t *b, size_t *e)
 	*e = lo;
 }
 
-/* Flatten every set; count its pages into cf->npages. */
+/* Flatten every set and place it: the large ones in pages of their own, then the
+ * small ones in windows of shared pages (largest first, so each window is aligned
+ * to its size and no window straddles two pages). Pages: cf->npages. */
 static int sets_flatten(const struct cp_compiled *cc, struct bpfipt_conf *cf, struct sets *s,
 			struct ipt_err *err)
 {
-	size_t i, b, e, np;
+	size_t i, b, e, np, nsmall = 0, pos, *small;
 	__u32 c, d;
 
 	memset(s, 0, sizeof(*s));
 	s->n = 2 * BPFIPT_NCHAINS + cc->ngroups;
 	s->iv = calloc(s->n, sizeof(*s->iv));
+	s->at = calloc(s->n, sizeof(*s->at));
 	s->gdesc = calloc(cc->ngroups ? cc->ngroups : 1, sizeof(*s->gdesc));
-	if (!s->iv || !s->gdesc) {
-		sets_free(s);
-		return dp_fail(err, -ENOMEM, "out of memory");
-	}
+	small = calloc(s->n, sizeof(*small));
+	if (!s->iv || !s->at || !s->gdesc || !small)
+		goto nomem;
 	for (i = 0; i < s->n; i++) {
 		const struct cp_lpm *l;
 
@@ -1125,20 +1141,41 @@ static int sets_flatten(const struct cp_compiled *cc, struct bpfipt_conf *cf, st
 				l = &cc->group_dst;
 			}
 		}
-		if (cp_ival_flatten(l->e + b, e - b, &s->iv[i])) {
-			sets_free(s);
-			return dp_fail(err, -ENOMEM, "out of memory");
+		if (cp_ival_flatten(l->e + b, e - b, &s->iv[i]))
+			goto nomem;
+		if (cp_ival_window(&s->iv[i])) {
+			small[nsmall++] = i;
+			continue;
 		}
 		np = cp_ival_pages(&s->iv[i]);
-		if (!np || s->npages + np > BPFIPT_IVAL_ROOT_MASK) {
+		if (!np) {
+			free(small);
 			sets_free(s);
 			return dp_fail(err, -E2BIG, "address set %zu: %zu intervals", i,
 				       s->iv[i].n);
 		}
+		s->at[i] = s->npages;
 		s->npages += np;
+	}
+	win_base = s->iv;
+	qsort(small, nsmall, sizeof(*small), win_cmp);
+	pos = s->npages * BPFIPT_IVAL_FANOUT;
+	for (i = 0; i < nsmall; i++) {
+		s->at[small[i]] = pos;
+		pos += cp_ival_window(&s->iv[small[i]]);
+	}
+	s->npages = (pos + BPFIPT_IVAL_FANOUT - 1) / BPFIPT_IVAL_FANOUT;
+	free(small);
+	if (s->npages > BPFIPT_IVAL_PAGE_MASK) {
+		sets_free(s);
+		return dp_fail(err, -E2BIG, "address sets: %zu pages", s->npages);
 	}
 	cf->npages = s->npages;
 	return 0;
+nomem:
+	free(small);
+	sets_free(s);
+	return dp_fail(err, -ENOMEM, "out of memory");
 }
 
 /* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
@@ -1146,15 +1183,19 @@ static int sets_write(int fd, struct sets *s, struct bpfipt_conf *cf, struct ipt
 {
 	size_t bytes = (s->npages ? s->npages : 1) * sizeof(struct bpfipt_ival_page), i;
 	struct bpfipt_ival_page *pages = map_mmap(fd, bytes, true, err);
-	__u32 first = 0, desc;
+	__u32 desc;
 
 	if (!pages)
 		return -ENOMEM;
 	for (i = 0; i < s->n; i++) {
 		if (!s->iv[i].start)
 			continue;
-		desc = cp_ival_build(&s->iv[i], pages, first);
-		first += cp_ival_pages(&s->iv[i]);
+		if (cp_ival_window(&s->iv[i]))
+			desc = cp_ival_build_window(&s->iv[i], pages,
+						    s->at[i] / BPFIPT_IVAL_FANOUT,
+						    s->at[i] % BPFIPT_IVAL_FANOUT);
+		else
+			desc = cp_ival_build(&s->iv[i], pages, s->at[i]);
 		if (i < 2 * BPFIPT_NCHAINS)
 			cf->addr_set[i / 2][i % 2] = desc;
 		else

@@ -473,35 +473,40 @@ static __always_inline __u32 ctz64(__u64 x)
 /*
  * The value of address a (host order) in the address set desc of generation cur
  * (bpfipt.h, "Address sets"), BPFIPT_IVAL_NONE without one. Per level: one page
- * lookup and 8 fixed binary steps for the last key <= a (key[0] <= a holds on
- * every page the search reaches, so i stays on a key <= a); the indexes are
- * masked so the verifier sees them inside the page. A global function: checked
- * once, on its own, whatever calls it.
+ * lookup and 8 fixed binary steps for the last key <= a inside the window (the
+ * root's, else the whole page; key[first] <= a holds on every page the search
+ * reaches, so i stays on a key <= a); the indexes are masked so the verifier sees
+ * them inside the page. A global function: checked once, on its own, whatever
+ * calls it.
  */
 __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 {
-	__u32 depth = desc >> BPFIPT_IVAL_DEPTH_SHIFT, idx = desc & BPFIPT_IVAL_ROOT_MASK;
-	__u32 lvl, i, step;
+	__u32 depth = desc >> BPFIPT_IVAL_DEPTH_SHIFT, idx = desc & BPFIPT_IVAL_PAGE_MASK;
+	__u32 wl = (desc >> BPFIPT_IVAL_WIN_SHIFT) & 15;
+	__u32 lvl, i, w, step;
 	void *m;
 
-	if (depth == 0 || depth > BPFIPT_IVAL_MAX_DEPTH)
+	if (depth == 0 || wl > 8)
 		return BPFIPT_IVAL_NONE;
+	w = 1u << wl;
+	i = ((desc >> BPFIPT_IVAL_IDX_SHIFT) & 63) << wl;
 	m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
 	if (!m)
 		return BPFIPT_IVAL_NONE;
-	/* a bounded loop: depth <= BPFIPT_IVAL_MAX_DEPTH */
+	/* a bounded loop: depth <= 3 */
 	for (lvl = 0; lvl < depth; lvl++) {
 		struct bpfipt_ival_page *pg;
 
 		pg = bpf_map_lookup_elem(m, &idx);
 		if (!pg)
 			return BPFIPT_IVAL_NONE;
-		i = 0;
 #pragma unroll
 		for (step = BPFIPT_IVAL_FANOUT / 2; step; step >>= 1)
-			if (pg->key[(i + step) & (BPFIPT_IVAL_FANOUT - 1)] <= a)
+			if (step < w && pg->key[(i + step) & (BPFIPT_IVAL_FANOUT - 1)] <= a)
 				i += step;
 		idx = pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];
+		i = 0;
+		w = BPFIPT_IVAL_FANOUT;
 	}
 	return idx;
 }

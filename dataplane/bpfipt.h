@@ -85,15 +85,20 @@ enum bpfipt_field {
  * the root, the last key <= the address. A page's unused tail repeats its last
  * value under key 0xffffffff: below 255.255.255.255 the tail is never taken,
  * and 255.255.255.255 takes the last real interval's value, as it should.
- * Depth 1..BPFIPT_IVAL_MAX_DEPTH: 16M intervals per set. A descriptor names a
- * set: root page | depth << BPFIPT_IVAL_DEPTH_SHIFT (depth 0: no set). The
- * address fields have one set per chain and direction (bpfipt_conf.addr_set:
- * value = vector id), each group slot one (bpfipt_slot.ival: value = the
- * counter of the run's rule that the address hits first). */
+ * Depth 1..BPFIPT_IVAL_MAX_DEPTH: 16M intervals per set. A set of at most
+ * BPFIPT_IVAL_FANOUT / 2 intervals takes a WINDOW of a page shared with other small
+ * sets: 2^w entries (w = 2..7) at offset index * 2^w, padded as a page's tail; the
+ * search of its one level stays inside it. A descriptor names a set: its root page
+ * (BPFIPT_IVAL_PAGE_MASK), window index and w (8 and 0: the whole page), depth
+ * (0: no set). The address fields have one set per chain and direction
+ * (bpfipt_conf.addr_set: value = vector id), each group slot one (bpfipt_slot.ival:
+ * value = the counter of the run's rule that the address hits first). */
 #define BPFIPT_IVAL_FANOUT	256
 #define BPFIPT_IVAL_MAX_DEPTH	3
-#define BPFIPT_IVAL_DEPTH_SHIFT	24
-#define BPFIPT_IVAL_ROOT_MASK	((1u << BPFIPT_IVAL_DEPTH_SHIFT) - 1)
+#define BPFIPT_IVAL_PAGE_MASK	((1u << 20) - 1)	/* 1M pages: 2 GiB */
+#define BPFIPT_IVAL_IDX_SHIFT	20			/* 6 bits: window index */
+#define BPFIPT_IVAL_WIN_SHIFT	26			/* 4 bits: w */
+#define BPFIPT_IVAL_DEPTH_SHIFT	30			/* 2 bits */
 #define BPFIPT_IVAL_NONE	0xffffffffu
 
 struct bpfipt_ival_page {

@@ -67,6 +67,49 @@ static void gen(struct cp_lpm_entry *e, size_t n, const __u8 *lens, size_t nlens
 	}
 }
 
+static void probe(const struct bpfipt_ival_page *pages, __u32 desc, const struct cp_lpm_entry *e,
+		  size_t n, unsigned int probes)
+{
+	size_t i;
+
+	ck_assert_uint_eq(cp_ival_find(pages, desc, 0), brute(e, n, 0));
+	ck_assert_uint_eq(cp_ival_find(pages, desc, ~0u), brute(e, n, ~0u));
+	for (i = 0; i < n && i < probes; i++) {
+		__u32 lo = ntohl(e[i].addr), hi = lo | ~mask_of(e[i].plen);
+		__u32 a[4] = { lo, hi, lo - 1, hi + 1 };
+		int j;
+
+		for (j = 0; j < 4; j++)
+			ck_assert_msg(cp_ival_find(pages, desc, a[j]) == brute(e, n, a[j]),
+				      "address %08x: %u, expected %u", a[j],
+				      cp_ival_find(pages, desc, a[j]), brute(e, n, a[j]));
+	}
+	for (i = 0; i < probes; i++) {
+		__u32 a = rnd();
+
+		ck_assert_uint_eq(cp_ival_find(pages, desc, a), brute(e, n, a));
+	}
+}
+
+/* a small set in a window of a page full of other sets' (random) entries */
+static void check_window(const struct cp_ival *iv, const struct cp_lpm_entry *e, size_t n,
+			 unsigned int probes)
+{
+	struct bpfipt_ival_page pg[2];
+	size_t w = cp_ival_window(iv), off, i;
+	__u32 desc;
+
+	for (i = 0; i < BPFIPT_IVAL_FANOUT; i++) {
+		pg[1].key[i] = rnd();
+		pg[1].val[i] = rnd();
+	}
+	off = w * (rnd() % (BPFIPT_IVAL_FANOUT / w));
+	desc = cp_ival_build_window(iv, pg, 1, off);
+	ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, 1);
+	ck_assert_uint_eq(desc & BPFIPT_IVAL_PAGE_MASK, 1);
+	probe(pg, desc, e, n, probes);
+}
+
 static void check_set(const struct cp_lpm_entry *e, size_t n, unsigned int probes, int depth)
 {
 	struct bpfipt_ival_page *pages;
@@ -88,24 +131,13 @@ static void check_set(const struct cp_lpm_entry *e, size_t n, unsigned int probe
 	desc = cp_ival_build(&iv, pages, first);
 	if (depth)
 		ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, depth);
-	ck_assert_uint_eq(desc & BPFIPT_IVAL_ROOT_MASK, first + np - 1);
-	/* the edges, every prefix's ends and neighbours, random addresses */
-	ck_assert_uint_eq(cp_ival_find(pages, desc, 0), brute(e, n, 0));
-	ck_assert_uint_eq(cp_ival_find(pages, desc, ~0u), brute(e, n, ~0u));
-	for (i = 0; i < n && i < probes; i++) {
-		__u32 lo = ntohl(e[i].addr), hi = lo | ~mask_of(e[i].plen);
-		__u32 a[4] = { lo, hi, lo - 1, hi + 1 };
-		int j;
-
-		for (j = 0; j < 4; j++)
-			ck_assert_msg(cp_ival_find(pages, desc, a[j]) == brute(e, n, a[j]),
-				      "address %08x: %u, expected %u", a[j],
-				      cp_ival_find(pages, desc, a[j]), brute(e, n, a[j]));
-	}
-	for (i = 0; i < probes; i++) {
-		__u32 a = rnd();
-
-		ck_assert_uint_eq(cp_ival_find(pages, desc, a), brute(e, n, a));
+	ck_assert_uint_eq(desc & BPFIPT_IVAL_PAGE_MASK, first + np - 1);
+	probe(pages, desc, e, n, probes);
+	if (iv.n <= BPFIPT_IVAL_FANOUT / 2) {
+		ck_assert_uint_ge(cp_ival_window(&iv), iv.n);
+		check_window(&iv, e, n, probes);
+	} else {
+		ck_assert_uint_eq(cp_ival_window(&iv), 0);
 	}
 	free(pages);
 	cp_ival_free(&iv);

@@ -27,6 +27,7 @@
 
 #include "loader.h"
 #include "crashpoint.h"
+#include "ival.h"
 #include "strbuf.h"
 #include "ct.h"
 #include "rtlocal.h"
@@ -97,7 +98,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 /* --------------------------------------------------------------- maps ---- */
 
 enum om {
-	OM_ADDR, OM_GROUP, OM_FIELDS, OM_IFS,
+	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
 	OM_MAX,
 };
@@ -106,6 +107,9 @@ enum om {
 _Static_assert(BPFIPT_MAX_WORDS / BPFIPT_CHUNK_WORDS <= 64 * BPFIPT_TOP_WORDS,
 	       "the chunk bitmap of chunk 0 covers every chunk");
 #define VAR_ARRAY (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
+/* an mmapped array's elements are value_size rounded up to 8 bytes apart */
+_Static_assert(sizeof(struct bpfipt_slot) % 8 == 0 && sizeof(struct bpfipt_extra) % 8 == 0 &&
+	       sizeof(struct bpfipt_ival_page) % 8 == 0, "mmapped values are packed");
 
 /* The shape of each generation map: must match the inner-map templates of
  * dataplane/bpfipt.bpf.c (the kernel compares type, sizes and flags). */
@@ -116,10 +120,8 @@ static const struct om_def {
 	__u32 key_size, value_size, flags;
 	__u32 fixed;		/* fixed-size arrays: max_entries */
 } om_defs[OM_MAX] = {
-	[OM_ADDR] = { "bpfipt_addr", "g_addr", BPF_MAP_TYPE_LPM_TRIE,
-		      sizeof(struct bpfipt_lpm_key), 4, BPF_F_NO_PREALLOC },
-	[OM_GROUP] = { "bpfipt_group", "g_group", BPF_MAP_TYPE_LPM_TRIE,
-		       sizeof(struct bpfipt_group_key), 4, BPF_F_NO_PREALLOC },
+	[OM_IVAL] = { "bpfipt_ival", "g_ival", BPF_MAP_TYPE_ARRAY, 4,
+		      sizeof(struct bpfipt_ival_page), VAR_ARRAY },
 	[OM_FIELDS] = { "bpfipt_fields", "g_fields", BPF_MAP_TYPE_ARRAY, 4, 4 * BPFIPT_PACK,
 			BPF_F_MMAPABLE, BPFIPT_FB_END / BPFIPT_PACK },
 	[OM_IFS] = { "bpfipt_ifs", "g_ifs", BPF_MAP_TYPE_HASH,
@@ -163,7 +165,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 9, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 8, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 11, "im_names covers every instance map");
 
@@ -1049,44 +1051,158 @@ static int update_many(int fd, const void *keys, const void *vals, __u32 n, size
 	return 0;
 }
 
-/* The tries: addresses (source, then destination with BPFIPT_KEY_DST) or groups. */
-static int fill_lpm(int fd, const struct cp_lpm *l1, const struct cp_lpm *l2, bool group,
-		    struct ipt_err *err)
+/* The address sets of a generation (bpfipt.h, "Address sets"): the source and
+ * destination set of every chain that looks the field up, then one per group. */
+struct sets {
+	struct cp_ival *iv;		/* [c * 2 + d], then [6 + group] */
+	size_t *at;			/* a small set: its window's first entry (page * 256 +
+					 * offset); a large one: its first page */
+	__u32 *gdesc;			/* group id -> descriptor */
+	size_t n, npages;
+};
+
+static void sets_free(struct sets *s)
 {
-	size_t ksz = group ? sizeof(struct bpfipt_group_key) : sizeof(struct bpfipt_lpm_key);
-	size_t n = l1->n + l2->n, i;
-	char *keys = calloc(n ? n : 1, ksz);
-	__u32 *vals = calloc(n ? n : 1, sizeof(*vals));
-	int r;
+	size_t i;
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return dp_fail(err, -ENOMEM, "out of memory");
+	for (i = 0; s->iv && i < s->n; i++)
+		cp_ival_free(&s->iv[i]);
+	free(s->iv);
+	free(s->at);
+	free(s->gdesc);
+	memset(s, 0, sizeof(*s));
+}
+
+static const struct cp_ival *win_base;
+
+/* small sets by window, largest first */
+static int win_cmp(const void *a, const void *b)
+{
+	size_t x = cp_ival_window(&win_base[*(const size_t *)a]);
+	size_t y = cp_ival_window(&win_base[*(const size_t *)b]);
+
+	return x > y ? -1 : x < y;
+}
+
+/* The entries of l with key k (l is sorted by key): [*b, *e). */
+static void lpm_slice(const struct cp_lpm *l, __u32 k, size_t *b, size_t *e)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->e[mid].key < k)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	for (i = 0; i < n; i++) {
-		const struct cp_lpm_entry *e = i < l1->n ? &l1->e[i] : &l2->e[i - l1->n];
+	*b = lo;
+	while (lo < l->n && l->e[lo].key == k)
+		lo++;
+	*e = lo;
+}
 
-		if (group) {
-			struct bpfipt_group_key *k = (void *)(keys + i * ksz);
+/* Flatten every set and place it: the large ones in pages of their own, then the
+ * small ones in windows of shared pages (largest first, so each window is aligned
+ * to its size and no window straddles two pages). Pages: cf->npages. */
+static int sets_flatten(const struct cp_compiled *cc, struct bpfipt_conf *cf, struct sets *s,
+			struct ipt_err *err)
+{
+	size_t i, b, e, np, nsmall = 0, pos, *small;
+	__u32 c, d;
 
-			k->prefixlen = 32 + e->plen;
-			k->group = htonl(e->key);
-			memcpy(k->addr, &e->addr, 4);
+	memset(s, 0, sizeof(*s));
+	s->n = 2 * BPFIPT_NCHAINS + cc->ngroups;
+	s->iv = calloc(s->n, sizeof(*s->iv));
+	s->at = calloc(s->n, sizeof(*s->at));
+	s->gdesc = calloc(cc->ngroups ? cc->ngroups : 1, sizeof(*s->gdesc));
+	small = calloc(s->n, sizeof(*small));
+	if (!s->iv || !s->at || !s->gdesc || !small)
+		goto nomem;
+	for (i = 0; i < s->n; i++) {
+		const struct cp_lpm *l;
+
+		if (i < 2 * BPFIPT_NCHAINS) {
+			c = i / 2;
+			d = i % 2;
+			if (!(cf->lookup[c] & (1u << (d ? BPFIPT_F_DST : BPFIPT_F_SRC))))
+				continue;
+			l = d ? &cc->dst : &cc->src;
+			lpm_slice(l, c, &b, &e);
 		} else {
-			struct bpfipt_lpm_key *k = (void *)(keys + i * ksz);
+			__u32 g = i - 2 * BPFIPT_NCHAINS;
 
-			k->prefixlen = 8 + e->plen;
-			k->chain = e->key | (i < l1->n ? 0 : BPFIPT_KEY_DST);
-			memcpy(k->addr, &e->addr, 4);
+			/* a group is a -s run or a -d run: the entries are in one list */
+			lpm_slice(&cc->group_src, g, &b, &e);
+			l = &cc->group_src;
+			if (b == e) {
+				lpm_slice(&cc->group_dst, g, &b, &e);
+				l = &cc->group_dst;
+			}
 		}
-		vals[i] = e->value;
+		if (cp_ival_flatten(l->e + b, e - b, &s->iv[i]))
+			goto nomem;
+		if (cp_ival_window(&s->iv[i])) {
+			small[nsmall++] = i;
+			continue;
+		}
+		np = cp_ival_pages(&s->iv[i]);
+		if (!np) {
+			free(small);
+			sets_free(s);
+			return dp_fail(err, -E2BIG, "address set %zu: %zu intervals", i,
+				       s->iv[i].n);
+		}
+		s->at[i] = s->npages;
+		s->npages += np;
 	}
-	r = update_many(fd, keys, vals, n, ksz, sizeof(*vals));
-	free(keys);
-	free(vals);
-	return r ? dp_fail(err, r, "cannot fill the %s trie (%zu prefixes)",
-			   group ? "group" : "address", n) : 0;
+	win_base = s->iv;
+	qsort(small, nsmall, sizeof(*small), win_cmp);
+	pos = s->npages * BPFIPT_IVAL_FANOUT;
+	for (i = 0; i < nsmall; i++) {
+		s->at[small[i]] = pos;
+		pos += cp_ival_window(&s->iv[small[i]]);
+	}
+	s->npages = (pos + BPFIPT_IVAL_FANOUT - 1) / BPFIPT_IVAL_FANOUT;
+	free(small);
+	if (s->npages > BPFIPT_IVAL_PAGE_MASK) {
+		sets_free(s);
+		return dp_fail(err, -E2BIG, "address sets: %zu pages", s->npages);
+	}
+	cf->npages = s->npages;
+	return 0;
+nomem:
+	free(small);
+	sets_free(s);
+	return dp_fail(err, -ENOMEM, "out of memory");
+}
+
+/* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
+static int sets_write(int fd, struct sets *s, struct bpfipt_conf *cf, struct ipt_err *err)
+{
+	size_t bytes = (s->npages ? s->npages : 1) * sizeof(struct bpfipt_ival_page), i;
+	struct bpfipt_ival_page *pages = map_mmap(fd, bytes, true, err);
+	__u32 desc;
+
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; i < s->n; i++) {
+		if (!s->iv[i].start)
+			continue;
+		if (cp_ival_window(&s->iv[i]))
+			desc = cp_ival_build_window(&s->iv[i], pages,
+						    s->at[i] / BPFIPT_IVAL_FANOUT,
+						    s->at[i] % BPFIPT_IVAL_FANOUT);
+		else
+			desc = cp_ival_build(&s->iv[i], pages, s->at[i]);
+		if (i < 2 * BPFIPT_NCHAINS)
+			cf->addr_set[i / 2][i % 2] = desc;
+		else
+			s->gdesc[i - 2 * BPFIPT_NCHAINS] = desc;
+	}
+	munmap(pages, page_round(bytes));
+	return 0;
 }
 
 static int fill_ifs(int fd, const struct cp_if_field *in_, const struct cp_if_field *out,
@@ -1229,7 +1345,9 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 			     sl->target >= cc->nslots[c]) ||
 			    (sl->counter != BPFIPT_NO_COUNTER && sl->counter >= cc->ncounters) ||
 			    ((sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
-			     sl->extra >= cc->nextras))
+			     sl->extra >= cc->nextras) ||
+			    ((sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
+			     sl->group >= cc->ngroups))
 				return dp_fail(err, -EINVAL, "compiled chain %u: bad slot %u", c, s);
 		}
 	}
@@ -1237,8 +1355,8 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 		const struct cp_lpm_entry *e = i < cc->group_src.n ? &cc->group_src.e[i] :
 					       &cc->group_dst.e[i - cc->group_src.n];
 
-		if (e->value >= cc->ncounters || e->plen > 32)
-			return dp_fail(err, -EINVAL, "group trie: bad entry");
+		if (e->value >= cc->ncounters || e->plen > 32 || e->key >= cc->ngroups)
+			return dp_fail(err, -EINVAL, "group set: bad entry");
 	}
 	return 0;
 }
@@ -1257,8 +1375,6 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	cf->nchunks = (nwords + BPFIPT_CHUNK_WORDS - 1) / BPFIPT_CHUNK_WORDS;
 	cf->ncounters = cc->ncounters;
 	cf->ncpus = in->ncpus;
-	cf->naddr = cc->src.n + cc->dst.n;
-	cf->ngroup = cc->group_src.n + cc->group_dst.n;
 	cf->nifs = cc->iif.n + cc->oif.n;
 	memset(cv, 0xff, (size_t)BPFIPT_NCHAINS * nwords * 8);
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
@@ -1322,6 +1438,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		     const __u32 *rc_ids, struct gen *g, struct ipt_err *err)
 {
 	struct bpfipt_conf *cf = &g->conf;
+	struct sets sets = { 0 };
 	size_t total, rows, bytes, i, k;
 	__u32 nwords, nchunks, nvecs;
 	__u64 *cv = NULL, *pool;
@@ -1344,8 +1461,9 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT];
 	rows = (size_t)in->ncpus + 1;
 
-	if ((r = inner_get(in, OM_ADDR, slot, cf->naddr, old->naddr, g, err)) ||
-	    (r = inner_get(in, OM_GROUP, slot, cf->ngroup, old->ngroup, g, err)) ||
+	if ((r = sets_flatten(cc, cf, &sets, err)))
+		goto out;
+	if ((r = inner_get(in, OM_IVAL, slot, cf->npages, 0, g, err)) ||
 	    (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err)) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
 	    (r = inner_get(in, OM_POOL, slot, (size_t)(nvecs + BPFIPT_NCHAINS) * nchunks, 0, g,
@@ -1357,8 +1475,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		goto out;
 	cp_crash_point("map-write");
 
-	if ((r = fill_lpm(g->fd[OM_ADDR], &cc->src, &cc->dst, false, err)) ||
-	    (r = fill_lpm(g->fd[OM_GROUP], &cc->group_src, &cc->group_dst, true, err)) ||
+	if ((r = sets_write(g->fd[OM_IVAL], &sets, cf, err)) ||
 	    (r = fill_ifs(g->fd[OM_IFS], &cc->iif, &cc->oif, err)))
 		goto out;
 	cp_crash_point("map-write");
@@ -1413,9 +1530,14 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		r = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < BPFIPT_NCHAINS; i++)
-		memcpy((struct bpfipt_slot *)p + cf->slot_base[i], cc->slots[i],
-		       cc->nslots[i] * sizeof(struct bpfipt_slot));
+	for (i = 0; i < BPFIPT_NCHAINS; i++) {
+		struct bpfipt_slot *sl = (struct bpfipt_slot *)p + cf->slot_base[i];
+
+		memcpy(sl, cc->slots[i], cc->nslots[i] * sizeof(struct bpfipt_slot));
+		for (k = 0; k < cc->nslots[i]; k++)	/* a group slot: its set */
+			if (sl[k].xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST))
+				sl[k].ival = sets.gdesc[sl[k].group];
+	}
 	munmap(p, page_round(bytes));
 	cp_crash_point("map-write");
 	if (cc->nextras) {
@@ -1460,6 +1582,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		b->bytes = seed[i][1];
 	}
 out:
+	sets_free(&sets);
 	free(cv);
 	if (r)
 		gen_release(g);

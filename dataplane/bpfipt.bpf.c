@@ -25,8 +25,8 @@
  * Verifier notes (kernel >= 6.4; every program verifies in ~10k instructions):
  *  - loops are open-coded iterators (bpf_for), so nwords up to BPFIPT_MAX_WORDS
  *    and BPFIPT_MAX_STEPS cost no unrolling;
- *  - bpfipt_step() and bpfipt_find_slot() are global functions, checked once on
- *    their own; the walk's state (cursor, depth, stack, verdict) lives in the
+ *  - bpfipt_step(), bpfipt_find_slot() and bpfipt_ival_find() are global
+ *    functions, checked once on their own; the walk's state (cursor, depth, stack, verdict) lives in the
  *    per-CPU scratch map, so the step loop carries nothing to converge on;
  *  - inside loops, loop-invariant scalars are re-read from memory (RD()): a value
  *    kept in a register or on the stack that a branch made exact (look & bit is 0
@@ -253,20 +253,7 @@ struct pool_chunk {
 	__u64 w[BPFIPT_POOL_WORDS];	/* 64 words and their summary */
 };
 
-OUTER(bpfipt_addr, struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1);
-	__type(key, struct bpfipt_lpm_key);
-	__type(value, __u32);
-});
-OUTER(bpfipt_group, struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1);
-	__type(key, struct bpfipt_group_key);
-	__type(value, __u32);
-});
+OUTER(bpfipt_ival, VAR_ARRAY(struct bpfipt_ival_page, BPF_F_MMAPABLE));
 OUTER(bpfipt_fields, FIXED_ARRAY(BPFIPT_FB_END / BPFIPT_PACK));
 OUTER(bpfipt_ifs, struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -289,8 +276,7 @@ OUTER(bpfipt_counters, VAR_ARRAY(struct bpfipt_counter, BPF_F_MMAPABLE));
  * map templates; libbpf needs their sizes and the kernel the spin lock's place.
  * Variables of the full types in a section libbpf does not load fix the BTF. */
 struct btf_anchor {
-	struct bpfipt_lpm_key lpm;
-	struct bpfipt_group_key group;
+	struct bpfipt_ival_page ival;
 	struct bpfipt_if_key ifk;
 	struct bpfipt_slot slot;
 	struct bpfipt_extra extra;
@@ -484,20 +470,54 @@ static __always_inline __u32 ctz64(__u64 x)
 		ok_;								\
 	})
 
-#define LPM_VEC(cur, tag, addr_, out)						\
+/*
+ * The value of address a (host order) in the address set desc of generation cur
+ * (bpfipt.h, "Address sets"), BPFIPT_IVAL_NONE without one. Per level: one page
+ * lookup and 8 fixed binary steps for the last key <= a inside the window (the
+ * root's, else the whole page; key[first] <= a holds on every page the search
+ * reaches, so i stays on a key <= a); the indexes are masked so the verifier sees
+ * them inside the page. A global function: checked once, on its own, whatever
+ * calls it.
+ */
+__noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
+{
+	__u32 depth = desc >> BPFIPT_IVAL_DEPTH_SHIFT, idx = desc & BPFIPT_IVAL_PAGE_MASK;
+	__u32 wl = (desc >> BPFIPT_IVAL_WIN_SHIFT) & 15;
+	__u32 lvl, i, w, step;
+	void *m;
+
+	if (depth == 0 || wl > 8)
+		return BPFIPT_IVAL_NONE;
+	w = 1u << wl;
+	i = ((desc >> BPFIPT_IVAL_IDX_SHIFT) & 63) << wl;
+	m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
+	if (!m)
+		return BPFIPT_IVAL_NONE;
+	/* a bounded loop: depth <= 3 */
+	for (lvl = 0; lvl < depth; lvl++) {
+		struct bpfipt_ival_page *pg;
+
+		pg = bpf_map_lookup_elem(m, &idx);
+		if (!pg)
+			return BPFIPT_IVAL_NONE;
+#pragma unroll
+		for (step = BPFIPT_IVAL_FANOUT / 2; step; step >>= 1)
+			if (step < w && pg->key[(i + step) & (BPFIPT_IVAL_FANOUT - 1)] <= a)
+				i += step;
+		idx = pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];
+		i = 0;
+		w = BPFIPT_IVAL_FANOUT;
+	}
+	return idx;
+}
+
+/* An address field: the vector id of the chain's set, 0 when there is none
+ * (every set of a field that varies holds 0.0.0.0/0: a loader bug). */
+#define ADDR_VEC(cur, desc, addr_, out)						\
 	({									\
-		void *m_ = bpf_map_lookup_elem(&bpfipt_addr, &cur);		\
-		int ok_ = 0;							\
-		if (m_) {							\
-			struct bpfipt_lpm_key k_ = { .prefixlen = 40, .chain = (tag) }; \
-			__builtin_memcpy(k_.addr, &(addr_), 4);			\
-			__u32 *v_ = bpf_map_lookup_elem(m_, &k_);		\
-			if (v_) {						\
-				out = *v_;					\
-				ok_ = 1;					\
-			}							\
-		}								\
-		ok_;								\
+		__u32 v_ = bpfipt_ival_find(cur, desc, bpf_ntohl(addr_));	\
+		out = v_;							\
+		v_ != BPFIPT_IVAL_NONE;						\
 	})
 
 #define IF_VEC(cur, tag, ifindex_, dflt, out)					\
@@ -1027,22 +1047,17 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 }
 
 /* The counter of a matched slot: a group slot counts on the rule of the run that
- * matches the address first (group LPM). */
+ * matches the address first (the group's address set). */
 static __always_inline __u32 slot_counter(__u32 cur, const struct bpfipt_slot *sl,
 					  const struct pkt *p)
 {
-	struct bpfipt_group_key gk = { .prefixlen = 64 };
-	__u32 *c = NULL;
-	void *m;
+	__u32 c;
 
 	if (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
 		return sl->counter;
-	gk.group = bpf_htonl(sl->group);
-	__builtin_memcpy(gk.addr, sl->xflags & BPFIPT_X_GROUP_SRC ? &p->saddr : &p->daddr, 4);
-	m = bpf_map_lookup_elem(&bpfipt_group, &cur);
-	if (m)
-		c = bpf_map_lookup_elem(m, &gk);
-	return c ? *c : sl->counter;
+	c = bpfipt_ival_find(cur, sl->ival,
+			     bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
+	return c != BPFIPT_IVAL_NONE ? c : sl->counter;
 }
 
 static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
@@ -1165,10 +1180,11 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	look = conf->lookup[chain];
 
 	/* One lookup per field that varies in this chain: its vector id. */
-	if ((look & (1u << BPFIPT_F_SRC)) && !LPM_VEC(cur, chain, p->saddr, sc->v.src))
+	if ((look & (1u << BPFIPT_F_SRC)) &&
+	    !ADDR_VEC(cur, conf->addr_set[chain][0], p->saddr, sc->v.src))
 		goto broken;
 	if ((look & (1u << BPFIPT_F_DST)) &&
-	    !LPM_VEC(cur, chain | BPFIPT_KEY_DST, p->daddr, sc->v.dst))
+	    !ADDR_VEC(cur, conf->addr_set[chain][1], p->daddr, sc->v.dst))
 		goto broken;
 	if ((look & (1u << BPFIPT_F_PROTO)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, sc->v.proto))

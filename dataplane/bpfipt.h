@@ -20,8 +20,8 @@
  *     s = first slot >= cursor whose bit is set in the AND of all field vectors
  *     if slot s has extra checks (BPFIPT_X_*) and they fail: cursor = s + 1; continue
  *     count the packet on counter slot[s].counter (if != BPFIPT_NO_COUNTER);
- *       a group slot (BPFIPT_X_GROUP_SRC/DST) counts on the value of the group
- *       LPM for (slot[s].group, src/dst address) instead
+ *       a group slot (BPFIPT_X_GROUP_SRC/DST) counts on the value of its
+ *       address set (slot[s].ival) for the src/dst address instead
  *     VERDICT:  done, slot[s].verdict
  *     CONTINUE: (LOG, NFLOG, no target, ...) cursor = s + 1
  *     JUMP:     push s + 1 (depth < BPFIPT_MAX_DEPTH), cursor = slot[s].target
@@ -46,8 +46,8 @@ enum bpfipt_chain {
 
 /* Fields with a bit-vector map. The value a packet has for each: */
 enum bpfipt_field {
-	BPFIPT_F_SRC,		/* LPM: source address */
-	BPFIPT_F_DST,		/* LPM: destination address */
+	BPFIPT_F_SRC,		/* address set: source address */
+	BPFIPT_F_DST,		/* address set: destination address */
 	BPFIPT_F_PROTO,		/* array: IP protocol 0..255 */
 	BPFIPT_F_SPORT,		/* class: source port 0..65535, BPFIPT_NO_PORT without one */
 	BPFIPT_F_DPORT,		/* class: destination port, same */
@@ -74,13 +74,37 @@ enum bpfipt_field {
 #define BPFIPT_MAX_STEPS	256	/* slots visited per packet per chain */
 #define BPFIPT_MAX_DEPTH	16	/* nested -j calls */
 
-/* LPM key: the chain id is the first byte, so one trie serves the three chains;
- * prefixlen counts 8 (chain) + the address prefix length. */
-struct bpfipt_lpm_key {
-	__u32 prefixlen;
-	__u8 chain;
-	__u8 addr[4];		/* network order */
-} __attribute__((packed));
+/* Address sets (bpfipt_ival_find() in dataplane/bpfipt.bpf.c, controlplane/ival.c).
+ * A set maps an IPv4 address to the value of its longest matching prefix. The
+ * loader flattens the prefixes into sorted disjoint intervals (each one
+ * [start, next start) with one value; the first start is 0; addresses no prefix
+ * holds get BPFIPT_IVAL_NONE) and writes them as a B+-tree of pages into the
+ * generation map bpfipt_ival: a leaf page holds up to BPFIPT_IVAL_FANOUT starts
+ * (host order, ascending) and their values, an inner page the first start of
+ * each child and the child's page index. A search takes, page after page from
+ * the root, the last key <= the address. A page's unused tail repeats its last
+ * value under key 0xffffffff: below 255.255.255.255 the tail is never taken,
+ * and 255.255.255.255 takes the last real interval's value, as it should.
+ * Depth 1..BPFIPT_IVAL_MAX_DEPTH: 16M intervals per set. A set of at most
+ * BPFIPT_IVAL_FANOUT / 2 intervals takes a WINDOW of a page shared with other small
+ * sets: 2^w entries (w = 2..7) at offset index * 2^w, padded as a page's tail; the
+ * search of its one level stays inside it. A descriptor names a set: its root page
+ * (BPFIPT_IVAL_PAGE_MASK), window index and w (8 and 0: the whole page), depth
+ * (0: no set). The address fields have one set per chain and direction
+ * (bpfipt_conf.addr_set: value = vector id), each group slot one (bpfipt_slot.ival:
+ * value = the counter of the run's rule that the address hits first). */
+#define BPFIPT_IVAL_FANOUT	256
+#define BPFIPT_IVAL_MAX_DEPTH	3
+#define BPFIPT_IVAL_PAGE_MASK	((1u << 20) - 1)	/* 1M pages: 2 GiB */
+#define BPFIPT_IVAL_IDX_SHIFT	20			/* 6 bits: window index */
+#define BPFIPT_IVAL_WIN_SHIFT	26			/* 4 bits: w */
+#define BPFIPT_IVAL_DEPTH_SHIFT	30			/* 2 bits */
+#define BPFIPT_IVAL_NONE	0xffffffffu
+
+struct bpfipt_ival_page {
+	__u32 key[BPFIPT_IVAL_FANOUT];
+	__u32 val[BPFIPT_IVAL_FANOUT];
+};
 
 /* Hash key of the interface fields. */
 struct bpfipt_if_key {
@@ -156,8 +180,8 @@ enum {
 	BPFIPT_X_MAC		= 1 << 2,	/* source MAC */
 	BPFIPT_X_LIMIT		= 1 << 3,	/* token bucket */
 	BPFIPT_X_CT		= 1 << 4,	/* -m conntrack tuple/dir/status/expire options */
-	BPFIPT_X_GROUP_SRC	= 1 << 5,	/* group slot: counter from the group LPM (src) */
-	BPFIPT_X_GROUP_DST	= 1 << 6,	/* group slot: counter from the group LPM (dst) */
+	BPFIPT_X_GROUP_SRC	= 1 << 5,	/* group slot: counter from its address set (src) */
+	BPFIPT_X_GROUP_DST	= 1 << 6,	/* group slot: counter from its address set (dst) */
 	BPFIPT_X_ADDRTYPE	= 1 << 7,	/* -m addrtype: address types (bpfipt_rtlocal) */
 	BPFIPT_X_RECENT		= 1 << 8,	/* -m recent: a list of bpfipt_recent */
 };
@@ -226,14 +250,6 @@ enum {
 	BPFIPT_AT_LIMIT_OUT	= 1 << 3,
 };
 
-/* Group LPM key: which rule of a run (deny list) an address hits first.
- * prefixlen counts 32 (group id) + the address prefix length. */
-struct bpfipt_group_key {
-	__u32 prefixlen;
-	__u32 group;		/* big-endian on the wire of the key, see loader */
-	__u8 addr[4];
-} __attribute__((packed));
-
 #define BPFIPT_NO_COUNTER	0xffffffffu
 #define BPFIPT_NO_EXTRA		0xffffffffu
 
@@ -246,7 +262,10 @@ struct bpfipt_slot {
 	__u32 target;		/* JUMP/GOTO: first slot of the block */
 	__u32 counter;		/* index in the counters map, or BPFIPT_NO_COUNTER */
 	__u32 extra;		/* index in the extras map, or BPFIPT_NO_EXTRA */
-	__u32 group;		/* BPFIPT_X_GROUP_*: the group id */
+	union {			/* BPFIPT_X_GROUP_* only: */
+		__u32 group;	/* the group id (the compiler's tables) */
+		__u32 ival;	/* its address set (the map: the loader's copy) */
+	};
 };
 
 /* Parameters of the extra checks of one slot. */
@@ -320,7 +339,8 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		4	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent */
+#define BPFIPT_ABI		5	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+					 * 5: address sets (bpfipt_ival) instead of LPM tries */
 #define BPFIPT_NO_VEC		0xffffffffu
 
 /* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of
@@ -339,16 +359,14 @@ enum bpfipt_stat {
 #define BPFIPT_POOL_WORDS	(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
 
 /* Generation maps (inner maps of the outer maps of the same name):
- *   bpfipt_addr    LPM, struct bpfipt_lpm_key: source prefixes with .chain = chain,
- *                  destination prefixes with .chain = chain | BPFIPT_KEY_DST
- *   bpfipt_group   LPM, struct bpfipt_group_key (group ids are shared by -s and -d runs)
+ *   bpfipt_ival    array of struct bpfipt_ival_page: every address set of the
+ *                  generation (the fields' and the groups'), see "Address sets"
  *   bpfipt_fields  the array fields: the vector id of key k of field f in chain c
  *                  is element BPFIPT_FB_<f> + c * keys + k of a flat __u32 array,
  *                  stored BPFIPT_PACK ids per map entry
  *   bpfipt_ifs     hash, struct bpfipt_if_key: .chain = chain (input interface) or
  *                  chain | BPFIPT_KEY_OIF (output interface)
  *   bpfipt_pool, bpfipt_slots, bpfipt_extras, bpfipt_limits, bpfipt_counters */
-#define BPFIPT_KEY_DST		0x10
 #define BPFIPT_KEY_OIF		0x10
 #define BPFIPT_PACK		16
 #define BPFIPT_KEYS_PROTO	256
@@ -390,7 +408,8 @@ struct bpfipt_conf {
 	__u32 iif_dflt[BPFIPT_NCHAINS], oif_dflt[BPFIPT_NCHAINS];
 	__u32 lookup[BPFIPT_NCHAINS];		/* bit f: field f varies in the chain, look it up */
 	__u32 cvec[BPFIPT_NCHAINS];		/* AND of the chain's constant fields' vectors */
-	__u32 naddr, ngroup, nifs;		/* entries of the tries and the hash (loader) */
+	__u32 addr_set[BPFIPT_NCHAINS][2];	/* [c][0] source, [c][1] destination set */
+	__u32 npages, nifs;			/* bpfipt_ival pages, hash entries (loader) */
 };
 
 enum {

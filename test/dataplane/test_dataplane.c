@@ -1038,6 +1038,12 @@ static bool chance(unsigned int pct)
 	return rn(100) < pct;
 }
 
+/* the deny list of the last ruleset() (addr() picks addresses in and near it) */
+static struct deny {
+	__u32 addr, plen;	/* host order */
+} deny[1024];
+static unsigned int ndeny;
+
 static const struct cp_link tlinks[] = { { 1, "lo" }, { 2, "eth0" }, { 3, "eth1" }, { 4, "veth0" } };
 static const struct cp_env tenv = { tlinks, 4, 0, 0 };
 
@@ -1146,12 +1152,23 @@ static struct ipt_table *ruleset(struct strbuf *sb)
 		sb_addf(sb, ":u%u - [0:0]\n", i);
 	for (unsigned int i = 0; i < n; i++)
 		rule(sb, rn(3 + nuser), nuser);
-	if (chance(20)) {	/* a deny list: a group slot */
-		unsigned int len = 4 + rn(6), ch = rn(3);
+	ndeny = 0;
+	if (chance(30)) {	/* a deny list: a group slot (its address set) */
+		/* sometimes long: a set of more than one page */
+		unsigned int len = 4 + (chance(20) ? rn(600) : rn(6)), ch = rn(3), d = rn(2);
 
-		for (unsigned int i = 0; i < len; i++)
-			sb_addf(sb, "-A %s -s 10.%u.%u.0/24 -p tcp -j DROP\n",
-				ch == 0 ? "INPUT" : ch == 1 ? "FORWARD" : "OUTPUT", rn(3), rn(4));
+		for (unsigned int i = 0; i < len; i++) {
+			unsigned int l = chance(2) ? 16 : chance(10) ? 24 : 32;
+			unsigned int a = 10u << 24 | rn(3) << 16 | rn(64) << 8 | rn(256);
+			char b[16];
+
+			a &= ~0u << (32 - l);
+			if (ndeny < sizeof(deny) / sizeof(deny[0]))
+				deny[ndeny++] = (struct deny){ a, l };
+			sb_addf(sb, "-A %s %s %s/%u -p tcp -j DROP\n",
+				ch == 0 ? "INPUT" : ch == 1 ? "FORWARD" : "OUTPUT", d ? "-d" : "-s",
+				inet_ntop(AF_INET, &(__be32){ htonl(a) }, b, sizeof(b)), l);
+		}
 	}
 	sb_adds(sb, "COMMIT\n");
 	ipt_table_new(&t);
@@ -1174,6 +1191,12 @@ static __be32 addr(void)
 					 "192.168.1.1", "192.168.7.7", "172.16.3.3", "8.8.8.8",
 					 "10.0.1.5", "10.2.3.1", "0.1.2.3", "224.0.0.5",
 					 "255.255.255.255", "10.7.200.1" };
+	if (ndeny && chance(15)) {	/* in a prefix of the deny list, or next to one */
+		const struct deny *d = &deny[rn(ndeny)];
+		__u32 a = d->addr | (rn(1u << 16) & ~(~0u << (32 - d->plen)) & 0xffff);
+
+		return htonl(chance(10) ? a - 1 + 2 * rn(2) : a);
+	}
 	return inet_addr(a[rn(chance(85) ? 10 : 14)]);
 }
 
@@ -1289,6 +1312,16 @@ static size_t rpacket(__u8 *buf, size_t cap, struct cp_packet *p, int *chain)
 	return len;
 }
 
+/* A ruleset for a failure message: Check refuses messages of more than a few
+ * KiB (a long deny list), so those go to stderr. */
+static const char *shown(struct strbuf *sb)
+{
+	if (sb->len < 3000)
+		return sb_str(sb);
+	fprintf(stderr, "%s", sb_str(sb));
+	return "(the ruleset: on stderr)";
+}
+
 START_TEST(t_compiled_differential)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1309,7 +1342,7 @@ START_TEST(t_compiled_differential)
 			continue;
 		}
 		ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "compile: %s\n%s", err.msg,
-			      sb_str(&sb));
+			      shown(&sb));
 		install(in, cc);	/* a new generation each time: the switch is tested too */
 		sets++;
 		for (int i = 0; i < 50; i++, pairs++) {
@@ -1328,11 +1361,11 @@ START_TEST(t_compiled_differential)
 			if (cp_lbvs_eval(cc, chain, &p, &lt) != 0)
 				goto next;	/* the documented step and depth limits */
 			ck_assert_msg(v == (int)rt.verdict, "set %lu chain %d: verdict %d, reference %d\n%s",
-				      sets, chain, v, rt.verdict, sb_str(&sb));
+				      sets, chain, v, rt.verdict, shown(&sb));
 			for (k = 0; k < nb; k++)
 				moved += b[k][0] - a[k][0];
 			ck_assert_msg(moved == rt.ncounted, "set %lu: %u counted, reference %u\n%s", sets,
-				      moved, rt.ncounted, sb_str(&sb));
+				      moved, rt.ncounted, shown(&sb));
 			for (k = 0; k < rt.ncounted && k < CP_TRACE_MAX; k++) {
 				if (b[rt.counted[k]][0] <= a[rt.counted[k]][0]) {
 					char ss[16], ds[16];
@@ -1354,7 +1387,7 @@ START_TEST(t_compiled_differential)
 				}
 				ck_assert_msg(b[rt.counted[k]][0] > a[rt.counted[k]][0],
 					      "set %lu: counter %u not counted\n%s", sets, rt.counted[k],
-					      sb_str(&sb));
+					      shown(&sb));
 				ck_assert_uint_eq(b[rt.counted[k]][1] - a[rt.counted[k]][1],
 						  (__u64)p.len * (b[rt.counted[k]][0] - a[rt.counted[k]][0]));
 			}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address sets (controlplane/ival.c): random prefix sets flattened into
+ * intervals and written as B+-tree pages, searched (cp_ival_find, the data
+ * plane's search in C) against a brute-force longest match: random addresses,
+ * every prefix's first and last address and their neighbours, 0.0.0.0 and
+ * 255.255.255.255; trees of depth 1, 2 and 3.
+ */
+#include <check.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
+
+#include "ival.h"
+
+static __u64 rng = 0x2545f4914f6cdd1dull;
+
+static __u32 rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (__u32)(rng >> 11);
+}
+
+static __u32 mask_of(__u8 plen)
+{
+	return plen ? ~0u << (32 - plen) : 0;
+}
+
+/* the longest match, by hand; of equal prefixes the later one */
+static __u32 brute(const struct cp_lpm_entry *e, size_t n, __u32 a)
+{
+	__u32 v = BPFIPT_IVAL_NONE;
+	int best = -1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		__u32 m = mask_of(e[i].plen);
+
+		if ((a & m) == (ntohl(e[i].addr) & m) && e[i].plen >= best) {
+			best = e[i].plen;
+			v = e[i].value;
+		}
+	}
+	return v;
+}
+
+/* n prefixes; lens drawn from lens[]; some near the ends of the address space */
+static void gen(struct cp_lpm_entry *e, size_t n, const __u8 *lens, size_t nlens, __u32 nvals)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		__u8 plen = lens[rnd() % nlens];
+		__u32 a = rnd();
+
+		switch (rnd() % 8) {
+		case 0: a = 0; break;
+		case 1: a = ~0u; break;
+		case 2: a &= 0x00ffffff; break;
+		case 3: a |= 0xff000000; break;
+		}
+		e[i].key = 0;
+		e[i].plen = plen;
+		e[i].addr = htonl(a & mask_of(plen));
+		e[i].value = rnd() % nvals;
+	}
+}
+
+static void probe(const struct bpfipt_ival_page *pages, __u32 desc, const struct cp_lpm_entry *e,
+		  size_t n, unsigned int probes)
+{
+	size_t i;
+
+	ck_assert_uint_eq(cp_ival_find(pages, desc, 0), brute(e, n, 0));
+	ck_assert_uint_eq(cp_ival_find(pages, desc, ~0u), brute(e, n, ~0u));
+	for (i = 0; i < n && i < probes; i++) {
+		__u32 lo = ntohl(e[i].addr), hi = lo | ~mask_of(e[i].plen);
+		__u32 a[4] = { lo, hi, lo - 1, hi + 1 };
+		int j;
+
+		for (j = 0; j < 4; j++)
+			ck_assert_msg(cp_ival_find(pages, desc, a[j]) == brute(e, n, a[j]),
+				      "address %08x: %u, expected %u", a[j],
+				      cp_ival_find(pages, desc, a[j]), brute(e, n, a[j]));
+	}
+	for (i = 0; i < probes; i++) {
+		__u32 a = rnd();
+
+		ck_assert_uint_eq(cp_ival_find(pages, desc, a), brute(e, n, a));
+	}
+}
+
+/* a small set in a window of a page full of other sets' (random) entries */
+static void check_window(const struct cp_ival *iv, const struct cp_lpm_entry *e, size_t n,
+			 unsigned int probes)
+{
+	struct bpfipt_ival_page pg[2];
+	size_t w = cp_ival_window(iv), off, i;
+	__u32 desc;
+
+	for (i = 0; i < BPFIPT_IVAL_FANOUT; i++) {
+		pg[1].key[i] = rnd();
+		pg[1].val[i] = rnd();
+	}
+	off = w * (rnd() % (BPFIPT_IVAL_FANOUT / w));
+	desc = cp_ival_build_window(iv, pg, 1, off);
+	ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, 1);
+	ck_assert_uint_eq(desc & BPFIPT_IVAL_PAGE_MASK, 1);
+	probe(pg, desc, e, n, probes);
+}
+
+static void check_set(const struct cp_lpm_entry *e, size_t n, unsigned int probes, int depth)
+{
+	struct bpfipt_ival_page *pages;
+	struct cp_ival iv;
+	size_t np, i;
+	__u32 desc, first = 3;
+
+	ck_assert_int_eq(cp_ival_flatten(e, n, &iv), 0);
+	ck_assert_uint_ge(iv.n, 1);
+	ck_assert_uint_eq(iv.start[0], 0);
+	for (i = 1; i < iv.n; i++) {
+		ck_assert_uint_gt(iv.start[i], iv.start[i - 1]);
+		ck_assert_uint_ne(iv.val[i], iv.val[i - 1]);
+	}
+	np = cp_ival_pages(&iv);
+	ck_assert_uint_ge(np, 1);
+	pages = calloc(first + np + 1, sizeof(*pages));
+	ck_assert_ptr_nonnull(pages);
+	desc = cp_ival_build(&iv, pages, first);
+	if (depth)
+		ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, depth);
+	ck_assert_uint_eq(desc & BPFIPT_IVAL_PAGE_MASK, first + np - 1);
+	probe(pages, desc, e, n, probes);
+	if (iv.n <= BPFIPT_IVAL_FANOUT / 2) {
+		ck_assert_uint_ge(cp_ival_window(&iv), iv.n);
+		check_window(&iv, e, n, probes);
+	} else {
+		ck_assert_uint_eq(cp_ival_window(&iv), 0);
+	}
+	free(pages);
+	cp_ival_free(&iv);
+}
+
+START_TEST(t_empty)
+{
+	static const struct cp_lpm_entry dflt = { .plen = 0, .addr = 0, .value = 7 };
+	struct bpfipt_ival_page pg;
+	struct cp_ival iv;
+	__u32 desc;
+
+	ck_assert_int_eq(cp_ival_flatten(NULL, 0, &iv), 0);
+	ck_assert_uint_eq(iv.n, 1);
+	ck_assert_uint_eq(cp_ival_pages(&iv), 1);
+	desc = cp_ival_build(&iv, &pg, 0);
+	ck_assert_uint_eq(cp_ival_find(&pg, desc, 0), BPFIPT_IVAL_NONE);
+	ck_assert_uint_eq(cp_ival_find(&pg, desc, ~0u), BPFIPT_IVAL_NONE);
+	cp_ival_free(&iv);
+	ck_assert_int_eq(cp_ival_flatten(&dflt, 1, &iv), 0);
+	desc = cp_ival_build(&iv, &pg, 0);
+	ck_assert_uint_eq(cp_ival_find(&pg, desc, 0), 7);
+	ck_assert_uint_eq(cp_ival_find(&pg, desc, 0x0a000001), 7);
+	ck_assert_uint_eq(cp_ival_find(&pg, desc, ~0u), 7);
+	ck_assert_uint_eq(cp_ival_find(&pg, 0, 1), BPFIPT_IVAL_NONE);
+	cp_ival_free(&iv);
+}
+END_TEST
+
+/* /32s at both ends, a /0 under everything, nested prefixes sharing an end */
+START_TEST(t_edges)
+{
+	struct cp_lpm_entry e[] = {
+		{ .plen = 0, .addr = 0, .value = 1 },
+		{ .plen = 32, .addr = htonl(0), .value = 2 },
+		{ .plen = 32, .addr = htonl(0xffffffff), .value = 3 },
+		{ .plen = 8, .addr = htonl(0xff000000), .value = 4 },
+		{ .plen = 24, .addr = htonl(0xffffff00), .value = 5 },
+		{ .plen = 1, .addr = htonl(0), .value = 6 },
+		{ .plen = 31, .addr = htonl(0x7ffffffe), .value = 7 },
+		{ .plen = 32, .addr = htonl(0x7fffffff), .value = 8 },
+		{ .plen = 24, .addr = htonl(0x0a000000), .value = 1 },	/* same as /0 */
+		{ .plen = 24, .addr = htonl(0x0a000000), .value = 9 },	/* later wins */
+	};
+
+	check_set(e, sizeof(e) / sizeof(e[0]), 1000, 1);
+}
+END_TEST
+
+START_TEST(t_random_small)
+{
+	static const __u8 lens[] = { 0, 1, 4, 8, 12, 16, 20, 23, 24, 28, 30, 31, 32 };
+	struct cp_lpm_entry e[300];
+	int round;
+
+	for (round = 0; round < 300; round++) {
+		size_t n = 1 + rnd() % 300;
+
+		gen(e, n, lens, sizeof(lens), 1 + rnd() % 6);
+		check_set(e, n, 300, 0);
+	}
+}
+END_TEST
+
+/* deny-list shapes (bench/rules.py deny): depth 2 and 3 */
+START_TEST(t_random_deep)
+{
+	static const __u8 lens[] = { 24, 32, 32, 32, 32, 32, 32, 32, 32, 32 };
+	static const size_t sizes[] = { 20000, 60000 };
+	struct cp_lpm_entry *e = malloc(60000 * sizeof(*e));
+	size_t k;
+
+	ck_assert_ptr_nonnull(e);
+	for (k = 0; k < 2; k++) {
+		gen(e, sizes[k], lens, sizeof(lens), 1000000);
+		check_set(e, sizes[k], 3000, k ? 3 : 2);
+	}
+	free(e);
+}
+END_TEST
+
+/* more intervals than three levels hold */
+START_TEST(t_too_deep)
+{
+	struct cp_ival iv = { .n = (size_t)BPFIPT_IVAL_FANOUT * BPFIPT_IVAL_FANOUT *
+				    BPFIPT_IVAL_FANOUT + 1 };
+
+	ck_assert_uint_eq(cp_ival_pages(&iv), 0);
+	iv.n--;
+	ck_assert_uint_eq(cp_ival_pages(&iv), 65536 + 256 + 1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("ival");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, t_empty);
+	tcase_add_test(tc, t_edges);
+	tcase_add_test(tc, t_random_small);
+	tcase_add_test(tc, t_random_deep);
+	tcase_add_test(tc, t_too_deep);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

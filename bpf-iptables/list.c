@@ -353,9 +353,9 @@ void ipt_list_rule_echo(struct strbuf *sb, const struct ipt_rule *r)
 		ip->iniface[0] ? ip->iniface : "*");
 	sb_addf(sb, "out %s%s ", ip->invflags & IPT_INV_VIA_OUT ? "!" : "",
 		ip->outiface[0] ? ip->outiface : "*");
-	addr_text(buf, sizeof(buf), ip->src, ip->smsk, NULL);
+	addr_text(buf, sizeof(buf), ip->src.v4, ip->smsk.v4, NULL);
 	sb_addf(sb, "%c%s ", ip->invflags & IPT_INV_SRCIP ? '!' : ' ', buf);
-	addr_text(buf, sizeof(buf), ip->dst, ip->dmsk, NULL);
+	addr_text(buf, sizeof(buf), ip->dst.v4, ip->dmsk.v4, NULL);
 	sb_addf(sb, "%c-> %s", ip->invflags & IPT_INV_DSTIP ? '!' : ' ', buf);
 	sb_adds(sb, "  ");
 	add_extensions(sb, r, true);
@@ -388,8 +388,8 @@ static void add_rule(struct list_ctx *c, const struct ipt_rule *r, unsigned int 
 		add_iface(c, ip->outiface, ip->invflags & IPT_INV_VIA_OUT, "%-6s ");
 	}
 
-	add_addr(c, ip->src, ip->smsk, ip->invflags & IPT_INV_SRCIP);
-	add_addr(c, ip->dst, ip->dmsk, ip->invflags & IPT_INV_DSTIP);
+	add_addr(c, ip->src.v4, ip->smsk.v4, ip->invflags & IPT_INV_SRCIP);
+	add_addr(c, ip->dst.v4, ip->dmsk.v4, ip->invflags & IPT_INV_DSTIP);
 
 	add_extensions(sb, r, numeric);
 	sb_addc(sb, '\n');

@@ -712,7 +712,7 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 
 	/* IP part: addresses */
 	for (int i = 0; i < 2; i++) {
-		__u32 a = ntohl(i ? ip->dst : ip->src), m = ntohl(i ? ip->dmsk : ip->smsk);
+		__u32 a = ntohl(i ? ip->dst.v4 : ip->src.v4), m = ntohl(i ? ip->dmsk.v4 : ip->smsk.v4);
 		bool inv = ip->invflags & (i ? IPT_INV_DSTIP : IPT_INV_SRCIP);
 
 		if (skip_addr[i])
@@ -991,7 +991,7 @@ static bool mask_contiguous(__u32 m)
 
 static bool addr_groupable(const struct ipt_rule *r, int which)
 {
-	__u32 a = ntohl(which ? r->ip.dst : r->ip.src), m = ntohl(which ? r->ip.dmsk : r->ip.smsk);
+	__u32 a = ntohl(which ? r->ip.dst.v4 : r->ip.src.v4), m = ntohl(which ? r->ip.dmsk.v4 : r->ip.smsk.v4);
 
 	if (r->ip.invflags & (which ? IPT_INV_DSTIP : IPT_INV_SRCIP))
 		return false;
@@ -1004,11 +1004,15 @@ static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, i
 	struct ipt_rule x = *a, y = *b;	/* shallow: only compared */
 
 	if (which) {
-		x.ip.dst = y.ip.dst = 0;
-		x.ip.dmsk = y.ip.dmsk = 0;
+		memset(&x.ip.dst, 0, sizeof(x.ip.dst));
+		memset(&y.ip.dst, 0, sizeof(y.ip.dst));
+		memset(&x.ip.dmsk, 0, sizeof(x.ip.dmsk));
+		memset(&y.ip.dmsk, 0, sizeof(y.ip.dmsk));
 	} else {
-		x.ip.src = y.ip.src = 0;
-		x.ip.smsk = y.ip.smsk = 0;
+		memset(&x.ip.src, 0, sizeof(x.ip.src));
+		memset(&y.ip.src, 0, sizeof(y.ip.src));
+		memset(&x.ip.smsk, 0, sizeof(x.ip.smsk));
+		memset(&y.ip.smsk, 0, sizeof(y.ip.smsk));
 	}
 	return ipt_rule_equal(&x, &y);
 }
@@ -1114,9 +1118,9 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 	at[0].p = arena_alloc(&x->ar, len * sizeof(struct pfx));
 	for (unsigned int k = 0; k < len; k++) {
 		const struct ipt_rule *r = ch->rules[i + k];
-		__u32 m = ntohl(which ? r->ip.dmsk : r->ip.smsk);
+		__u32 m = ntohl(which ? r->ip.dmsk.v4 : r->ip.smsk.v4);
 
-		at[0].p[k].addr = ntohl(which ? r->ip.dst : r->ip.src);
+		at[0].p[k].addr = ntohl(which ? r->ip.dst.v4 : r->ip.src.v4);
 		at[0].p[k].plen = m ? 32 - __builtin_ctz(m) : 0;
 		at[0].p[k].counter = x->rule_base[ci] + i + k;
 	}

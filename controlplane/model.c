@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+
+int ipt_af = AF_INET;
 
 static const char *const verdict_names[] = {
 	[IPT_V_ACCEPT] = "ACCEPT",
@@ -178,6 +181,7 @@ int ipt_table_new(struct ipt_table **pt)
 {
 	struct ipt_table *t = xcalloc(1, sizeof(*t));
 
+	t->family = ipt_af;
 	for (size_t i = 0; i < 3; i++)
 		ipt_chain_insert(t, chain_new(builtin_names[i], true));
 	*pt = t;
@@ -202,6 +206,7 @@ static void table_copy(const struct ipt_table *src, struct ipt_table **pdst, boo
 {
 	struct ipt_table *t = xcalloc(1, sizeof(*t));
 
+	t->family = src->family;
 	t->cap = src->nchains;
 	t->chains = xcalloc(t->cap, sizeof(*t->chains));
 	for (unsigned int i = 0; i < src->nchains; i++) {

@@ -32,8 +32,16 @@ enum {
 
 #define IPT_F_FRAG 0x01
 
+/* An address or mask: IPv4 in v4 (the other bytes zero), IPv6 in all 16 bytes,
+ * network order. The table's family says which. */
+union ipt_addr {
+	__be32 v4;
+	__be32 w[4];
+	__u8 b[16];
+};
+
 struct ipt_ip {
-	__be32 src, smsk, dst, dmsk;
+	union ipt_addr src, smsk, dst, dmsk;
 	char iniface[IPT_IFNAMSIZ], outiface[IPT_IFNAMSIZ];
 	__u16 proto;
 	__u8 flags;
@@ -98,7 +106,13 @@ struct ipt_chain {
 struct ipt_table {
 	struct ipt_chain **chains;
 	unsigned int nchains, cap;
+	int family;				/* AF_INET or AF_INET6 (ipt_af when made) */
 };
+
+/* The family this process works on: AF_INET (bpf-iptables*) or AF_INET6
+ * (bpf-ip6tables*), set once by main from the program name, as iptables'
+ * afinfo. The parser, the printers and ipt_table_new() follow it. */
+extern int ipt_af;
 
 /* Table lifecycle */
 int ipt_table_new(struct ipt_table **t);

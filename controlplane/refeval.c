@@ -62,8 +62,8 @@ static bool if_cmp(const char dev[IPT_IFNAMSIZ], const char *vianame)
 static bool ip_packet_match(const struct ipt_ip *ip, const struct cp_packet *p,
 			    const char indev[IPT_IFNAMSIZ], const char outdev[IPT_IFNAMSIZ])
 {
-	if (FWINV((p->saddr & ip->smsk) != ip->src, IPT_INV_SRCIP) ||
-	    FWINV((p->daddr & ip->dmsk) != ip->dst, IPT_INV_DSTIP))
+	if (FWINV((p->saddr & ip->smsk.v4) != ip->src.v4, IPT_INV_SRCIP) ||
+	    FWINV((p->daddr & ip->dmsk.v4) != ip->dst.v4, IPT_INV_DSTIP))
 		return false;
 	if (FWINV(!if_cmp(indev, ip->iniface), IPT_INV_VIA_IN))
 		return false;

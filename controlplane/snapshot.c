@@ -88,9 +88,9 @@ static void put_rule(struct strbuf *sb, struct ext_tab *et, const struct ipt_rul
 	const struct ipt_ip *ip = &r->ip;
 	__u8 present = 0;
 
-	if (ip->src || ip->smsk)
+	if (ip->src.v4 || ip->smsk.v4)
 		present |= SNAP_R_SRC;
-	if (ip->dst || ip->dmsk)
+	if (ip->dst.v4 || ip->dmsk.v4)
 		present |= SNAP_R_DST;
 	if (ip->iniface[0])
 		present |= SNAP_R_IN;
@@ -102,12 +102,12 @@ static void put_rule(struct strbuf *sb, struct ext_tab *et, const struct ipt_rul
 		present |= SNAP_R_CNT;
 	put_u8(sb, present);
 	if (present & SNAP_R_SRC) {
-		put(sb, &ip->src, 4);
-		put(sb, &ip->smsk, 4);
+		put(sb, &ip->src.v4, 4);
+		put(sb, &ip->smsk.v4, 4);
 	}
 	if (present & SNAP_R_DST) {
-		put(sb, &ip->dst, 4);
-		put(sb, &ip->dmsk, 4);
+		put(sb, &ip->dst.v4, 4);
+		put(sb, &ip->dmsk.v4, 4);
 	}
 	/* interface names: the whole array, bytes after the NUL included, so the
 	 * rule reads back memcmp-equal (-D compares them) */
@@ -297,9 +297,9 @@ static struct ipt_rule *read_rule(struct rd *rd, const struct rd_exts *ex)
 		rd_fail(rd, "bad rule flags 0x%x", present);
 		goto bad;
 	}
-	if ((present & SNAP_R_SRC) && (!get(rd, &ip->src, 4, "rule") || !get(rd, &ip->smsk, 4, "rule")))
+	if ((present & SNAP_R_SRC) && (!get(rd, &ip->src.v4, 4, "rule") || !get(rd, &ip->smsk.v4, 4, "rule")))
 		goto bad;
-	if ((present & SNAP_R_DST) && (!get(rd, &ip->dst, 4, "rule") || !get(rd, &ip->dmsk, 4, "rule")))
+	if ((present & SNAP_R_DST) && (!get(rd, &ip->dst.v4, 4, "rule") || !get(rd, &ip->dmsk.v4, 4, "rule")))
 		goto bad;
 	if ((present & SNAP_R_IN) && !get(rd, ip->iniface, IPT_IFNAMSIZ, "rule"))
 		goto bad;

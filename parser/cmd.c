@@ -1427,10 +1427,10 @@ static int cmd_finish(struct cmd_parse *ps)
 				bool last = i == s.n - 1 && j == d.n - 1;
 				struct ipt_rule *n = last ? rule : ipt_rule_dup(rule);
 
-				n->ip.src = s.addr[i];
-				n->ip.smsk = s.mask[i];
-				n->ip.dst = d.addr[j];
-				n->ip.dmsk = d.mask[j];
+				n->ip.src.v4 = s.addr[i];
+				n->ip.smsk.v4 = s.mask[i];
+				n->ip.dst.v4 = d.addr[j];
+				n->ip.dmsk.v4 = d.mask[j];
 				cmd->rules[cmd->nrules++] = n;
 				if (last)
 					ps->rule = NULL;

@@ -71,8 +71,8 @@ static void save_rule(struct strbuf *sb, const char *chain, const struct ipt_rul
 
 	sb_adds(sb, "-A ");
 	save_chain_name(sb, chain, lossless);
-	save_addr(sb, 's', ip->src, ip->smsk, ip->invflags & IPT_INV_SRCIP);
-	save_addr(sb, 'd', ip->dst, ip->dmsk, ip->invflags & IPT_INV_DSTIP);
+	save_addr(sb, 's', ip->src.v4, ip->smsk.v4, ip->invflags & IPT_INV_SRCIP);
+	save_addr(sb, 'd', ip->dst.v4, ip->dmsk.v4, ip->invflags & IPT_INV_DSTIP);
 	save_iface(sb, 'i', ip->iniface, ip->invflags & IPT_INV_VIA_IN, lossless);
 	save_iface(sb, 'o', ip->outiface, ip->invflags & IPT_INV_VIA_OUT, lossless);
 	if (ip->proto) {

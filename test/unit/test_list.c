@@ -181,14 +181,14 @@ static void set_addr(__be32 *addr, __be32 *mask, const char *spec)
 
 static void src(struct ipt_rule *r, const char *spec, bool inv)
 {
-	set_addr(&r->ip.src, &r->ip.smsk, spec);
+	set_addr(&r->ip.src.v4, &r->ip.smsk.v4, spec);
 	if (inv)
 		r->ip.invflags |= IPT_INV_SRCIP;
 }
 
 static void dst(struct ipt_rule *r, const char *spec, bool inv)
 {
-	set_addr(&r->ip.dst, &r->ip.dmsk, spec);
+	set_addr(&r->ip.dst.v4, &r->ip.dmsk.v4, spec);
 	if (inv)
 		r->ip.invflags |= IPT_INV_DSTIP;
 }
@@ -1332,8 +1332,8 @@ START_TEST(test_many_rules)
 	for (int i = 0; i < 10000; i++) {
 		struct ipt_rule *r = add_rule(c);
 
-		r->ip.src = htonl(0x0a000000u + (unsigned int)i);
-		r->ip.smsk = 0xffffffffu;
+		r->ip.src.v4 = htonl(0x0a000000u + (unsigned int)i);
+		r->ip.smsk.v4 = 0xffffffffu;
 		verdict(r, IPT_V_DROP);
 	}
 	ck_assert_int_eq(ipt_list(&sb, t, "INPUT", 10000, IPT_FMT_LINENUMBERS), 0);

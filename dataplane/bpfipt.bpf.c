@@ -161,6 +161,15 @@ struct pkt {
 	__u32 inner_icmp;		/* type << 8 | code */
 	/* conntrack (conntrack/ct.bpf.h): the packet's state and connection */
 	struct ct_result ct;	/* conntrack (conntrack/ct.bpf.h) */
+	/* IPv6 (family 6; saddr, daddr, inner_saddr, inner_daddr stay 0): the
+	 * addresses; proto is the upper-layer protocol found after the extension
+	 * headers (ip6tables' -p), l4off where its header starts (from the IPv6
+	 * header), len the payload length + 40 (ip6tables' -m length) */
+	__u8 family;		/* 4 or 6 */
+	__u8 pad6[3];
+	__u32 l4off;
+	__be32 saddr6[4], daddr6[4];
+	__be32 inner_saddr6[4], inner_daddr6[4];	/* ICMPv6 errors' quoted packet */
 };
 
 /* Interfaces whose XDP program judges ingress (INPUT/FORWARD): there the tc

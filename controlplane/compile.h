@@ -58,8 +58,17 @@ struct cp_lpm_entry {
 	__u32 value;		/* vector id, or counter index */
 };
 
+/* The same for IPv6 rulesets (struct ipt_table.family AF_INET6). */
+struct cp_lpm_entry6 {
+	__u32 key;
+	__u32 value;
+	__u8 plen;		/* 0..128 */
+	__u8 addr[16];		/* masked, network order */
+};
+
 struct cp_lpm {
-	struct cp_lpm_entry *e;
+	struct cp_lpm_entry *e;		/* IPv4 rulesets */
+	struct cp_lpm_entry6 *e6;	/* IPv6 rulesets: e is NULL */
 	unsigned int n, cap;
 };
 
@@ -96,6 +105,7 @@ struct cp_recent_list {
 #define CP_RECENT_MAX_HITCOUNT	BPFIPT_RECENT_STAMPS
 
 struct cp_compiled {
+	int family;				/* AF_INET or AF_INET6: the table's */
 	unsigned int nwords;			/* words per vector */
 	unsigned int nvecs;			/* vectors in the pool */
 	__u64 *pool;				/* nvecs * nwords words */

@@ -178,6 +178,13 @@ struct cp_packet {
 	/* -m addrtype: RTN_* type of [0] saddr, [1] daddr, judged [0] on any device,
 	 * [1] on the input interface, [2] on the output one (bpfipt.h) */
 	__u8 atype[2][3];
+	/* IPv6 packets (family 6; saddr and daddr unused): the addresses; proto is
+	 * the upper-layer protocol after the extension headers; cut: the chain
+	 * could not be walked (a rule with -p drops the packet, ip6tables' hotdrop;
+	 * then proto, ports, flags and type are absent) */
+	__u8 family;		/* 6, else IPv4 */
+	bool cut;
+	__u8 saddr6[16], daddr6[16];
 };
 
 #define CP_TRACE_MAX 64

@@ -1431,6 +1431,23 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 	return 0;
 }
 
+/* The fields an IPv6 packet whose extension-header chain is cut does not look
+ * up (dataplane/bpfipt.bpf.c, classify()). */
+#define CUT_FIELDS (1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT | 1u << BPFIPT_F_DPORT |	\
+		    1u << BPFIPT_F_TCPFLAGS | 1u << BPFIPT_F_ICMP | 1u << BPFIPT_F_LEN |	\
+		    1u << BPFIPT_F_CTSTATE)
+
+/* Vector vid has the bits of slots 0..n-1. */
+static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
+{
+	const __u64 *v = cc->pool + (size_t)vid * cc->nwords;
+
+	for (unsigned int s = 0; s < n; s++)
+		if (!(v[s / 64] >> (s % 64) & 1))
+			return false;
+	return true;
+}
+
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
  * up: folded into one vector per chain, written to cv). */
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
@@ -1481,6 +1498,12 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			}
 			if (r)
 				return r;
+			/* IPv6: a packet with a cut chain skips these fields (classify()):
+			 * one that is the same for all packets but not all slots' stays
+			 * looked up, out of the constant vector */
+			if (cst && cc->family == AF_INET6 && vid != BPFIPT_NO_VEC &&
+			    ((1u << field) & CUT_FIELDS) && !vec_full(cc, vid, cc->nslots[c]))
+				cst = false;
 			if (!cst) {
 				cf->lookup[c] |= 1u << field;
 				continue;

@@ -207,6 +207,7 @@ struct scratch {
 	struct bpf_fib_lookup fib;
 	struct vecs v;
 	__u32 cur, chain, look, cvec, nwords, nchunks;
+	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
 	__u32 cursor, depth, verdict, status;
 	__u32 reject_with;		/* the REJECT slot's --reject-with */
 	__u8 buf[1088];			/* REJECT: the ICMP payload being checksummed
@@ -465,10 +466,15 @@ static __always_inline int walk6_step(__u8 *l3, void *data_end, __u32 end, struc
 	if (off > IPV6_MAX_OFF || off + (nh == NH_FRAGMENT ? 4 : 2) > end)
 		return W6_CUT;
 	h = l3 + off;
-	if ((void *)(h + 4) > data_end)
-		return (void *)(h + 2) > data_end || nh == NH_FRAGMENT ? W6_SHORT : W6_CUT;
+	/* the packet has the bytes; the linear data does not */
+	if ((void *)(h + 2) > data_end)
+		return W6_SHORT;
 	if (nh == NH_FRAGMENT) {
-		__u32 fo = ((__u32)h[2] << 8 | h[3]) & ~7u;
+		__u32 fo;
+
+		if ((void *)(h + 4) > data_end)
+			return W6_SHORT;
+		fo = ((__u32)h[2] << 8 | h[3]) & ~7u;
 
 		if (p) {
 			p->frag = 1;	/* reused below: 1 only for a non-first one */
@@ -1342,6 +1348,29 @@ static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u
 
 enum { STEP_MORE, STEP_DONE, STEP_BROKEN };
 
+/* Bit s of vector vid (the pool's layout, bpfipt.h). */
+static __always_inline bool vec_bit(struct scratch *sc, void *pool, __u32 vid, __u32 s)
+{
+	__u32 key = vid * sc->nchunks + s / (64 * BPFIPT_CHUNK_WORDS);
+	const __u64 *w = bpf_map_lookup_elem(pool, &key);
+
+	return w && (w[(s / 64) & (BPFIPT_CHUNK_WORDS - 1)] >> (s & 63)) & 1;
+}
+
+/* An IPv6 packet with a cut chain, at slot s of a rule without -p: its length
+ * and state constraints, which classify() left out of the AND. */
+static __always_inline bool cut_fields_ok(struct scratch *sc, __u32 s)
+{
+	__u32 cur = sc->cur;
+	void *pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+
+	if (!pool)
+		return false;
+	if ((sc->cutlook & (1u << BPFIPT_F_LEN)) && !vec_bit(sc, pool, sc->v.len, s))
+		return false;
+	return !(sc->cutlook & (1u << BPFIPT_F_CTSTATE)) || vec_bit(sc, pool, sc->v.ctstate, s);
+}
+
 /* One step of the walk (bpfipt.h): the next matching slot from sc->cursor and its
  * action. A global function, and all the walk's state (cursor, depth, stack,
  * verdict) lives in the scratch map: the verifier checks the step once, and the
@@ -1375,9 +1404,15 @@ __noinline int bpfipt_step(struct scratch *sc)
 		return STEP_BROKEN;
 	/* ip6_packet_match(): a rule with -p drops a packet whose extension-header
 	 * chain is cut, uncounted (classify() made every such slot a candidate) */
-	if ((sl->xflags & BPFIPT_X_PROTO6) && p->cut) {
-		sc->verdict = BPFIPT_V_DROP;
-		return STEP_DONE;
+	if (p->cut) {
+		if (sl->xflags & BPFIPT_X_PROTO6) {
+			sc->verdict = BPFIPT_V_DROP;
+			return STEP_DONE;
+		}
+		if (sc->cutlook && !cut_fields_ok(sc, s)) {
+			sc->cursor = s + 1;
+			return STEP_MORE;
+		}
 	}
 	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST | BPFIPT_X_PROTO6)) {
 		switch (extra_ok(cur, sl, sc)) {
@@ -1501,6 +1536,14 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
+	/* a cut chain: the kernel tests a -p rule's matches (length, state) only
+	 * after the protocol; those fields are tested per slot, on the others
+	 * (bpfipt_step()) */
+	sc->cutlook = 0;
+	if (p->cut) {
+		sc->cutlook = look & (1u << BPFIPT_F_LEN | 1u << BPFIPT_F_CTSTATE);
+		look &= ~sc->cutlook;
+	}
 	sc->cur = cur;
 	sc->chain = chain;
 	sc->look = look;

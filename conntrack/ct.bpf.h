@@ -342,6 +342,10 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	if (!cf)
 		return;
 	now = bpf_ktime_get_ns();
+	/* nf_conntrack_in: no transport header found (ipv6_skip_exthdr fails on a
+	 * cut chain and on "no next header"): no connection, INVALID */
+	if (v6 && (p->cut || p->proto == 59))
+		return;
 	if (p->proto == (v6 ? IPPROTO_ICMPV6_ : IPPROTO_ICMP)) {
 		if (p->icmp == BPFIPT_NO_ICMP)
 			return;

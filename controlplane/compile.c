@@ -740,7 +740,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 
 		constrain(x, u, RF_PROTO, iset_pred(x, 256, proto_pred, &p, p.proto | p.inv << 16));
 	}
-	if ((ip->flags & IPT_F_FRAG) || (ip->invflags & IPT_INV_FRAG)) {
+	/* (family 6: the bit is IP6T_F_PROTO, there is no -f) */
+	if (x->t->family != AF_INET6 && ((ip->flags & IPT_F_FRAG) || (ip->invflags & IPT_INV_FRAG))) {
 		struct frag_pred p = { ip->flags & IPT_F_FRAG, ip->invflags & IPT_INV_FRAG };
 
 		constrain(x, u, RF_FRAG, iset_pred(x, 2, frag_pred, &p, p.frag | p.inv << 1));

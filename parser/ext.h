@@ -124,4 +124,12 @@ int ipt_xt_opt_mandatory(struct ipt_err *err, const char *ext, const char *opt);
  * longer text silently cut to size - 1 (as iptables 1.8.9 does). */
 int ipt_xt_parse_string(const char *arg, size_t min, char *dst, size_t size, struct ipt_err *err);
 
+/* IPv6 addresses and masks (all 16 bytes of union ipt_addr). */
+int ipt_mask6_cidr(const union ipt_addr *m);		/* prefix length, -1 if not a prefix */
+void ipt_mask6_from_cidr(unsigned int bits, union ipt_addr *m);	/* bits <= 128 */
+void ipt_add_addr6(struct strbuf *sb, const union ipt_addr *a);	/* inet_ntop's text */
+/* the mask after '/', as ip6tables-save prints it: "64", or "ffff:0:ffff::" */
+void ipt_add_mask6(struct strbuf *sb, const union ipt_addr *m);
+bool ipt_addr6_zero(const union ipt_addr *a);
+
 #endif

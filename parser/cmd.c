@@ -729,15 +729,16 @@ static int command_match(struct cmd_parse *ps, const struct cmd_tok *t)
 		ipt_err_param(ps->err, "unexpected ! flag before --match");
 		return err_at(ps, t->argi);
 	}
-	const struct ipt_ext *ext = ipt_ext_find(t->arg, false);
+	const char *name = ipt_ext_match_name(t->arg);
+	const struct ipt_ext *ext = ipt_ext_find(name, false);
 
 	if (!ext) {
-		if (ipt_ext_unsupported(t->arg, false))
+		if (ipt_ext_unsupported(name, false))
 			ipt_err_param(ps->err, "Couldn't load match `%s': not supported by bpf-iptables\n",
-				      t->arg);
+				      name);
 		else
 			ipt_err_param(ps->err, "Couldn't load match `%s':No such file or directory\n",
-				      t->arg);
+				      name);
 		return err_at(ps, t->argi);
 	}
 	return load_match(ps, ext, false, t->argi) ? 0 : -1;
@@ -1051,7 +1052,7 @@ static const struct ipt_ext *proto_ext(struct cmd_parse *ps)
 		return NULL;
 	if (!ipt_parse_uint(pname, 255, &num))
 		pname = ipt_proto_to_name((__u16)num, true);
-	return pname ? ipt_ext_find(pname, false) : NULL;
+	return pname ? ipt_ext_find(ipt_ext_match_name(pname), false) : NULL;
 }
 
 /* An option no core rule claims goes, as in iptables' command_default, to the

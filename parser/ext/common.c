@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,4 +169,25 @@ bool ipt_addr6_zero(const union ipt_addr *a)
 	static const union ipt_addr zero;
 
 	return !memcmp(a, &zero, sizeof(zero));
+}
+
+void ipt_add_mask6_suffix(struct strbuf *sb, const union ipt_addr *m)
+{
+	if (ipt_mask6_cidr(m) == 128)
+		return;
+	sb_addc(sb, '/');
+	ipt_add_mask6(sb, m);
+}
+
+void ipt_add_addr6_name(struct strbuf *sb, const union ipt_addr *a)
+{
+	char host[NI_MAXHOST];
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+
+	memcpy(&sa.sin6_addr, a->b, 16);
+	if (getnameinfo((const struct sockaddr *)&sa, sizeof(sa), host, sizeof(host) - 1,
+			NULL, 0, 0))
+		ipt_add_addr6(sb, a);
+	else
+		sb_adds(sb, host);
 }

@@ -442,6 +442,11 @@ int ipt_snap_read(const void *buf, size_t len, struct ipt_table **pt, char *why,
 	rd.end = rd.p + h.body_len;
 	if (snap_sum(h.version, h.tag, rd.p, h.body_len) != h.sum)
 		return snprintf(why, whylen, "checksum mismatch"), -1;
+	/* extensions are found in the family of the process: a table of the other
+	 * family is refused as such, not as an unknown extension */
+	if (!!(h.version & IPT_SNAP_FAMILY6) != (ipt_af == AF_INET6))
+		return snprintf(why, whylen, "an IPv%c table",
+				h.version & IPT_SNAP_FAMILY6 ? '6' : '4'), -1;
 	ipt_table_new(&t);
 	t->family = h.version & IPT_SNAP_FAMILY6 ? AF_INET6 : AF_INET;
 	if (read_exts(&rd, &ex) || read_chains(&rd, &ex, t))

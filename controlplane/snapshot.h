@@ -48,8 +48,8 @@
 void ipt_snap_write(struct strbuf *sb, const struct ipt_table *t, __u32 tag);
 /* The tag of a snapshot, 0 when buf does not start with a valid header. */
 __u32 ipt_snap_tag(const void *buf, size_t len);
-/* Build *t from a snapshot (either family: t->family says which). 0, or -1 with
- * why[] set (the caller names the file). */
+/* Build *t from a snapshot of the process's family (ipt_af; another family's is
+ * refused). 0, or -1 with why[] set (the caller names the file). */
 int ipt_snap_read(const void *buf, size_t len, struct ipt_table **t, char *why, size_t whylen);
 
 #endif

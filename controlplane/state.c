@@ -326,10 +326,6 @@ int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *e
 		if (ipt_snap_read(buf[use].buf, buf[use].len, t, why, sizeof(why)))
 			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
 					"saved ruleset %s is corrupt: %s", path[use], why);
-		else if ((*t)->family != ipt_af)
-			r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
-					"saved ruleset %s is corrupt: an IPv%c table", path[use],
-					(*t)->family == AF_INET6 ? '6' : '4');
 	} else if (use >= 0 && buf[use].len && ipt_restore_state(buf[use].buf, buf[use].len, t, err)) {
 		char why[sizeof(err->msg)];
 

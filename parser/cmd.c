@@ -967,13 +967,21 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 		break;
 	case 'M':
 	case '4':
-		break;
 	case '6':
+		/* the other family's option: refused (only "Try ..."), and in a
+		 * restore file the line is meant for the other tool: ignored */
+		if (t->opt == (ipt_af == AF_INET6 ? '6' : '4'))
+			break;
 		if (!cmd->restore) {
 			ipt_err_set(ps->err, IPT_EXIT_PARAM, IPT_ES_BARE, "%s", "");
 			r = err_at(ps, t->argi);
+			break;
 		}
-		/* restore: the line is meant for ip6tables-restore; ignore it */
+		/* iptables-restore stops parsing here and does nothing with the line */
+		cmd->other_family = true;
+		ps->cluster = NULL;
+		ps->pos = ps->argc;
+		npos = 0;
 		break;
 	default:
 		r = ipt_err_param(ps->err, "internal: unknown option -%c", t->opt);
@@ -1547,7 +1555,7 @@ int ipt_cmd_parse(int argc, char **argv, bool restore, struct ipt_cmd *cmd,
 	ps.rule = ipt_rule_new();
 	r = cmdgram_parse(&ps);
 	if (!r && !err->code)
-		r = cmd_finish(&ps);
+		r = cmd->other_family ? 0 : cmd_finish(&ps);
 	else
 		r = -1;
 	if (!err->code && r)

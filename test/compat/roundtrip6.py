@@ -125,6 +125,9 @@ RESTORE_CASES = [
      "-A u4 -p ipv6-icmp --icmpv6-type ping -j ACCEPT\n-A u4 -p ipv6-icmp --icmpv6-type bogus\n"
      "COMMIT\n", []),
     ("unknown table", "*bogus\nCOMMIT\n", []),
+    ("-4 lines are for iptables-restore: ignored",
+     "*filter\n-4 -A INPUT -j DROP\n-A INPUT -s ::1 -4 -j DROP\n-A INPUT -6 -s ::2 -j ACCEPT\n"
+     "COMMIT\n", []),
 ]
 
 LISTINGS = [["-S"], ["-S", "-v"], ["-L", "-n", "-v"], ["-L", "-n", "--line-numbers"],

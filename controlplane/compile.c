@@ -677,7 +677,8 @@ static bool ctstate_pred(unsigned int k, const void *ctx)
 }
 
 /* The options of -m conntrack the data plane checks on a candidate slot. */
-static void ct_extra(struct bpfipt_extra *e, const struct ipt_conntrack_info *d)
+static void ct_extra(struct bpfipt_extra *e, const struct ipt_conntrack_info *d,
+		     const struct ipt_conntrack6_info *d6)
 {
 	const __u16 *ports[4] = { d->origsrc_port, d->origdst_port, d->replsrc_port,
 				  d->repldst_port };
@@ -694,6 +695,12 @@ static void ct_extra(struct bpfipt_extra *e, const struct ipt_conntrack_info *d)
 	e->ct_mask[2][0] = d->replsrc_mask;
 	e->ct_addr[3][0] = d->repldst_addr;
 	e->ct_mask[3][0] = d->repldst_mask;
+	/* an IPv6 table: the 16-byte addresses follow the payload (IPT_CT_* is the
+	 * order of ct_addr) */
+	for (int i = 0; d6 && i < IPT_CT_NADDR; i++) {
+		memcpy(e->ct_addr[i], d6->addr[i][0].b, sizeof(e->ct_addr[i]));
+		memcpy(e->ct_mask[i], d6->addr[i][1].b, sizeof(e->ct_mask[i]));
+	}
 	for (int i = 0; i < 4; i++) {
 		e->ct_port[i][0] = ports[i][0];
 		e->ct_port[i][1] = ports[i][1];
@@ -758,7 +765,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 
 			u->kind = BPFIPT_S_VERDICT;
 			u->verdict = BPFIPT_V_REJECT;
-			u->reject_with = (__u8)d->with;
+			/* bpfipt.h: an IPv6 table's codes are BPFIPT_REJ6 + ip6t_reject_with */
+			u->reject_with = (__u8)(x->v6 ? BPFIPT_REJ6 + d->with : d->with);
 		} else if (ext_is(&r->target, "LOG")) {
 			const struct log_data *d = r->target.data;
 
@@ -929,17 +937,12 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 				constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp,
 								   sp.mask | sp.inv << 16));
 			}
-			if (x->v6 && (rest & (XT_CONNTRACK_ORIGSRC | XT_CONNTRACK_ORIGDST |
-					      XT_CONNTRACK_REPLSRC | XT_CONNTRACK_REPLDST)))
-				return rule_error(x, ci, r, "conntrack --ctorigsrc/--ctorigdst/"
-						  "--ctreplsrc/--ctrepldst with IPv6 addresses is not "
-						  "supported yet");
 			if (rest) {
 				if (u->xflags & BPFIPT_X_CT)
 					return rule_error(x, ci, r, "more than one -m conntrack with "
 							  "options other than --ctstate");
 				u->xflags |= BPFIPT_X_CT;
-				ct_extra(&e, d);
+				ct_extra(&e, d, x->v6 ? m->data : NULL);
 				has_extra = true;
 			}
 		} else if (ext_is(m, "iprange")) {

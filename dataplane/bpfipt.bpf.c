@@ -210,8 +210,9 @@ struct scratch {
 	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
 	__u32 cursor, depth, verdict, status;
 	__u32 reject_with;		/* the REJECT slot's --reject-with */
-	__u8 buf[1088];			/* REJECT: the ICMP payload being checksummed
-					 * (556 bytes; 1056 for the verifier) */
+	__u8 buf[2064];			/* REJECT: the ICMP payload being checksummed
+					 * (IPv4 556 bytes, IPv6 1240 + a 3-byte pad;
+					 * 2058 for the verifier) */
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u64 first;			/* ... mask of the first word */

@@ -49,6 +49,7 @@
 #define CT_STREAM_NS		2000000000ull	/* UDP: a "stream" after 2 s */
 #define IPPROTO_GRE_		47
 #define IPPROTO_ICMPV6_		58
+#define BPFIPT_CT_IPV6		1	/* IPv6 packets are tracked (bpfipt.bpf.c) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -41,6 +41,7 @@
 #ifndef BPFIPT_REJECT_BPF_H
 #define BPFIPT_REJECT_BPF_H
 
+#define BPFIPT_REJECT_IPV6	1	/* IPv6 packets are answered (bpfipt.bpf.c) */
 #define REJECT_MAGIC		0xb1f4e1ec
 #define ICMP_QUOTE_MAX		548	/* 576 - 20 - 8: what icmp_send() quotes */
 
@@ -356,6 +357,7 @@ static __always_inline int reject6_icmp(struct __sk_buff *skb, struct scratch *s
 	} h;
 	__be32 saddr[4];
 	__u32 q = sc->p.len, s, s4, n1, n2, n3, ph;
+	__u64 s64;
 	__s64 c;
 	__u16 ck;
 
@@ -385,8 +387,13 @@ static __always_inline int reject6_icmp(struct __sk_buff *skb, struct scratch *s
 	 * 4 bytes (an odd length sums as if padded), summed by bpf_csum_diff() in
 	 * parts of <= 512 bytes over the pseudo-header's sum. Sizes are bounded by
 	 * masks (the buffer holds the largest), as reject_icmp() explains. */
-	s = 8 + (q & 0x7ff);		/* 48 .. 1240 here, <= 2055 for the verifier */
-	if (bpf_skb_load_bytes(skb, l2 + sizeof(h.ip6), sc->buf, s))
+	/* 48 .. 1240 here, 8 .. 2055 for the verifier: masked in asm, where clang
+	 * cannot move the bound away from the helper's length register */
+	s64 = q;
+	asm volatile("%[c] &= %[m]" : [c] "+r"(s64) : [m] "i"(0x7ff));
+	s64 += 8;
+	s = s64;
+	if (bpf_skb_load_bytes(skb, l2 + sizeof(h.ip6), sc->buf, s64))
 		return -1;
 	sc->buf[s] = 0;
 	sc->buf[s + 1] = 0;

@@ -527,6 +527,7 @@ START_TEST(t_reject6)
 		"-A INPUT -p udp -m udp --dport 6 -j REJECT --reject-with icmp6-reject-route\n"
 		"-A INPUT -p ipv6-icmp -j REJECT\n"
 		"-A INPUT -p tcp -j REJECT\n"
+		"-A INPUT -p udp -j REJECT\n"
 		"COMMIT\n";
 	static const struct { int port, code; } codes[] = {
 		{ 7, 4 }, { 1, 0 }, { 2, 1 }, { 3, 3 }, { 5, 5 }, { 6, 6 },

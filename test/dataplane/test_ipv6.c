@@ -131,7 +131,7 @@ static void udp_ports(struct ipt_rule *r, int dlo, int dhi)
  * ip6tables command line; the compiler reads both alike) */
 static void icmp6_type(struct ipt_rule *r, int type, int code)
 {
-	struct ipt_icmp_info *d = match(r, "icmp");
+	struct ipt_icmp_info *d = match(r, "icmp6");
 
 	d->type = type;
 	d->code[0] = code < 0 ? 0 : code;

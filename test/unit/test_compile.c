@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1390,7 +1391,21 @@ static struct digest digest(const struct cp_compiled *cc)
 	fnv_u32(&h, cc->ncounters);
 	fnv_u32(&h, cc->ngroups);
 	fnv_u32(&h, cc->nextras);
-	fnv(&h, cc->extras, cc->nextras * sizeof(*cc->extras));
+	/* the extras as the IPv4-only layout had them (ct_addr/ct_mask were one word
+	 * per address, the other words are 0 in an IPv4 table): the digests of
+	 * IPv4 rulesets stay those measured before IPv6 */
+	for (unsigned int i = 0; i < cc->nextras; i++) {
+		const struct bpfipt_extra *x = &cc->extras[i];
+		size_t a = offsetof(struct bpfipt_extra, ct_addr);
+		size_t b = offsetof(struct bpfipt_extra, ct_port);
+
+		fnv(&h, x, a);
+		for (int k = 0; k < 4; k++)
+			fnv(&h, &x->ct_addr[k][0], 4);
+		for (int k = 0; k < 4; k++)
+			fnv(&h, &x->ct_mask[k][0], 4);
+		fnv(&h, (const char *)x + b, sizeof(*x) - b);
+	}
 	fnv_u32(&h, cc->nrecent);
 	fnv(&h, cc->recent, cc->nrecent * sizeof(*cc->recent));
 	fnv_u32(&h, cc->nwords);

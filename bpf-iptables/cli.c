@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The three commands: bpf-iptables, bpf-iptables-save, bpf-iptables-restore.
+ * The three commands: bpf-iptables, bpf-iptables-save, bpf-iptables-restore, and
+ * the same code as bpf-ip6tables, bpf-ip6tables-save, bpf-ip6tables-restore.
  * Parse first (nothing touched on a bad parameter), then lock, load, apply to the
  * loaded model, check, and store atomically: a failed command leaves the ruleset
  * and the saved state exactly as they were (the model is this process's own and
@@ -26,9 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IPT_PROG	"bpf-iptables"
-#define SAVE_PROG	"bpf-iptables-save"
-#define RESTORE_PROG	"bpf-iptables-restore"
+/* the names of the family run (main.c): bpf-iptables* or bpf-ip6tables* */
+#define IPT_PROG	IPT_AF_CMD
+#define SAVE_PROG	(ipt_af == AF_INET6 ? "bpf-ip6tables-save" : "bpf-iptables-save")
+#define RESTORE_PROG	(ipt_af == AF_INET6 ? "bpf-ip6tables-restore" : "bpf-iptables-restore")
 
 static void print_caret(int argc, char **argv, int argi)
 {
@@ -110,17 +112,18 @@ static void print_help(void)
 	       IPT_PROG, BPFIPT_VERSION, IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG,
 	       IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG, IPT_PROG);
 	printf(
-"The iptables command line for the filter table, enforced by eBPF.\n"
-"Commands, options, matches (tcp udp icmp multiport conntrack state iprange\n"
+"The %s command line for the filter table, enforced by eBPF.\n"
+"Commands, options, matches (tcp udp %s multiport conntrack state iprange\n"
 "comment limit mark length mac) and targets (ACCEPT DROP RETURN REJECT LOG NFLOG\n"
-"TCPMSS, user chains with -j/-g) are those of iptables(8).\n"
+"TCPMSS, user chains with -j/-g) are those of %s(8).\n"
 "State: $BPF_IPTABLES_STATE_DIR, else /run/bpf-iptables/netns-<cookie>.\n"
 "\n"
 "Not in iptables:\n"
 "  --log-follow [--syslog] [--count N] [--timeout S]\n"
 "                 print the LOG lines of this namespace (to syslog)\n"
 "  --watch [-v]   attach to interfaces created later (link watcher)\n"
-"  --unload       remove the data plane, keep the saved rules\n");
+"  --unload       remove the data plane, keep the saved rules\n",
+	       IPT_AF_IPT, ipt_af == AF_INET6 ? "icmp6" : "icmp", IPT_AF_IPT);
 }
 
 static unsigned int list_format(const struct ipt_cmd *cmd)

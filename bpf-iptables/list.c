@@ -73,10 +73,31 @@ static const struct {
 };
 
 static ipt_list_namer_fn namer;
+static ipt_list_namer6_fn namer6;
 
 void ipt_list_set_namer(ipt_list_namer_fn fn)
 {
 	namer = fn;
+}
+
+void ipt_list_set_namer6(ipt_list_namer6_fn fn)
+{
+	namer6 = fn;
+}
+
+/* ip6tables' xtables_ip6addr_to_anyname: getnameinfo() without NI_NAMEREQD, so
+ * an address without a name comes back numeric (NULL here: the caller prints
+ * it numeric the same way). */
+static const char *libc_namer6(const union ipt_addr *addr)
+{
+	static char host[NI_MAXHOST];
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+
+	memcpy(&sa.sin6_addr, addr->b, 16);
+	if (getnameinfo((const struct sockaddr *)&sa, sizeof(sa), host, sizeof(host) - 1,
+			NULL, 0, 0))
+		return NULL;
+	return host;
 }
 
 static const char *libc_namer(__be32 addr)
@@ -98,19 +119,20 @@ static const char *libc_namer(__be32 addr)
  */
 struct name_cache {
 	struct name_entry {
-		__be32 addr;
+		union ipt_addr addr;	/* IPv4 in .v4 */
 		char *name;	/* NULL: no name */
 	} *e;
 	size_t n, cap;
 };
 
-static const char *cached_name(struct name_cache *nc, __be32 addr)
+static const char *cached_name(struct name_cache *nc, const union ipt_addr *addr)
 {
 	for (size_t i = 0; i < nc->n; i++)
-		if (nc->e[i].addr == addr)
+		if (!memcmp(&nc->e[i].addr, addr, sizeof(*addr)))
 			return nc->e[i].name;
 
-	const char *name = namer ? namer(addr) : libc_namer(addr);
+	const char *name = ipt_af == AF_INET6 ? (namer6 ? namer6(addr) : libc_namer6(addr)) :
+			   namer ? namer(addr->v4) : libc_namer(addr->v4);
 	if (nc->n == nc->cap) {
 		size_t cap = nc->cap ? nc->cap * 2 : 16;
 		struct name_entry *e = realloc(nc->e, cap * sizeof(*e));
@@ -120,7 +142,7 @@ static const char *cached_name(struct name_cache *nc, __be32 addr)
 		nc->e = e;
 		nc->cap = cap;
 	}
-	nc->e[nc->n].addr = addr;
+	nc->e[nc->n].addr = *addr;
 	nc->e[nc->n].name = name ? strdup(name) : NULL;
 	return nc->e[nc->n++].name;
 }
@@ -302,18 +324,58 @@ static void addr_text(char *buf, size_t bufsz, __be32 addr, __be32 mask, const c
 	}
 }
 
-static void add_addr(struct list_ctx *c, __be32 addr, __be32 mask, bool inv)
+/* The same for IPv6 (xtables_ip6mask_to_numeric): no suffix for /128, "/N" for
+ * a prefix, else "/" and the mask in address form. */
+static void addr6_text(char *buf, size_t bufsz, const union ipt_addr *addr,
+		       const union ipt_addr *mask, const char *name)
 {
-	char buf[NI_MAXHOST + 20];
+	int bits = ipt_mask6_cidr(mask);
+	size_t len;
+
+	if (name)
+		snprintf(buf, bufsz, "%s", name);
+	else
+		inet_ntop(AF_INET6, addr->b, buf, (socklen_t)bufsz);
+	len = strlen(buf);
+	if (bits < 0) {
+		buf[len] = '/';
+		inet_ntop(AF_INET6, mask->b, buf + len + 1, (socklen_t)(bufsz - len - 1));
+	} else if (bits != 128) {
+		snprintf(buf + len, bufsz - len, "/%d", bits);
+	}
+}
+
+/* An address as text in the family run (name NULL: numeric). */
+static void any_addr_text(char *buf, size_t bufsz, const union ipt_addr *addr,
+			  const union ipt_addr *mask, const char *name)
+{
+	if (ipt_af == AF_INET6)
+		addr6_text(buf, bufsz, addr, mask, name);
+	else
+		addr_text(buf, bufsz, addr->v4, mask->v4, name);
+}
+
+static void add_addr(struct list_ctx *c, const union ipt_addr *addr,
+		     const union ipt_addr *mask, bool inv)
+{
+	char buf[NI_MAXHOST + 64];
+	bool zero = ipt_af == AF_INET6 ? ipt_addr6_zero(mask) : !mask->v4;
 
 	sb_addc(c->sb, inv ? '!' : ' ');
-	if (!mask && !has(c, IPT_FMT_NUMERIC)) {
+	if (zero && !has(c, IPT_FMT_NUMERIC)) {
 		sb_addf(c->sb, "%-19s ", "anywhere");
 		return;
 	}
-	addr_text(buf, sizeof(buf), addr, mask,
-		  has(c, IPT_FMT_NUMERIC) ? NULL : cached_name(&c->names, addr));
+	any_addr_text(buf, sizeof(buf), addr, mask,
+		      has(c, IPT_FMT_NUMERIC) ? NULL : cached_name(&c->names, addr));
 	sb_addf(c->sb, "%-19s ", buf);
+}
+
+/* -f (family 4 only: in family 6 the bit is IP6T_F_PROTO, and ip6tables prints
+ * "--" in the opt column) */
+static bool frag(const struct ipt_ip *ip)
+{
+	return ipt_af != AF_INET6 && (ip->flags & IPT_F_FRAG);
 }
 
 /* The text after the address columns: [goto], the matches, the target. */
@@ -339,7 +401,7 @@ void ipt_list_rule_echo(struct strbuf *sb, const struct ipt_rule *r)
 {
 	const struct ipt_ip *ip = &r->ip;
 	const char *pname = ipt_proto_to_name(ip->proto, true);
-	char buf[64];
+	char buf[128];
 
 	sb_addf(sb, "%s ", target_name(r));
 	sb_addc(sb, ip->invflags & IPT_INV_PROTO ? '!' : ' ');
@@ -348,14 +410,14 @@ void ipt_list_rule_echo(struct strbuf *sb, const struct ipt_rule *r)
 	else
 		sb_addf(sb, "%hu ", ip->proto);
 	sb_addf(sb, "opt %c%c ", ip->invflags & IPT_INV_FRAG ? '!' : '-',
-		ip->flags & IPT_F_FRAG ? 'f' : '-');
+		frag(ip) ? 'f' : '-');
 	sb_addf(sb, "in %s%s ", ip->invflags & IPT_INV_VIA_IN ? "!" : "",
 		ip->iniface[0] ? ip->iniface : "*");
 	sb_addf(sb, "out %s%s ", ip->invflags & IPT_INV_VIA_OUT ? "!" : "",
 		ip->outiface[0] ? ip->outiface : "*");
-	addr_text(buf, sizeof(buf), ip->src.v4, ip->smsk.v4, NULL);
+	any_addr_text(buf, sizeof(buf), &ip->src, &ip->smsk, NULL);
 	sb_addf(sb, "%c%s ", ip->invflags & IPT_INV_SRCIP ? '!' : ' ', buf);
-	addr_text(buf, sizeof(buf), ip->dst.v4, ip->dmsk.v4, NULL);
+	any_addr_text(buf, sizeof(buf), &ip->dst, &ip->dmsk, NULL);
 	sb_addf(sb, "%c-> %s", ip->invflags & IPT_INV_DSTIP ? '!' : ' ', buf);
 	sb_adds(sb, "  ");
 	add_extensions(sb, r, true);
@@ -380,7 +442,7 @@ static void add_rule(struct list_ctx *c, const struct ipt_rule *r, unsigned int 
 	add_proto(c, ip->proto);
 
 	sb_addc(sb, ip->invflags & IPT_INV_FRAG ? '!' : '-');
-	sb_addc(sb, ip->flags & IPT_F_FRAG ? 'f' : '-');
+	sb_addc(sb, frag(ip) ? 'f' : '-');
 	sb_addc(sb, ' ');
 
 	if (has(c, IPT_FMT_VERBOSE)) {
@@ -388,8 +450,8 @@ static void add_rule(struct list_ctx *c, const struct ipt_rule *r, unsigned int 
 		add_iface(c, ip->outiface, ip->invflags & IPT_INV_VIA_OUT, "%-6s ");
 	}
 
-	add_addr(c, ip->src.v4, ip->smsk.v4, ip->invflags & IPT_INV_SRCIP);
-	add_addr(c, ip->dst.v4, ip->dmsk.v4, ip->invflags & IPT_INV_DSTIP);
+	add_addr(c, &ip->src, &ip->smsk, ip->invflags & IPT_INV_SRCIP);
+	add_addr(c, &ip->dst, &ip->dmsk, ip->invflags & IPT_INV_DSTIP);
 
 	add_extensions(sb, r, numeric);
 	sb_addc(sb, '\n');

@@ -44,5 +44,8 @@ void ipt_list_rule_echo(struct strbuf *sb, const struct ipt_rule *r);
 
 typedef const char *(*ipt_list_namer_fn)(__be32 addr);
 void ipt_list_set_namer(ipt_list_namer_fn fn);
+/* The same for IPv6 (bpf-ip6tables): the default is getnameinfo(), as ip6tables. */
+typedef const char *(*ipt_list_namer6_fn)(const union ipt_addr *addr);
+void ipt_list_set_namer6(ipt_list_namer6_fn fn);
 
 #endif

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# bash completion for bpf-iptables, bpf-iptables-save, bpf-iptables-restore and
-# bpf-conntrack. Installed once per command name: bash-completion loads
+# bash completion for bpf-iptables, bpf-iptables-save, bpf-iptables-restore,
+# bpf-conntrack and the IPv6 commands bpf-ip6tables, bpf-ip6tables-save,
+# bpf-ip6tables-restore (the same lists with ip6tables' icmp6, protocols and
+# REJECT types). Installed once per command name: bash-completion loads
 # completions/NAME the first time NAME is completed. Needs nothing from
 # bash-completion itself.
 #
@@ -11,6 +13,8 @@
 _bpfipt_matches='addrtype comment conntrack icmp iprange length limit mac mark multiport recent state tcp udp'
 _bpfipt_targets='ACCEPT DROP RETURN REJECT LOG NFLOG TCPMSS'
 _bpfipt_protocols='tcp udp udplite icmp sctp dccp gre esp ah all'
+_bpfipt_matches6='addrtype comment conntrack icmp6 iprange length limit mac mark multiport recent state tcp udp'
+_bpfipt_protocols6='tcp udp udplite ipv6-icmp icmpv6 sctp dccp esp ah ipv6-frag ipv6-route ipv6-opts ipv6-nonxt all'
 
 # The options of each match and target (-m NAME, -j NAME)
 _bpfipt_ext_opts() {
@@ -19,6 +23,7 @@ _bpfipt_ext_opts() {
 		--tcp-option ;;
 	udp) echo --source-port --sport --destination-port --dport ;;
 	icmp) echo --icmp-type ;;
+	icmp6|icmpv6|ipv6-icmp) echo --icmpv6-type ;;
 	multiport) echo --source-ports --sports --destination-ports --dports --ports ;;
 	conntrack) echo --ctstate --ctproto --ctorigsrc --ctorigdst --ctreplsrc --ctrepldst \
 		--ctorigsrcport --ctorigdstport --ctreplsrcport --ctrepldstport --ctstatus \
@@ -82,6 +87,10 @@ _bpfipt_chains() {
 _bpf_iptables() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local prev2= i w have_cmd= exts= target=
+	local matches=$_bpfipt_matches protocols=$_bpfipt_protocols v6=
+	case ${1##*/} in
+	bpf-ip6tables*) v6=1 matches=$_bpfipt_matches6 protocols=$_bpfipt_protocols6 ;;
+	esac
 	[ "$COMP_CWORD" -ge 2 ] && prev2=${COMP_WORDS[COMP_CWORD-2]}
 	COMPREPLY=()
 
@@ -124,14 +133,27 @@ _bpf_iptables() {
 	-j|--jump)
 		_bpfipt_words "$_bpfipt_targets $(_bpfipt_chains "$1" user)"
 		return ;;
-	-m|--match) _bpfipt_words "$_bpfipt_matches"; return ;;
-	-p|--protocol|--ctproto) _bpfipt_words "$_bpfipt_protocols"; return ;;
+	-m|--match) _bpfipt_words "$matches"; return ;;
+	-p|--protocol|--ctproto) _bpfipt_words "$protocols"; return ;;
 	-t|--table) _bpfipt_words filter; return ;;
 	-i|--in-interface|-o|--out-interface) _bpfipt_interfaces; return ;;
 	--reject-with)
+		if [ -n "$v6" ]; then
+			_bpfipt_words 'icmp6-no-route icmp6-adm-prohibited icmp6-addr-unreachable
+				icmp6-port-unreachable icmp6-policy-fail icmp6-reject-route tcp-reset'
+			return
+		fi
 		_bpfipt_words 'icmp-net-unreachable icmp-host-unreachable
 			icmp-port-unreachable icmp-proto-unreachable icmp-net-prohibited
 			icmp-host-prohibited icmp-admin-prohibited tcp-reset'
+		return ;;
+	--icmpv6-type)
+		_bpfipt_words 'destination-unreachable no-route communication-prohibited
+			beyond-scope address-unreachable port-unreachable failed-policy reject-route
+			packet-too-big time-exceeded ttl-zero-during-transit
+			ttl-zero-during-reassembly parameter-problem bad-header unknown-header-type
+			unknown-option echo-request echo-reply router-solicitation
+			router-advertisement neighbour-solicitation neighbour-advertisement redirect'
 		return ;;
 	--log-level)
 		_bpfipt_words 'emerg alert crit error warning notice info debug'
@@ -260,7 +282,7 @@ _bpf_conntrack() {
 		--orig-port-dst --reply-port-src --reply-port-dst --state'
 }
 
-complete -F _bpf_iptables bpf-iptables
-complete -F _bpf_iptables_save bpf-iptables-save
-complete -F _bpf_iptables_restore bpf-iptables-restore
+complete -F _bpf_iptables bpf-iptables bpf-ip6tables
+complete -F _bpf_iptables_save bpf-iptables-save bpf-ip6tables-save
+complete -F _bpf_iptables_restore bpf-iptables-restore bpf-ip6tables-restore
 complete -F _bpf_conntrack bpf-conntrack

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
+#include <sys/socket.h>
 
 #define IPT_CHAIN_MAXLEN 28		/* longest name -N, -A, -j accept (XT_EXTENSION_MAXNAMELEN - 1) */
 #define IPT_CHAIN_NAMESZ 32		/* storage: -E accepts up to 31 (libiptc's chain label) */
@@ -30,7 +31,8 @@ enum {
 	IPT_INV_PROTO	= 0x40,
 };
 
-#define IPT_F_FRAG 0x01
+#define IPT_F_FRAG 0x01		/* family 4: -f */
+#define IP6T_F_PROTO 0x01	/* family 6: -p was given (also -p all), as ip6tables sets it */
 
 /* An address or mask: IPv4 in v4 (the other bytes zero), IPv6 in all 16 bytes,
  * network order. The table's family says which. */
@@ -113,6 +115,11 @@ struct ipt_table {
  * (bpf-ip6tables*), set once by main from the program name, as iptables'
  * afinfo. The parser, the printers and ipt_table_new() follow it. */
 extern int ipt_af;
+
+/* Names that follow the family: the command ("bpf-iptables", "bpf-ip6tables")
+ * and iptables' own word in the messages it prints ("iptables", "ip6tables"). */
+#define IPT_AF_CMD (ipt_af == AF_INET6 ? "bpf-ip6tables" : "bpf-iptables")
+#define IPT_AF_IPT (ipt_af == AF_INET6 ? "ip6tables" : "iptables")
 
 /* Table lifecycle */
 int ipt_table_new(struct ipt_table **t);

@@ -83,14 +83,16 @@ static void put_match(struct strbuf *sb, struct ext_tab *et, const struct ipt_ma
 	put(sb, m->data, m->ext->size);
 }
 
-static void put_rule(struct strbuf *sb, struct ext_tab *et, const struct ipt_rule *r)
+/* alen: the address bytes of the table's family (4, or 16 for IPv6) */
+static void put_rule(struct strbuf *sb, struct ext_tab *et, const struct ipt_rule *r,
+		     size_t alen)
 {
 	const struct ipt_ip *ip = &r->ip;
 	__u8 present = 0;
 
-	if (ip->src.v4 || ip->smsk.v4)
+	if (alen == 4 ? ip->src.v4 || ip->smsk.v4 : !ipt_addr6_zero(&ip->smsk))
 		present |= SNAP_R_SRC;
-	if (ip->dst.v4 || ip->dmsk.v4)
+	if (alen == 4 ? ip->dst.v4 || ip->dmsk.v4 : !ipt_addr6_zero(&ip->dmsk))
 		present |= SNAP_R_DST;
 	if (ip->iniface[0])
 		present |= SNAP_R_IN;
@@ -102,12 +104,12 @@ static void put_rule(struct strbuf *sb, struct ext_tab *et, const struct ipt_rul
 		present |= SNAP_R_CNT;
 	put_u8(sb, present);
 	if (present & SNAP_R_SRC) {
-		put(sb, &ip->src.v4, 4);
-		put(sb, &ip->smsk.v4, 4);
+		put(sb, ip->src.b, alen);
+		put(sb, ip->smsk.b, alen);
 	}
 	if (present & SNAP_R_DST) {
-		put(sb, &ip->dst.v4, 4);
-		put(sb, &ip->dmsk.v4, 4);
+		put(sb, ip->dst.b, alen);
+		put(sb, ip->dmsk.b, alen);
 	}
 	/* interface names: the whole array, bytes after the NUL included, so the
 	 * rule reads back memcmp-equal (-D compares them) */
@@ -154,7 +156,7 @@ void ipt_snap_write(struct strbuf *out, const struct ipt_table *t, __u32 tag)
 		put_u64(&body, c->bcnt);
 		put_u32(&body, c->nrules);
 		for (unsigned int j = 0; j < c->nrules; j++)
-			put_rule(&body, &et, c->rules[j]);
+			put_rule(&body, &et, c->rules[j], t->family == AF_INET6 ? 16 : 4);
 	}
 	/* the extension table goes first but is known last */
 	put_u32(&exts, et.n);
@@ -167,7 +169,7 @@ void ipt_snap_write(struct strbuf *out, const struct ipt_table *t, __u32 tag)
 		put_u32(&exts, (__u32)et.ext[i]->size);
 	}
 	memcpy(h.magic, snap_magic, sizeof(h.magic));
-	h.version = IPT_SNAP_VERSION;
+	h.version = IPT_SNAP_VERSION | (t->family == AF_INET6 ? IPT_SNAP_FAMILY6 : 0);
 	h.tag = tag;
 	h.body_len = exts.len + body.len;
 	/* the checksum runs over the body as one piece: exts then chains */
@@ -284,7 +286,7 @@ static int read_match(struct rd *rd, const struct rd_exts *ex, bool target, stru
 	return 0;
 }
 
-static struct ipt_rule *read_rule(struct rd *rd, const struct rd_exts *ex)
+static struct ipt_rule *read_rule(struct rd *rd, const struct rd_exts *ex, size_t alen)
 {
 	struct ipt_rule *r = ipt_rule_new();
 	struct ipt_ip *ip = &r->ip;
@@ -297,9 +299,11 @@ static struct ipt_rule *read_rule(struct rd *rd, const struct rd_exts *ex)
 		rd_fail(rd, "bad rule flags 0x%x", present);
 		goto bad;
 	}
-	if ((present & SNAP_R_SRC) && (!get(rd, &ip->src.v4, 4, "rule") || !get(rd, &ip->smsk.v4, 4, "rule")))
+	if ((present & SNAP_R_SRC) && (!get(rd, ip->src.b, alen, "rule") ||
+				       !get(rd, ip->smsk.b, alen, "rule")))
 		goto bad;
-	if ((present & SNAP_R_DST) && (!get(rd, &ip->dst.v4, 4, "rule") || !get(rd, &ip->dmsk.v4, 4, "rule")))
+	if ((present & SNAP_R_DST) && (!get(rd, ip->dst.b, alen, "rule") ||
+				       !get(rd, ip->dmsk.b, alen, "rule")))
 		goto bad;
 	if ((present & SNAP_R_IN) && !get(rd, ip->iniface, IPT_IFNAMSIZ, "rule"))
 		goto bad;
@@ -400,7 +404,7 @@ static int read_chains(struct rd *rd, const struct rd_exts *ex, struct ipt_table
 			abort();
 		c->cap = nrules ? nrules : 1;
 		for (; c->nrules < nrules; c->nrules++)
-			if (!(c->rules[c->nrules] = read_rule(rd, ex)))
+			if (!(c->rules[c->nrules] = read_rule(rd, ex, t->family == AF_INET6 ? 16 : 4)))
 				return -1;
 	}
 	return 0;
@@ -428,9 +432,9 @@ int ipt_snap_read(const void *buf, size_t len, struct ipt_table **pt, char *why,
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, snap_magic, sizeof(h.magic)))
 		return snprintf(why, whylen, "not a bpf-iptables snapshot"), -1;
-	if (h.version != IPT_SNAP_VERSION)
+	if ((h.version & ~IPT_SNAP_FAMILY6) != IPT_SNAP_VERSION)
 		return snprintf(why, whylen, "snapshot version %u, this build reads %u",
-				h.version, IPT_SNAP_VERSION), -1;
+				h.version & ~IPT_SNAP_FAMILY6, IPT_SNAP_VERSION), -1;
 	if (h.body_len != len - sizeof(h))
 		return snprintf(why, whylen, "truncated or extended (body of %zu bytes, header "
 				"says %llu)", len - sizeof(h), (unsigned long long)h.body_len), -1;
@@ -438,7 +442,13 @@ int ipt_snap_read(const void *buf, size_t len, struct ipt_table **pt, char *why,
 	rd.end = rd.p + h.body_len;
 	if (snap_sum(h.version, h.tag, rd.p, h.body_len) != h.sum)
 		return snprintf(why, whylen, "checksum mismatch"), -1;
+	/* extensions are found in the family of the process: a table of the other
+	 * family is refused as such, not as an unknown extension */
+	if (!!(h.version & IPT_SNAP_FAMILY6) != (ipt_af == AF_INET6))
+		return snprintf(why, whylen, "an IPv%c table",
+				h.version & IPT_SNAP_FAMILY6 ? '6' : '4'), -1;
 	ipt_table_new(&t);
+	t->family = h.version & IPT_SNAP_FAMILY6 ? AF_INET6 : AF_INET;
 	if (read_exts(&rd, &ex) || read_chains(&rd, &ex, t))
 		goto bad;
 	if (rd.p != rd.end) {

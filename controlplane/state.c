@@ -123,7 +123,8 @@ int ipt_state_open(struct ipt_state *st, struct ipt_err *err)
 	/* iptables' words when the table cannot be read: not root */
 	if (r == -EACCES || r == -EPERM)
 		return ipt_err_set(err, IPT_EXIT_VERSION, IPT_ES_XT_ONLY, "can't initialize "
-				   "iptables table `filter': Permission denied (you must be root)");
+				   "%s table `filter': Permission denied (you must be root)",
+				   IPT_AF_IPT);
 	if (r)
 		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
 				   "cannot create state directory %s: %s", st->dir, strerror(-r));
@@ -237,11 +238,21 @@ out:
 /* The four files of state.h, in the order a reader without the lock reads them:
  * a pending file before the one its rename replaces. */
 enum { F_SNAP_NEW, F_SNAP, F_TEXT_NEW, F_TEXT, F_MAX };
-static const char *const file_names[] = {
+static const char *const file_names4[] = {
 	[F_SNAP_NEW] = "snapshot.new", [F_SNAP] = "snapshot",
 	[F_TEXT_NEW] = "rules.new", [F_TEXT] = "rules",
 };
-_Static_assert(sizeof(file_names) / sizeof(file_names[0]) == F_MAX, "one name per file");
+_Static_assert(sizeof(file_names4) / sizeof(file_names4[0]) == F_MAX, "one name per file");
+/* The IPv6 ruleset (bpf-ip6tables) beside the IPv4 one, under the same lock (as
+ * iptables and ip6tables share xtables.lock). No older text files: no version
+ * before the snapshot had IPv6. */
+static const char *const file_names6[] = {
+	[F_SNAP_NEW] = "snapshot6.new", [F_SNAP] = "snapshot6",
+	[F_TEXT_NEW] = NULL, [F_TEXT] = NULL,
+};
+_Static_assert(sizeof(file_names6) / sizeof(file_names6[0]) == F_MAX, "one name per file");
+
+#define file_names (ipt_af == AF_INET6 ? file_names6 : file_names4)
 
 static __u32 file_tag(int f, const struct strbuf *sb)
 {
@@ -258,7 +269,8 @@ int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *e
 
 	ipt_table_new(t);
 	for (f = 0; f < F_MAX; f++)
-		snprintf(path[f], sizeof(path[f]), "%s/%s", st->dir, file_names[f]);
+		snprintf(path[f], sizeof(path[f]), "%s/%s", st->dir,
+			 file_names[f] ? file_names[f] : "");
 	/* Which file is in force (state.h, CRASHES). Without the lock a writer may
 	 * switch and rename meanwhile: read again until the data plane's tag stayed
 	 * the same around the reads (tags only grow, so the same tag means nothing
@@ -271,6 +283,8 @@ int ipt_state_load(struct ipt_state *st, struct ipt_table **t, struct ipt_err *e
 				have[F_TEXT_NEW] = have[F_TEXT] = false;
 				break;
 			}
+			if (!file_names[f])
+				break;
 			if ((r = read_file(path[f], &buf[f], &have[f]))) {
 				r = ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC, "cannot read %s: %s",
 						path[f], strerror(-r));
@@ -387,8 +401,10 @@ int ipt_state_commit(struct ipt_state *st, bool loaded, struct ipt_err *err)
 	st->tag = st->next_tag;
 	/* the snapshot now outranks an older version's text file: drop it (a crash
 	 * before this unlink leaves it ignored) */
-	snprintf(text, sizeof(text), "%s/%s", st->dir, file_names[F_TEXT]);
-	unlink(text);
+	if (file_names[F_TEXT]) {
+		snprintf(text, sizeof(text), "%s/%s", st->dir, file_names[F_TEXT]);
+		unlink(text);
+	}
 	cp_crash_point("committed");
 	return 0;
 }

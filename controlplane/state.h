@@ -20,6 +20,10 @@
  *                  deletes "rules"
  *                  (a version older than the snapshot does not read it: to go
  *                  back, bpf-iptables-save before and restore after)
+ *   snapshot6      the IPv6 ruleset (bpf-ip6tables), the same format with
+ *   snapshot6.new  16-byte addresses, written and switched the same way; one
+ *                  lock for both families, as iptables and ip6tables share
+ *                  the xtables lock. A process works on one family (ipt_af).
  *   conntrack.conf conntrack settings (conntrack/)
  *
  * CRASHES. The saved ruleset and the one the data plane runs change together,

@@ -135,7 +135,7 @@ struct ct_result {
 	__u8 status;		/* BPFIPT_CTS_* */
 	__u8 proto;
 	__u8 pad[3];
-	__be32 osrc, odst;	/* the original direction's tuple */
+	__be32 osrc[4], odst[4];	/* the original direction's tuple (IPv4: word 0) */
 	__u32 osport, odport;
 	__u32 expire;		/* seconds left */
 };
@@ -999,9 +999,11 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
  * itself is the BPFIPT_F_CTSTATE field). */
-static __always_inline bool ct_addr_ok(__be32 a, __be32 addr, __be32 mask)
+static __always_inline bool ct_addr_ok(const __be32 *a, const __be32 *addr, const __be32 *mask)
 {
-	return ((a ^ addr) & mask) == 0;
+	/* IPv4: words 1-3 of the address and of the mask are 0 */
+	return (((a[0] ^ addr[0]) & mask[0]) | ((a[1] ^ addr[1]) & mask[1]) |
+		((a[2] ^ addr[2]) & mask[2]) | ((a[3] ^ addr[3]) & mask[3])) == 0;
 }
 
 static __always_inline bool ct_port_ok(__u32 port, const __u16 *r)

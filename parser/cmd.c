@@ -729,15 +729,16 @@ static int command_match(struct cmd_parse *ps, const struct cmd_tok *t)
 		ipt_err_param(ps->err, "unexpected ! flag before --match");
 		return err_at(ps, t->argi);
 	}
-	const struct ipt_ext *ext = ipt_ext_find(t->arg, false);
+	const char *name = ipt_ext_match_name(t->arg);
+	const struct ipt_ext *ext = ipt_ext_find(name, false);
 
 	if (!ext) {
-		if (ipt_ext_unsupported(t->arg, false))
+		if (ipt_ext_unsupported(name, false))
 			ipt_err_param(ps->err, "Couldn't load match `%s': not supported by bpf-iptables\n",
-				      t->arg);
+				      name);
 		else
 			ipt_err_param(ps->err, "Couldn't load match `%s':No such file or directory\n",
-				      t->arg);
+				      name);
 		return err_at(ps, t->argi);
 	}
 	return load_match(ps, ext, false, t->argi) ? 0 : -1;
@@ -809,6 +810,10 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 			ipt_err_param(ps->err, "rule would never match protocol");
 			r = err_at(ps, t->argi);
 		}
+		/* ip6tables marks every -p (-p all too): the kernel then finds the
+		 * transport header, and -D compares the flag */
+		if (!r && ipt_af == AF_INET6)
+			ip->flags |= IP6T_F_PROTO;
 		break;
 	}
 	case 's':
@@ -840,6 +845,11 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 			r = parse_interface(ps, t->arg, t->argi, ip->outiface);
 		break;
 	case 'f':
+		if (ipt_af == AF_INET6) {
+			ipt_err_param(ps->err, "`-f' is not supported in IPv6, use -m frag instead");
+			r = err_at(ps, t->argi);
+			break;
+		}
 		r = set_option(ps, t, OPT_FRAGMENT);
 		ip->flags |= IPT_F_FRAG;
 		break;
@@ -881,8 +891,8 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 			ipt_err_param(ps->err, "unexpected ! flag before --table");
 			r = err_at(ps, t->argi);
 		} else if (cmd->restore) {
-			ipt_err_param(ps->err, "The -t option cannot be used in %s.",
-				      "bpf-iptables-restore");
+			ipt_err_param(ps->err, "The -t option cannot be used in %s-restore.",
+				      IPT_AF_CMD);
 			r = err_at(ps, t->argi);
 		}
 		set_str(&cmd->table, t->arg);
@@ -957,13 +967,21 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 		break;
 	case 'M':
 	case '4':
-		break;
 	case '6':
+		/* the other family's option: refused (only "Try ..."), and in a
+		 * restore file the line is meant for the other tool: ignored */
+		if (t->opt == (ipt_af == AF_INET6 ? '6' : '4'))
+			break;
 		if (!cmd->restore) {
 			ipt_err_set(ps->err, IPT_EXIT_PARAM, IPT_ES_BARE, "%s", "");
 			r = err_at(ps, t->argi);
+			break;
 		}
-		/* restore: the line is meant for ip6tables-restore; ignore it */
+		/* iptables-restore stops parsing here and does nothing with the line */
+		cmd->other_family = true;
+		ps->cluster = NULL;
+		ps->pos = ps->argc;
+		npos = 0;
 		break;
 	default:
 		r = ipt_err_param(ps->err, "internal: unknown option -%c", t->opt);
@@ -1042,7 +1060,7 @@ static const struct ipt_ext *proto_ext(struct cmd_parse *ps)
 		return NULL;
 	if (!ipt_parse_uint(pname, 255, &num))
 		pname = ipt_proto_to_name((__u16)num, true);
-	return pname ? ipt_ext_find(pname, false) : NULL;
+	return pname ? ipt_ext_find(ipt_ext_match_name(pname), false) : NULL;
 }
 
 /* An option no core rule claims goes, as in iptables' command_default, to the
@@ -1126,12 +1144,12 @@ static int numeric_to_addr(const char *s, bool is_mask, __be32 *out)
 }
 
 /* The addresses of -s or -d. Almost always one: the first few live inline, so
- * that a rule costs no allocation for them. */
+ * that a rule costs no allocation for them. Either family: IPv4 in .v4. */
 #define ADDR_INLINE 4
 struct addr_list {
-	__be32 *addr, *mask;
+	union ipt_addr *addr, *mask;
 	unsigned int n, cap;
-	__be32 inl_addr[ADDR_INLINE], inl_mask[ADDR_INLINE];
+	union ipt_addr inl_addr[ADDR_INLINE], inl_mask[ADDR_INLINE];
 };
 
 static void addr_list_init(struct addr_list *l)
@@ -1142,7 +1160,8 @@ static void addr_list_init(struct addr_list *l)
 	l->cap = ADDR_INLINE;
 }
 
-static void addr_push(struct addr_list *l, __be32 a, __be32 m)
+/* Append a & m (canonical: the address masked by its prefix). */
+static void addr_push(struct addr_list *l, const union ipt_addr *a, const union ipt_addr *m)
 {
 	if (l->n == l->cap) {
 		l->cap *= 2;
@@ -1160,9 +1179,17 @@ static void addr_push(struct addr_list *l, __be32 a, __be32 m)
 		if (!l->addr || !l->mask)
 			abort();
 	}
-	l->addr[l->n] = a & m;
-	l->mask[l->n] = m;
+	for (int i = 0; i < 4; i++)
+		l->addr[l->n].w[i] = a->w[i] & m->w[i];
+	l->mask[l->n] = *m;
 	l->n++;
+}
+
+static void addr_push4(struct addr_list *l, __be32 a, __be32 m)
+{
+	union ipt_addr ua = { .v4 = a }, um = { .v4 = m };
+
+	addr_push(l, &ua, &um);
 }
 
 static void addr_list_free(struct addr_list *l)
@@ -1202,7 +1229,7 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 		}
 	}
 	if (!numeric_to_addr(buf, false, &a)) {
-		addr_push(l, a, mask);
+		addr_push4(l, a, mask);
 		return 0;
 	}
 	/* a host name: every IPv4 address it has, as xtables' host_to_ipaddr */
@@ -1218,10 +1245,72 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 			bool dup = false;
 
 			for (unsigned int i = first; i < l->n; i++)
-				if (l->addr[i] == (v & mask))
+				if (l->addr[i].v4 == (v & mask))
 					dup = true;
 			if (!dup)
-				addr_push(l, v, mask);
+				addr_push4(l, v, mask);
+		}
+		freeaddrinfo(res);
+		return 0;
+	}
+	return ipt_err_param(ps->err, "host/network `%s' not found", buf);
+}
+
+/* One element of an IPv6 -s/-d, as xtables_ip6parse_multiple takes it: leading
+ * blanks skipped; "/N" (0..128, C notation) or "/MASK" in address form; a zero
+ * mask ignores the name ("any/0" is ::/0); the address numeric (inet_pton), else
+ * every AAAA address of a host name. */
+static int parse_one_host6(struct cmd_parse *ps, const char *spec, struct addr_list *l)
+{
+	union ipt_addr a, mask;
+	char buf[256];
+	char *slash;
+
+	while (isspace((unsigned char)*spec))
+		spec++;
+	size_t len = strlen(spec);
+
+	if (len >= sizeof(buf))
+		return ipt_err_param(ps->err, "Hostname too long");
+	memcpy(buf, spec, len + 1);
+	memset(&mask, 0xff, sizeof(mask));
+	slash = strrchr(buf, '/');
+	if (slash) {
+		const char *m = slash + 1;
+		unsigned long long bits;
+
+		*slash = '\0';
+		if (inet_pton(AF_INET6, m, mask.b) != 1) {
+			if (ipt_strtoul(m, NULL, 0, 128, &bits))
+				return ipt_err_param(ps->err, "invalid mask `%s' specified", m);
+			ipt_mask6_from_cidr((unsigned int)bits, &mask);
+		}
+	}
+	if (ipt_addr6_zero(&mask))
+		strcpy(buf, "::");
+	if (inet_pton(AF_INET6, buf, a.b) == 1) {
+		addr_push(l, &a, &mask);
+		return 0;
+	}
+	struct addrinfo hints = { .ai_family = AF_INET6, .ai_socktype = SOCK_RAW,
+				  .ai_flags = AI_CANONNAME };
+	struct addrinfo *res = NULL;
+
+	if (*buf && !ipt_getaddrinfo(buf, &hints, &res) && res) {
+		unsigned int first = l->n;
+
+		for (struct addrinfo *p = res; p; p = p->ai_next) {
+			union ipt_addr v, vm;
+			bool dup = false;
+
+			memcpy(v.b, &((struct sockaddr_in6 *)p->ai_addr)->sin6_addr, 16);
+			for (int i = 0; i < 4; i++)
+				vm.w[i] = v.w[i] & mask.w[i];
+			for (unsigned int i = first; i < l->n; i++)
+				if (!memcmp(&l->addr[i], &vm, sizeof(vm)))
+					dup = true;
+			if (!dup)
+				addr_push(l, &v, &mask);
 		}
 		freeaddrinfo(res);
 		return 0;
@@ -1232,8 +1321,11 @@ static int parse_one_host(struct cmd_parse *ps, const char *spec, struct addr_li
 static int parse_hosts(struct cmd_parse *ps, const char *spec, struct addr_list *l)
 {
 	/* the common case, one element: nothing to split */
+	int (*one)(struct cmd_parse *, const char *, struct addr_list *) =
+		ipt_af == AF_INET6 ? parse_one_host6 : parse_one_host;
+
 	if (*spec && !strchr(spec, ','))
-		return parse_one_host(ps, spec, l);
+		return one(ps, spec, l);
 
 	char *copy = xstrdup(spec);
 	int r = 0;
@@ -1249,7 +1341,7 @@ static int parse_hosts(struct cmd_parse *ps, const char *spec, struct addr_list 
 			r = ipt_err_param(ps->err, "host/network `' not found");
 			break;
 		}
-		if ((r = parse_one_host(ps, p, l)))
+		if ((r = one(ps, p, l)))
 			break;
 		if (!comma)
 			break;
@@ -1383,10 +1475,12 @@ static int cmd_finish(struct cmd_parse *ps)
 	addr_list_init(&s);
 	addr_list_init(&d);
 
+	const char *any = ipt_af == AF_INET6 ? "::/0" : "0.0.0.0/0";
+
 	if (ps->saddr || rule_cmd)
-		r = parse_hosts(ps, ps->saddr ? ps->saddr : "0.0.0.0/0", &s);
+		r = parse_hosts(ps, ps->saddr ? ps->saddr : any, &s);
 	if (!r && (ps->daddr || rule_cmd))
-		r = parse_hosts(ps, ps->daddr ? ps->daddr : "0.0.0.0/0", &d);
+		r = parse_hosts(ps, ps->daddr ? ps->daddr : any, &d);
 	if (!r && (s.n > 1 || d.n > 1) && (rule->ip.invflags & (IPT_INV_SRCIP | IPT_INV_DSTIP)))
 		r = ipt_err_param(ps->err,
 				  "! not allowed with multiple source or destination IP addresses");
@@ -1409,8 +1503,8 @@ static int cmd_finish(struct cmd_parse *ps)
 	}
 	if (!r && cmd->table && strcmp(cmd->table, "filter"))
 		r = ipt_err_set(ps->err, IPT_EXIT_VERSION, IPT_ES_XT,
-				"can't initialize iptables table `%s': not supported by "
-				"bpf-iptables (only the filter table is)", cmd->table);
+				"can't initialize %s table `%s': not supported by "
+				"bpf-iptables (only the filter table is)", IPT_AF_IPT, cmd->table);
 	if (!r)
 		r = finish_target(ps);
 	cmd->policy_pcnt = rule->pcnt;
@@ -1427,10 +1521,10 @@ static int cmd_finish(struct cmd_parse *ps)
 				bool last = i == s.n - 1 && j == d.n - 1;
 				struct ipt_rule *n = last ? rule : ipt_rule_dup(rule);
 
-				n->ip.src.v4 = s.addr[i];
-				n->ip.smsk.v4 = s.mask[i];
-				n->ip.dst.v4 = d.addr[j];
-				n->ip.dmsk.v4 = d.mask[j];
+				n->ip.src = s.addr[i];
+				n->ip.smsk = s.mask[i];
+				n->ip.dst = d.addr[j];
+				n->ip.dmsk = d.mask[j];
 				cmd->rules[cmd->nrules++] = n;
 				if (last)
 					ps->rule = NULL;
@@ -1461,7 +1555,7 @@ int ipt_cmd_parse(int argc, char **argv, bool restore, struct ipt_cmd *cmd,
 	ps.rule = ipt_rule_new();
 	r = cmdgram_parse(&ps);
 	if (!r && !err->code)
-		r = cmd_finish(&ps);
+		r = cmd->other_family ? 0 : cmd_finish(&ps);
 	else
 		r = -1;
 	if (!err->code && r)

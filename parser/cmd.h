@@ -62,6 +62,10 @@ struct ipt_cmd {
 	char *table;			/* -t, default "filter" */
 	__u64 policy_pcnt, policy_bcnt;	/* -P CHAIN POLICY -c P B */
 	bool help, version, version_inverted;
+	/* A restore line with the other family's -4/-6 (ip6tables-restore given
+	 * -4): the line is for the other tool and is ignored, as iptables-restore
+	 * ignores it. Nothing else of cmd is meaningful then. */
+	bool other_family;
 
 	/* The rule(s): one per (source, destination) pair, in iptables' order. */
 	struct ipt_rule **rules;

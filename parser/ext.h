@@ -77,14 +77,26 @@ struct ipt_ext {
 	/* optional: the same mask computed from the payload, overrides hooks when set
 	 * (TCPMSS --clamp-mss-to-pmtu is FORWARD/OUTPUT only, --set-mss is anywhere). */
 	unsigned int (*hooks_of)(const void *data);
+	/* The families it exists in, as in iptables-legacy and ip6tables-legacy
+	 * (IPT_EXT_F4, IPT_EXT_F6 bits; 0 = both): elsewhere it is not found
+	 * (-m icmp in bpf-ip6tables: "Couldn't load match `icmp'"). */
+	unsigned int families;
 };
+
+#define IPT_EXT_F4 (1u << 0)
+#define IPT_EXT_F6 (1u << 1)
 
 /* True while the saved state is written: a save() must then print payloads
  * iptables-save would lose (tcp --tcp-flags with an empty mask) so that the
  * state reads back to the same bytes. */
 extern bool ipt_save_lossless;
 
+/* The extension of that name in the family run (ipt_af), or NULL. A match name
+ * goes through ipt_ext_match_name() first. */
 const struct ipt_ext *ipt_ext_find(const char *name, bool target);
+/* The name libxtables loads for -m NAME: "icmpv6" and "ipv6-icmp" are "icmp6"
+ * (in both families: iptables says "Couldn't load match `icmp6'"). */
+const char *ipt_ext_match_name(const char *name);
 /* An extension of iptables that bpf-iptables does not implement (its error
  * says "not supported by bpf-iptables" rather than "No such file"). */
 bool ipt_ext_unsupported(const char *name, bool target);
@@ -123,5 +135,17 @@ int ipt_xt_opt_mandatory(struct ipt_err *err, const char *ext, const char *opt);
 /* XTTYPE_STRING with a buffer of size bytes: min length (error like iptables),
  * longer text silently cut to size - 1 (as iptables 1.8.9 does). */
 int ipt_xt_parse_string(const char *arg, size_t min, char *dst, size_t size, struct ipt_err *err);
+
+/* IPv6 addresses and masks (all 16 bytes of union ipt_addr). */
+int ipt_mask6_cidr(const union ipt_addr *m);		/* prefix length, -1 if not a prefix */
+void ipt_mask6_from_cidr(unsigned int bits, union ipt_addr *m);	/* bits <= 128 */
+void ipt_add_addr6(struct strbuf *sb, const union ipt_addr *a);	/* inet_ntop's text */
+/* the mask after '/', as ip6tables-save prints it: "64", or "ffff:0:ffff::" */
+void ipt_add_mask6(struct strbuf *sb, const union ipt_addr *m);
+bool ipt_addr6_zero(const union ipt_addr *a);
+/* -L's suffix (xtables_ip6mask_to_numeric): "" for /128, "/N", "/MASK" */
+void ipt_add_mask6_suffix(struct strbuf *sb, const union ipt_addr *m);
+/* -L without -n (xtables_ip6addr_to_anyname): getnameinfo()'s name, else numeric */
+void ipt_add_addr6_name(struct strbuf *sb, const union ipt_addr *a);
 
 #endif

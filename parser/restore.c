@@ -264,6 +264,10 @@ int rs_rule(struct rs_state *s, const char *counters, struct rs_words *ws, unsig
 		ipt_cmd_free(&cmd);
 		return -1;
 	}
+	if (cmd.other_family) {		/* a line for the other family's restore */
+		ipt_cmd_free(&cmd);
+		return 0;
+	}
 	if (counters && s->o->counters && !(cmd.options & OPT_COUNTERS))
 		for (unsigned int i = 0; i < cmd.nrules; i++) {
 			cmd.rules[i]->pcnt = p;

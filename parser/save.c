@@ -34,18 +34,28 @@ static void save_chain_name(struct strbuf *sb, const char *name, bool lossless)
 		sb_adds(sb, name);
 }
 
-static void save_addr(struct strbuf *sb, char letter, __be32 addr, __be32 mask, bool invert)
+static void save_addr(struct strbuf *sb, char letter, const union ipt_addr *addr,
+		      const union ipt_addr *mask, bool invert)
 {
-	if (!mask && !invert && !addr)
+	bool v6 = ipt_af == AF_INET6;
+
+	if (v6 ? ipt_addr6_zero(mask) && !invert : !mask->v4 && !invert && !addr->v4)
 		return;
 	if (invert)
 		sb_adds(sb, " !");
 	sb_adds(sb, " -");
 	sb_addc(sb, letter);
 	sb_addc(sb, ' ');
-	sb_add_ipv4(sb, &addr);
+	if (v6) {
+		/* ip6tables-save: the address, then "/N" or the mask in address form */
+		ipt_add_addr6(sb, addr);
+		sb_addc(sb, '/');
+		ipt_add_mask6(sb, mask);
+		return;
+	}
+	sb_add_ipv4(sb, &addr->v4);
 	sb_addc(sb, '/');
-	save_mask(sb, mask);
+	save_mask(sb, mask->v4);
 }
 
 static void save_iface(struct strbuf *sb, char letter, const char *iface, bool invert,
@@ -71,8 +81,8 @@ static void save_rule(struct strbuf *sb, const char *chain, const struct ipt_rul
 
 	sb_adds(sb, "-A ");
 	save_chain_name(sb, chain, lossless);
-	save_addr(sb, 's', ip->src.v4, ip->smsk.v4, ip->invflags & IPT_INV_SRCIP);
-	save_addr(sb, 'd', ip->dst.v4, ip->dmsk.v4, ip->invflags & IPT_INV_DSTIP);
+	save_addr(sb, 's', &ip->src, &ip->smsk, ip->invflags & IPT_INV_SRCIP);
+	save_addr(sb, 'd', &ip->dst, &ip->dmsk, ip->invflags & IPT_INV_DSTIP);
 	save_iface(sb, 'i', ip->iniface, ip->invflags & IPT_INV_VIA_IN, lossless);
 	save_iface(sb, 'o', ip->outiface, ip->invflags & IPT_INV_VIA_OUT, lossless);
 	if (ip->proto) {
@@ -85,7 +95,8 @@ static void save_rule(struct strbuf *sb, const char *chain, const struct ipt_rul
 		else
 			sb_addf(sb, " -p %u", ip->proto);
 	}
-	if (ip->flags & IPT_F_FRAG)
+	/* (family 6: flags holds IP6T_F_PROTO, ip6tables has no -f) */
+	if (ipt_af != AF_INET6 && (ip->flags & IPT_F_FRAG))
 		sb_addf(sb, "%s -f", ip->invflags & IPT_INV_FRAG ? " !" : "");
 	for (unsigned int i = 0; i < r->nmatches; i++) {
 		const struct ipt_match *m = &r->matches[i];

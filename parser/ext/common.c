@@ -2,7 +2,9 @@
 /* Helpers shared by the extensions: numbers, strings, protocol names. */
 #include "ext.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,4 +111,83 @@ int ipt_xt_parse_string(const char *arg, size_t min, char *dst, size_t size, str
 	memset(dst, 0, size);
 	memcpy(dst, arg, n);
 	return 0;
+}
+
+/* ------------------------------------------------------------ IPv6 text -- */
+
+int ipt_mask6_cidr(const union ipt_addr *m)
+{
+	int bits = 0, i = 0;
+
+	while (i < 16 && m->b[i] == 0xff)
+		i++, bits += 8;
+	if (i < 16) {
+		__u8 b = m->b[i];
+
+		/* ones then zeros: the complement plus one is a power of two */
+		if ((__u8)(~b & (__u8)(~b + 1)))
+			return -1;
+		bits += __builtin_popcount(b);
+		while (++i < 16)
+			if (m->b[i])
+				return -1;
+	}
+	return bits;
+}
+
+void ipt_mask6_from_cidr(unsigned int bits, union ipt_addr *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (unsigned int i = 0; i < 16 && bits; i++) {
+		unsigned int n = bits < 8 ? bits : 8;
+
+		m->b[i] = (__u8)(0xff00u >> n);
+		bits -= n;
+	}
+}
+
+void ipt_add_addr6(struct strbuf *sb, const union ipt_addr *a)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET6, a->b, buf, sizeof(buf));
+	sb_adds(sb, buf);
+}
+
+void ipt_add_mask6(struct strbuf *sb, const union ipt_addr *m)
+{
+	int bits = ipt_mask6_cidr(m);
+
+	if (bits < 0)
+		ipt_add_addr6(sb, m);
+	else
+		sb_add_u64(sb, (unsigned int)bits);
+}
+
+bool ipt_addr6_zero(const union ipt_addr *a)
+{
+	static const union ipt_addr zero;
+
+	return !memcmp(a, &zero, sizeof(zero));
+}
+
+void ipt_add_mask6_suffix(struct strbuf *sb, const union ipt_addr *m)
+{
+	if (ipt_mask6_cidr(m) == 128)
+		return;
+	sb_addc(sb, '/');
+	ipt_add_mask6(sb, m);
+}
+
+void ipt_add_addr6_name(struct strbuf *sb, const union ipt_addr *a)
+{
+	char host[NI_MAXHOST];
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+
+	memcpy(&sa.sin6_addr, a->b, 16);
+	if (getnameinfo((const struct sockaddr *)&sa, sizeof(sa), host, sizeof(host) - 1,
+			NULL, 0, 0))
+		ipt_add_addr6(sb, a);
+	else
+		sb_adds(sb, host);
 }

@@ -179,6 +179,44 @@ static int parse_hostmask(const char *arg, const char *opt, __be32 *addr, __be32
 	return 0;
 }
 
+/* The same in an IPv6 table: an IPv6 address or AAAA name, a CIDR length 0-128
+ * or a mask in address form. */
+static int parse_hostmask6(const char *arg, const char *opt, union ipt_addr am[2],
+			   struct ipt_err *err)
+{
+	char host[256];
+	const char *slash = strchr(arg, '/');
+	size_t n = slash ? (size_t)(slash - arg) : strlen(arg);
+	struct addrinfo hints, *res = NULL;
+	int rc;
+
+	if (n >= sizeof(host))
+		n = sizeof(host) - 1;
+	memcpy(host, arg, n);
+	host[n] = '\0';
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_INET6;
+	hints.ai_socktype = SOCK_DGRAM;
+	rc = ipt_getaddrinfo(host, &hints, &res);
+	if (rc != 0)
+		return ipt_err_param(err, "getaddrinfo: %s\n", gai_strerror(rc));
+	memcpy(am[0].b, &((const struct sockaddr_in6 *)res->ai_addr)->sin6_addr, 16);
+	freeaddrinfo(res);
+
+	memset(&am[1], 0xff, sizeof(am[1]));
+	if (slash) {
+		unsigned long long v;
+
+		if (ipt_strtoul(slash + 1, NULL, 0, 128, &v) == 0)
+			ipt_mask6_from_cidr((unsigned int)v, &am[1]);
+		else if (!slash[1] || inet_pton(AF_INET6, slash + 1, am[1].b) != 1)
+			return ipt_err_param(err, "conntrack: bad value for option \"--%s\", neither a "
+					     "valid network mask nor valid CIDR (0-128).\n", opt);
+	}
+	return 0;
+}
+
 /* XTTYPE_UINT32RC: "a", "a:b", ":b", "a:", at most two parts. */
 static int parse_expire(const char *arg, __u32 out[2], struct ipt_err *err)
 {
@@ -235,6 +273,15 @@ static int conntrack_parse(void *data, const struct ipt_ext_call *c)
 	if (c->invert && id == O_CTDIR)
 		return ipt_err_param(c->err, "conntrack: option \"--ctdir\" cannot be inverted.\n");
 
+	/* an IPv6 table's payload is struct ipt_conntrack6_info (ct is its head) */
+	if (ipt_af == AF_INET6 && id >= O_CTORIGSRC && id <= O_CTREPLDST) {
+		struct ipt_conntrack6_info *ct6 = data;
+
+		if (parse_hostmask6(c->arg, opt_names[id], ct6->addr[id - O_CTORIGSRC], c->err))
+			return -1;
+		flag = (__u16)(XT_CONNTRACK_ORIGSRC << (id - O_CTORIGSRC));
+		goto set;
+	}
 	switch (id) {
 	case O_CTSTATE:
 		if (parse_list(ct_states_parse, c->arg, "ctstate", &ct->state_mask, c->err))
@@ -300,6 +347,7 @@ static int conntrack_parse(void *data, const struct ipt_ext_call *c)
 	default:
 		return ipt_err_param(c->err, "conntrack: unknown option");
 	}
+set:
 	ct->match_flags |= flag;
 	if (c->invert)
 		ct->invert_flags |= flag;
@@ -365,6 +413,22 @@ static void add_addr(struct strbuf *sb, __be32 addr, __be32 mask, bool numeric)
 	add_mask(sb, mask);
 }
 
+/* ip6tables' conntrack_dump_addr for IPv6: "anywhere" for :: without -n, else
+ * the address (a name without -n) and the mask suffix of -L */
+static void add_addr6(struct strbuf *sb, const union ipt_addr am[2], bool numeric)
+{
+	sb_addc(sb, ' ');
+	if (!numeric && ipt_addr6_zero(&am[0])) {
+		sb_adds(sb, "anywhere");
+		return;
+	}
+	if (numeric)
+		ipt_add_addr6(sb, &am[0]);
+	else
+		ipt_add_addr6_name(sb, &am[0]);
+	ipt_add_mask6_suffix(sb, &am[1]);
+}
+
 static void add_names(struct strbuf *sb, const struct named_bit *t, __u16 mask)
 {
 	const char *sep = " ";
@@ -408,6 +472,11 @@ static void dump(struct strbuf *sb, const struct ipt_conntrack_info *ct, const c
 		if (!(mf & addrs[i].flag))
 			continue;
 		sb_addf(sb, "%s %s%s", NOT(addrs[i].flag), pfx, addrs[i].name);
+		if (ipt_af == AF_INET6) {
+			/* ct heads a struct ipt_conntrack6_info (proto_ext.h) */
+			add_addr6(sb, ((const struct ipt_conntrack6_info *)ct)->addr[i], numeric);
+			continue;
+		}
 		add_addr(sb, *(const __be32 *)((const char *)ct + addrs[i].off_addr),
 			 *(const __be32 *)((const char *)ct + addrs[i].off_mask), numeric);
 	}
@@ -459,4 +528,17 @@ const struct ipt_ext ipt_ext_conntrack = {
 	.check = conntrack_check,
 	.save = conntrack_save,
 	.print = conntrack_print,
+	.families = IPT_EXT_F4,
+};
+
+/* The same code in an IPv6 table, with the payload of 16-byte addresses. */
+const struct ipt_ext ipt_ext_conntrack6 = {
+	.name = "conntrack",
+	.size = sizeof(struct ipt_conntrack6_info),
+	.opts = conntrack_opts,
+	.parse = conntrack_parse,
+	.check = conntrack_check,
+	.save = conntrack_save,
+	.print = conntrack_print,
+	.families = IPT_EXT_F6,
 };

@@ -28,6 +28,14 @@ struct iprange_data {
 	__u8 pad[3];
 };
 
+/* The payload of -m iprange in an IPv6 table (bpf-ip6tables): the IPv4 payload
+ * (flags; its addresses stay 0) followed by the 16-byte bounds, network order.
+ * The IPv4 payload is unchanged (its snapshots read as before). */
+struct iprange6_data {
+	struct iprange_data v4;
+	union ipt_addr src_min, src_max, dst_min, dst_max;
+};
+
 /* -m length: min <= IP total length <= max, xor invert */
 struct length_data {
 	__u16 min, max;
@@ -92,6 +100,13 @@ struct recent_data {
 	char name[RECENT_NAME_LEN];
 };
 
+/* -m recent in an IPv6 table: the IPv4 payload (mask unused, 0) and the
+ * 16-byte --mask. */
+struct recent6_data {
+	struct recent_data v4;
+	union ipt_addr mask;
+};
+
 /* -m comment */
 #define COMMENT_SIZE 256	/* XT_MAX_COMMENT_LEN */
 
@@ -111,8 +126,22 @@ enum {
 	REJ_ADMIN_PROHIB = 8,
 };
 
+/* family 6 (bpf-ip6tables): enum ip6t_reject_with of
+ * <linux/netfilter_ipv6/ip6t_REJECT.h> */
+enum {
+	REJ6_NO_ROUTE = 0,
+	REJ6_ADM_PROHIBITED = 1,
+	REJ6_NOT_NEIGHBOUR = 2,
+	REJ6_ADDR_UNREACH = 3,
+	REJ6_PORT_UNREACH = 4,
+	REJ6_ECHOREPLY = 5,
+	REJ6_TCP_RESET = 6,
+	REJ6_POLICY_FAIL = 7,
+	REJ6_REJECT_ROUTE = 8,
+};
+
 struct reject_data {
-	__u32 with;	/* REJ_* */
+	__u32 with;	/* REJ_* (IPv4 table), REJ6_* (IPv6 table) */
 };
 
 /* -j LOG */

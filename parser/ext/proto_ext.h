@@ -77,6 +77,17 @@ struct ipt_conntrack_info {
 	__u16 pad;
 };
 
+/* -m conntrack in an IPv6 table (bpf-ip6tables): the IPv4 payload (every field
+ * but the four addresses, which stay 0) followed by the 16-byte addresses and
+ * masks, network order, each address as written (not masked), as ip6tables
+ * keeps them. The IPv4 payload is unchanged. */
+enum { IPT_CT_ORIGSRC, IPT_CT_ORIGDST, IPT_CT_REPLSRC, IPT_CT_REPLDST, IPT_CT_NADDR };
+
+struct ipt_conntrack6_info {
+	struct ipt_conntrack_info c;
+	union ipt_addr addr[IPT_CT_NADDR][2];	/* [IPT_CT_*][0: address, 1: mask] */
+};
+
 /* -m state: the conntrack states of -m conntrack --ctstate */
 struct ipt_state_info {
 	__u16 state_mask;	/* XT_CONNTRACK_STATE_* bits */

@@ -42,6 +42,15 @@ static void recent_init(void *data)
 	d->mask = 0xffffffffu;
 }
 
+static void recent6_init(void *data)
+{
+	struct recent6_data *d = data;
+
+	recent_init(data);
+	d->v4.mask = 0;
+	memset(&d->mask, 0xff, sizeof(d->mask));
+}
+
 static int parse_u32(const struct ipt_ext_call *c, unsigned long long min, __u32 *out)
 {
 	unsigned long long v;
@@ -86,13 +95,17 @@ static int recent_parse(void *data, const struct ipt_ext_call *c)
 	case O_RDEST:
 		d->side = id == O_RDEST;
 		return 0;
-	default: {	/* --mask: an address, or a name (XTTYPE_HOST) */
-		struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM }, *res;
+	default: {	/* --mask: an address, or a name (XTTYPE_HOST) of the family */
+		struct addrinfo hints = { .ai_family = ipt_af, .ai_socktype = SOCK_DGRAM }, *res;
 		int rc = ipt_getaddrinfo(c->arg, &hints, &res);
 
 		if (rc)
 			return ipt_err_param(c->err, "getaddrinfo: %s\n", gai_strerror(rc));
-		d->mask = ((const struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr;
+		if (ipt_af == AF_INET6)	/* d heads a struct recent6_data */
+			memcpy(((struct recent6_data *)data)->mask.b,
+			       &((const struct sockaddr_in6 *)res->ai_addr)->sin6_addr, 16);
+		else
+			d->mask = ((const struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr;
 		freeaddrinfo(res);
 		return 0;
 	}
@@ -136,10 +149,21 @@ static int recent_check(void *data, const struct ipt_ext_final *f)
 	return 0;
 }
 
+/* --mask as text: dotted quad, or the IPv6 form in an IPv6 table */
+static const char *mask_text(const void *data, char buf[INET6_ADDRSTRLEN])
+{
+	const struct recent_data *d = data;
+
+	if (ipt_af == AF_INET6)
+		return inet_ntop(AF_INET6, ((const struct recent6_data *)data)->mask.b, buf,
+				 INET6_ADDRSTRLEN);
+	return inet_ntop(AF_INET, &d->mask, buf, INET6_ADDRSTRLEN);
+}
+
 static void recent_save(struct strbuf *sb, const void *data, const struct ipt_ip *ip)
 {
 	const struct recent_data *d = data;
-	struct in_addr m = { d->mask };
+	char m[INET6_ADDRSTRLEN];
 
 	(void)ip;
 	if (d->invert)
@@ -160,7 +184,7 @@ static void recent_save(struct strbuf *sb, const void *data, const struct ipt_ip
 		sb_addf(sb, " --hitcount %u", d->hit_count);
 	if (d->check_set & RECENT_TTL)
 		sb_adds(sb, " --rttl");
-	sb_addf(sb, " --name %s --mask %s", d->name, inet_ntoa(m));
+	sb_addf(sb, " --name %s --mask %s", d->name, mask_text(data, m));
 	sb_adds(sb, d->side ? " --rdest" : " --rsource");
 }
 
@@ -168,7 +192,7 @@ static void recent_print(struct strbuf *sb, const void *data, const struct ipt_i
 			 bool numeric)
 {
 	const struct recent_data *d = data;
-	struct in_addr m = { d->mask };
+	char m[INET6_ADDRSTRLEN];
 
 	(void)ip;
 	(void)numeric;
@@ -193,7 +217,7 @@ static void recent_print(struct strbuf *sb, const void *data, const struct ipt_i
 		sb_adds(sb, " TTL-Match");
 	sb_addf(sb, " name: %s", d->name);
 	sb_adds(sb, d->side ? " side: dest" : " side: source");
-	sb_addf(sb, " mask: %s", inet_ntoa(m));
+	sb_addf(sb, " mask: %s", mask_text(data, m));
 }
 
 const struct ipt_ext ipt_ext_recent = {
@@ -206,4 +230,19 @@ const struct ipt_ext ipt_ext_recent = {
 	.check = recent_check,
 	.save = recent_save,
 	.print = recent_print,
+	.families = IPT_EXT_F4,
+};
+
+/* The same code in an IPv6 table: the payload with a 16-byte --mask. */
+const struct ipt_ext ipt_ext_recent6 = {
+	.name = "recent",
+	.is_target = false,
+	.size = sizeof(struct recent6_data),
+	.opts = recent_opts,
+	.init = recent6_init,
+	.parse = recent_parse,
+	.check = recent_check,
+	.save = recent_save,
+	.print = recent_print,
+	.families = IPT_EXT_F6,
 };

@@ -41,6 +41,16 @@ IUT_BINS = {
 }
 STATE_ENV = "BPF_IPTABLES_STATE_DIR"
 
+
+def set_family(family):
+    """Switch the oracle and the IUT to IPv6 (6: ip6tables-legacy* against
+    bpf-ip6tables*) or back to IPv4 (4).  Call before any backend is made."""
+    ip = "ip6tables" if family == 6 else "iptables"
+    ORACLE_BINS.update({"iptables": f"{ip}-legacy", "save": f"{ip}-legacy-save",
+                        "restore": f"{ip}-legacy-restore"})
+    IUT_BINS.update({"iptables": f"bpf-{ip}", "save": f"bpf-{ip}-save",
+                     "restore": f"bpf-{ip}-restore"})
+
 EXIT_SKIP = 77
 
 
@@ -52,10 +62,11 @@ def in_ci():
     return os.environ.get("CI", "").strip().lower() == "true"
 
 
-def skip_or_fail(name, reason):
-    """The harness cannot run here.  Under CI=true that is a failure (exit 1),
-    otherwise it is a clearly reported skip (exit 77)."""
-    if in_ci():
+def skip_or_fail(name, reason, strict=False):
+    """The harness cannot run here.  Under CI=true (or strict: the IPv6
+    harnesses, whose only reference is the live oracle) that is a failure
+    (exit 1), otherwise it is a clearly reported skip (exit 77)."""
+    if in_ci() or strict:
         print(f"{name}: FAILED: cannot run: {reason} (CI=true, so this is a "
               f"failure, not a skip)", file=sys.stderr)
         print("0 passed, 1 failed")
@@ -80,25 +91,27 @@ def require_conformance(name, sub):
     return path
 
 
-def require_oracle(name):
-    """Check that iptables-legacy can be run in a network namespace."""
+def require_oracle(name, strict=False):
+    """Check that iptables-legacy (ip6tables-legacy after set_family(6)) can be
+    run in a network namespace; strict: its absence is a failure."""
+    oracle = ORACLE_BINS["iptables"]
     if os.geteuid() != 0:
-        skip_or_fail(name, "the iptables-legacy oracle needs root "
-                           "(network namespaces, iptables)")
+        skip_or_fail(name, f"the {oracle} oracle needs root "
+                           "(network namespaces, iptables)", strict)
     for tool in ["ip"] + list(ORACLE_BINS.values()):
         if shutil.which(tool) is None:
             skip_or_fail(name, f"'{tool}' not found in PATH (the oracle needs "
-                               f"iproute2 and iptables-legacy)")
+                               f"iproute2 and {oracle})", strict)
     # Probe: can we actually create a namespace and list rules in it?
     try:
         ns = netns_create("probe")
     except Exception as e:  # noqa: BLE001
-        skip_or_fail(name, f"cannot create a network namespace: {e}")
+        skip_or_fail(name, f"cannot create a network namespace: {e}", strict)
     try:
-        r = run([ "ip", "netns", "exec", ns, ORACLE_BINS["iptables"], "-S"])
+        r = run([ "ip", "netns", "exec", ns, oracle, "-S"])
         if r.rc != 0:
-            skip_or_fail(name, f"iptables-legacy does not work in a network "
-                               f"namespace: rc={r.rc} {r.err.strip()}")
+            skip_or_fail(name, f"{oracle} does not work in a network "
+                               f"namespace: rc={r.rc} {r.err.strip()}", strict)
     finally:
         netns_delete(ns)
 
@@ -240,7 +253,7 @@ def message(stderr):
         first = first.split(": ", 1)[1]
     # A program name inside the text (e.g. "iptables-restore: unable to
     # initialize table 'bogus'") may carry the IUT's own name.
-    return re.sub(r"\bbpf-(iptables(?:-save|-restore)?)\b", r"\1", first)
+    return re.sub(r"\bbpf-(ip6?tables(?:-save|-restore)?)\b", r"\1", first)
 
 
 def strip_comments(save_output):
@@ -340,7 +353,7 @@ class Oracle(Backend):
         shutil.rmtree(self.lockdir, ignore_errors=True)
 
     def describe(self):
-        return f"{self.label} (iptables-legacy in netns {self.ns})"
+        return f"{self.label} ({ORACLE_BINS['iptables']} in netns {self.ns})"
 
 
 class IUT(Backend):
@@ -399,7 +412,7 @@ class IUT(Backend):
 
     def describe(self):
         where = f", netns {self.ns}" if self.ns else ""
-        return (f"{self.label} ({self.bindir}/bpf-iptables, "
+        return (f"{self.label} ({self.bindir}/{IUT_BINS['iptables']}, "
                 f"state {self.statedir}{where})")
 
 

@@ -28,7 +28,8 @@ if [ ! -r /usr/share/bash-completion/bash_completion ]; then
 	echo "FAIL: bash-completion is not installed (scripts/setup.sh installs it)"
 	exit 1
 fi
-for cmd in bpf-iptables bpf-iptables-save bpf-iptables-restore bpf-conntrack; do
+for cmd in bpf-iptables bpf-iptables-save bpf-iptables-restore bpf-conntrack \
+	   bpf-ip6tables bpf-ip6tables-save bpf-ip6tables-restore; do
 	got=$(XDG_DATA_DIRS=$prefix/share bash -c '
 		source /usr/share/bash-completion/bash_completion
 		__load_completion "$1" && complete -p "$1"' _ "$cmd" 2>&1) || true
@@ -98,6 +99,18 @@ expect "tcp_timeout_established=" "$sbin/bpf-conntrack" -T tcp_timeout_es
 expect "ESTABLISHED" "$sbin/bpf-conntrack" -L -p tcp --state EST
 mkdir "$state/dir" && touch "$state/dir/rules.v4"
 expect "$state/dir/rules.v4" "$sbin/bpf-iptables-restore" "$state/dir/ru"
+# bpf-ip6tables: ip6tables' matches, protocols, REJECT types, ICMPv6 names
+ip6t=$sbin/bpf-ip6tables
+"$ip6t" -N web6
+expect "INPUT FORWARD OUTPUT web6" "$ip6t" -A ""
+expect "addrtype comment conntrack icmp6 iprange length limit mac mark multiport recent state tcp udp" \
+	"$ip6t" -A INPUT -m ""
+expect "ipv6-icmp ipv6-frag ipv6-route ipv6-opts ipv6-nonxt" "$ip6t" -A INPUT -p ipv6-
+expect "icmp6-no-route icmp6-adm-prohibited icmp6-addr-unreachable icmp6-port-unreachable
+	icmp6-policy-fail icmp6-reject-route tcp-reset" "$ip6t" -A INPUT -j REJECT --reject-with ""
+expect "--icmpv6-type" "$ip6t" -A INPUT -p ipv6-icmp --icmpv6
+expect "neighbour-solicitation neighbour-advertisement" "$ip6t" -A INPUT -p ipv6-icmp \
+	--icmpv6-type neighbour-
 # a command that cannot list its rules: the builtin chains
 expect "INPUT FORWARD OUTPUT" /nonexistent/bpf-iptables -D ""
 
@@ -115,6 +128,7 @@ offered=$( {
 	for m in addrtype comment conntrack icmp iprange length limit mac mark multiport recent state tcp udp; do
 		complete_words "$ipt" -A INPUT -m "$m" ""
 	done
+	complete_words "$sbin/bpf-ip6tables" -A INPUT -m icmp6 ""
 	for t in LOG NFLOG REJECT TCPMSS; do
 		complete_words "$ipt" -A INPUT -j "$t" ""
 	done
@@ -147,6 +161,15 @@ for ext in addrtype comment conntrack icmp iprange length limit mac mark multipo
 		*"unknown option \"$o\""*) fail "$o offered after ${ctx[*]} is refused: $msg" ;;
 		esac
 	done
+done
+passed=$((passed + 1))
+
+# the same for bpf-ip6tables' own match
+for o in $(complete_words "$ip6t" -A INPUT -p ipv6-icmp -m icmp6 --); do
+	msg=$("$ip6t" -A INPUT -p ipv6-icmp -m icmp6 "$o" 2>&1 >/dev/null) || true
+	case $msg in
+	*"unknown option \"$o\""*) fail "$o offered after -m icmp6 is refused: $msg" ;;
+	esac
 done
 passed=$((passed + 1))
 

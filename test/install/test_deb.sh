@@ -66,6 +66,9 @@ for f in ./usr/sbin/bpf-iptables \
 	 "./usr/sbin/bpf-iptables-save -> bpf-iptables" \
 	 "./usr/sbin/bpf-iptables-restore -> bpf-iptables" \
 	 "./usr/sbin/bpf-conntrack -> bpf-iptables" \
+	 "./usr/sbin/bpf-ip6tables -> bpf-iptables" \
+	 "./usr/sbin/bpf-ip6tables-save -> bpf-iptables" \
+	 "./usr/sbin/bpf-ip6tables-restore -> bpf-iptables" \
 	 ./usr/share/man/man8/bpf-iptables.8.gz ./usr/share/man/man8/bpf-iptables-save.8.gz \
 	 ./usr/share/man/man8/bpf-iptables-restore.8.gz ./usr/share/man/man8/bpf-conntrack.8.gz \
 	 ./lib/systemd/system/bpf-iptables.service ./lib/systemd/system/bpf-iptables-save.service \
@@ -110,6 +113,13 @@ export BPF_IPTABLES_STATE_DIR=$state BPF_IPTABLES_DATAPLANE=off
 	fail "the rule typed is not saved"
 printf '*filter\n:INPUT DROP [0:0]\nCOMMIT\n' | /usr/sbin/bpf-iptables-restore
 [ "$(/usr/sbin/bpf-iptables -S INPUT)" = "-P INPUT DROP" ] && ok || fail "restore"
+/usr/sbin/bpf-ip6tables -A INPUT -s 2001:db8::/32 -p ipv6-icmp -j ACCEPT
+/usr/sbin/bpf-ip6tables-save | grep -qx -- '-A INPUT -s 2001:db8::/32 -p ipv6-icmp -j ACCEPT' && ok ||
+	fail "the IPv6 rule typed is not saved"
+[ "$(/usr/sbin/bpf-iptables -S INPUT)" = "-P INPUT DROP" ] && ok || fail "bpf-ip6tables changed IPv4"
+for p in bpf-ip6tables bpf-ip6tables-save bpf-ip6tables-restore; do
+	[ -n "$(man -w 8 "$p" 2>/dev/null)" ] && ok || fail "man -w $p: $(man -w 8 "$p" 2>&1)"
+done
 
 # man finds the pages; the units verify with the installed paths
 for p in bpf-iptables bpf-iptables-save bpf-iptables-restore bpf-conntrack; do

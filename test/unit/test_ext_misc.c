@@ -502,6 +502,67 @@ START_TEST(reject_oracle)
 }
 END_TEST
 
+/* ---- the IPv6 variants (bpf-ip6tables: ipt_af = AF_INET6), read off ip6tables-legacy ---- */
+START_TEST(reject6_oracle)
+{
+	static const char *const cases[][2] = {
+		{ "", "icmp6-port-unreachable" },
+		{ "--reject-with no-route", "icmp6-no-route" },
+		{ "--reject-with icmp6-adm-prohibited", "icmp6-adm-prohibited" },
+		{ "--reject-with adm-prohibited", "icmp6-adm-prohibited" },
+		{ "--reject-with addr-unreach", "icmp6-addr-unreachable" },
+		{ "--reject-with port-unreach", "icmp6-port-unreachable" },
+		{ "--reject-with policy-fail", "icmp6-policy-fail" },
+		{ "--reject-with reject-route", "icmp6-reject-route" },
+		/* abbreviations: the first entry in ip6tables' order */
+		{ "--reject-with n", "icmp6-no-route" },
+		{ "--reject-with icmp6", "icmp6-no-route" },
+		{ "--reject-with p", "icmp6-port-unreachable" },
+		{ "--reject-with a", "icmp6-adm-prohibited" },
+	};
+
+	ipt_af = AF_INET6;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[100];
+
+		snprintf(want, sizeof(want), " --reject-with %s", cases[i][1]);
+		OK_SAVE(t("REJECT", cases[i][0]), want);
+		snprintf(want, sizeof(want), " reject-with %s", cases[i][1]);
+		ck_assert_str_eq(R.print, want);
+	}
+	FAIL_MSG(t("REJECT", "--reject-with icmp-port-unreachable"), 2,
+		 "unknown reject type \"icmp-port-unreachable\"");
+	FAIL_MSG(t("REJECT", "--reject-with tcp-rst"), 2, "unknown reject type \"tcp-rst\"");
+	FAIL_MSG(t("REJECT", "--reject-with echo-reply"), 2, "unknown reject type \"echo-reply\"");
+	struct ipt_ip tcp = { .proto = 6, .flags = IP6T_F_PROTO };
+	ck_assert_int_eq(t("REJECT", "--reject-with tcp-reset"), -1);
+	ck_assert_int_eq(R.err.code, 1);
+	ck_assert_int_eq(run_ext(&R, "REJECT", true, &tcp, NULL, 0,
+				 split("--reject-with tcp-reset")), 0);
+	ck_assert_str_eq(R.save, " --reject-with tcp-reset");
+	ipt_af = AF_INET;
+}
+END_TEST
+
+START_TEST(iprange6_recent6_oracle)
+{
+	ipt_af = AF_INET6;
+	OK_SAVE(m("iprange", "--src-range 2001:db8::1-2001:db8::ff ! --dst-range ::1"),
+		" --src-range 2001:db8::1-2001:db8::ff ! --dst-range ::1-::1");
+	ck_assert_str_eq(R.print, " source IP range 2001:db8::1-2001:db8::ff destination IP range ! ::1-::1");
+	FAIL_MSG(m("iprange", "--src-range 10.0.0.1-10.0.0.2"), 2,
+		 "iprange: Bad value for \"--src-range\" option: \"10.0.0.1\"");
+	FAIL_MSG(m("iprange", "--dst-range ::1-"), 2, "iprange: Bad value for \"--dst-range\" option: \"\"");
+	OK_SAVE(m("recent", "--set"), " --set --name DEFAULT --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource");
+	OK_SAVE(m("recent", "--rcheck --seconds 9 --mask ffff:ffff:: --rdest"),
+		" --rcheck --seconds 9 --name DEFAULT --mask ffff:ffff:: --rdest");
+	ck_assert_str_eq(R.print, " recent: CHECK seconds: 9 name: DEFAULT side: dest mask: ffff:ffff::");
+	ipt_af = AF_INET;
+	/* IPv4 unchanged */
+	OK_SAVE(m("recent", "--set"), " --set --name DEFAULT --mask 255.255.255.255 --rsource");
+}
+END_TEST
+
 /* ---- LOG (libipt_LOG.t) ---- */
 START_TEST(log_t_cases)
 {
@@ -770,6 +831,8 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("all");
 
 	tcase_add_test(tc, iprange_t_cases);
+	tcase_add_test(tc, reject6_oracle);
+	tcase_add_test(tc, iprange6_recent6_oracle);
 	tcase_add_test(tc, iprange_oracle);
 	tcase_add_test(tc, comment_t_cases);
 	tcase_add_test(tc, comment_oracle);

@@ -33,7 +33,7 @@ static int proto_num(const char *s, __u16 *p)
 {
 	static const struct { const char *n; __u16 v; } t[] = {
 		{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "sctp", 132 }, { "dccp", 33 },
-		{ "udplite", 136 }, { "all", 0 },
+		{ "udplite", 136 }, { "all", 0 }, { "ipv6-icmp", 58 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(s, t[i].n)) {
@@ -548,6 +548,64 @@ START_TEST(icmp_all)
 }
 END_TEST
 
+/* ---- icmp6 and conntrack's IPv6 addresses (bpf-ip6tables: ipt_af = AF_INET6) ---- */
+
+START_TEST(icmp6_all)
+{
+	ipt_af = AF_INET6;
+	ck_assert_ptr_null(ipt_ext_find("icmp", false));
+	ck_assert_ptr_nonnull(ipt_ext_find("icmp6", false));
+	ck_assert_str_eq(ipt_ext_match_name("icmpv6"), "icmp6");
+	ck_assert_str_eq(ipt_ext_match_name("ipv6-icmp"), "icmp6");
+	ck_saved("-p ipv6-icmp -m icmp6 --icmpv6-type echo-request", "-p icmpv6 -m icmp6 --icmpv6-type 128");
+	ck_saved("-p ipv6-icmp -m icmp6 --icmpv6-type NEIGHBOR-S", "-p icmpv6 -m icmp6 --icmpv6-type 135");
+	ck_saved("-p ipv6-icmp -m icmp6 --icmpv6-type port-unreachable", "-p icmpv6 -m icmp6 --icmpv6-type 1/4");
+	ck_saved("-p ipv6-icmp -m icmp6 ! --icmpv6-type 1/3", "-p icmpv6 -m icmp6 ! --icmpv6-type 1/3");
+	ck_saved("-p ipv6-icmp -m icmp6 --icmpv6-type 255/0:255", "-p icmpv6 -m icmp6 --icmpv6-type 255");
+	ck_saved("-p ipv6-icmp -m icmp6 --icmpv6-type 1/2:3", "-p icmpv6 -m icmp6 --icmpv6-type 1/2");
+	/* -L as ip6tables 1.8.9: no space between "ipv6-icmp" and "type" */
+	ck_listed("-p ipv6-icmp -m icmp6 --icmpv6-type 128", true, " ipv6-icmptype 128");
+	ck_listed("-p ipv6-icmp -m icmp6 --icmpv6-type 128", false, " ipv6-icmp echo-request");
+	ck_listed("-p ipv6-icmp -m icmp6 --icmpv6-type 1/2", false, " ipv6-icmp beyond-scope");
+	ck_listed("-p ipv6-icmp -m icmp6 --icmpv6-type 1/2", true, " ipv6-icmptype 1 code 2");
+	ck_listed("-p ipv6-icmp -m icmp6 ! --icmpv6-type 1/3", true, " ipv6-icmp !type 1 code 3");
+	ck_listed("-p ipv6-icmp -m icmp6 ! --icmpv6-type 1/3", false, " ipv6-icmp !address-unreachable");
+	ck_listed("-p ipv6-icmp -m icmp6 --icmpv6-type 255", false, " ipv6-icmptype 255");
+	ck_listed("-p ipv6-icmp -m icmp6 --icmpv6-type 1/2:3", false, " ipv6-icmptype 1 codes 2-3");
+	ck_error("-p ipv6-icmp -m icmp6 --icmpv6-type any", 2, "Unknown ICMPv6 type `any'");
+	ck_error("-p ipv6-icmp -m icmp6 --icmpv6-type 1/300", 2, "Unknown ICMPv6 code `1/300'");
+	ck_error("-p ipv6-icmp -m icmp6 --icmpv6-type 1x", 2, "unknown character x");
+	ck_error("-p ipv6-icmp -m icmp6 --icmpv6-type r", 2,
+		 "Ambiguous ICMPv6 type `r': `reject-route' or `router-solicitation'?");
+	ck_error("-p ipv6-icmp -m icmp6", 2, "icmp6: option \"--icmpv6-type\" must be specified\n");
+	ck_error("-p icmp -m icmp6 --icmpv6-type 1", 1,
+		 "Invalid argument: icmp6 match: only valid for protocol 58");
+	ck_same_bytes("-p ipv6-icmp -m icmp6 --icmpv6-type ping", "-p ipv6-icmp -m icmp6 --icmpv6-type 128/0:255");
+	ipt_af = AF_INET;
+	/* and the other way round: no icmp6 in bpf-iptables */
+	ck_assert_ptr_null(ipt_ext_find("icmp6", false));
+}
+END_TEST
+
+START_TEST(conntrack6_addresses)
+{
+	ipt_af = AF_INET6;
+	ck_saved("-m conntrack --ctorigsrc 2001:db8::1/64 ! --ctrepldst ::/128",
+		 "-m conntrack --ctorigsrc 2001:db8::1/64 ! --ctrepldst ::");
+	ck_saved("-m conntrack --ctorigdst ::1/ffff:0:ffff::",
+		 "-m conntrack --ctorigdst ::1/ffff:0:ffff::");
+	ck_listed("-m conntrack --ctreplsrc ::/0", false, " ctreplsrc anywhere");
+	ck_listed("-m conntrack --ctreplsrc ::/0", true, " ctreplsrc ::/0");
+	ck_error("-m conntrack --ctorigsrc 10.0.0.1", 2,
+		 "getaddrinfo: Address family for hostname not supported\n");
+	ck_error("-m conntrack --ctorigsrc ::1/129", 2, "conntrack: bad value for option "
+		 "\"--ctorigsrc\", neither a valid network mask nor valid CIDR (0-128).\n");
+	/* the IPv4 fields of the payload stay zero: equal rules are equal bytes */
+	ck_same_bytes("-m conntrack --ctstate NEW --ctorigsrc ::1", "-m conntrack --ctorigsrc ::1/128 --ctstate NEW");
+	ipt_af = AF_INET;
+}
+END_TEST
+
 /* ---- multiport ---- */
 
 START_TEST(multiport_all)
@@ -726,6 +784,8 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, tcp_canonical);
 	tcase_add_test(tc, udp_all);
 	tcase_add_test(tc, icmp_all);
+	tcase_add_test(tc, icmp6_all);
+	tcase_add_test(tc, conntrack6_addresses);
 	tcase_add_test(tc, multiport_all);
 	tcase_add_test(tc, conntrack_all);
 	tcase_add_test(tc, state_all);

@@ -70,6 +70,9 @@
 
 #include "list.h"
 #include "ext.h"
+#include "cmd.h"
+#include "ops.h"
+#include "save.h"
 
 /* ---- fake extensions: just enough to print ---- */
 
@@ -1348,6 +1351,180 @@ START_TEST(test_many_rules)
 }
 END_TEST
 
+/* ---- bpf-ip6tables: the same printer for an IPv6 table ---- */
+
+/* Built with the real parser (ipt_af = AF_INET6); the texts are what
+ * ip6tables-legacy 1.8.9 printed for these commands, byte for byte. */
+static const char *const v6_commands[] = {
+	"-P INPUT DROP",
+	"-N USER6",
+	"-A INPUT -s 2001:db8::1/64 -d 2001:db8:1::1 -p tcp --dport 22 -j ACCEPT",
+	"-A INPUT ! -s 2001::/ffff:0:ffff:: -i eth0 -j USER6",
+	"-A INPUT -p ipv6-icmp --icmpv6-type neighbour-solicitation -j ACCEPT",
+	"-A INPUT -p ipv6-icmp -m icmp6 ! --icmpv6-type 1/3 -j DROP",
+	"-A INPUT ! -p udp -d ::ffff:10.1.2.3 -j REJECT",
+	"-A USER6 -m iprange --src-range 2001:db8::1-2001:db8::ff -m conntrack --ctorigdst 2001:db8::/64 -j REJECT --reject-with icmp6-adm-prohibited",
+	"-A USER6 -s 2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff -j RETURN",
+	"-A USER6 -p tcp -j REJECT --reject-with tcp-reset"
+};
+
+static const struct { unsigned int fmt; const char *text; } v6_goldens[] = {
+	{ IPT_FMT_NUMERIC, /* -L -n */
+	"Chain INPUT (policy DROP)\n"
+	"target     prot opt source               destination         \n"
+	"ACCEPT     6    --  2001:db8::/64        2001:db8:1::1        tcp dpt:22\n"
+	"USER6      0    -- !2001::/ffff:0:ffff::  ::/0                \n"
+	"ACCEPT     58   --  ::/0                 ::/0                 ipv6-icmptype 135\n"
+	"DROP       58   --  ::/0                 ::/0                 ipv6-icmp !type 1 code 3\n"
+	"REJECT    !17   --  ::/0                 ::ffff:10.1.2.3      reject-with icmp6-port-unreachable\n"
+	"\n"
+	"Chain FORWARD (policy ACCEPT)\n"
+	"target     prot opt source               destination         \n"
+	"\n"
+	"Chain OUTPUT (policy ACCEPT)\n"
+	"target     prot opt source               destination         \n"
+	"\n"
+	"Chain USER6 (1 references)\n"
+	"target     prot opt source               destination         \n"
+	"REJECT     0    --  ::/0                 ::/0                 source IP range 2001:db8::1-2001:db8::ff ctorigdst 2001:db8::/64 reject-with icmp6-adm-prohibited\n"
+	"RETURN     0    --  2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff  ::/0                \n"
+	"REJECT     6    --  ::/0                 ::/0                 reject-with tcp-reset\n" },
+	{ IPT_FMT_NUMERIC | IPT_FMT_VERBOSE | IPT_FMT_LINENUMBERS, /* -L -n -v --line-numbers */
+	"Chain INPUT (policy DROP 0 packets, 0 bytes)\n"
+	"num   pkts bytes target     prot opt in     out     source               destination         \n"
+	"1        0     0 ACCEPT     6    --  *      *       2001:db8::/64        2001:db8:1::1        tcp dpt:22\n"
+	"2        0     0 USER6      0    --  eth0   *      !2001::/ffff:0:ffff::  ::/0                \n"
+	"3        0     0 ACCEPT     58   --  *      *       ::/0                 ::/0                 ipv6-icmptype 135\n"
+	"4        0     0 DROP       58   --  *      *       ::/0                 ::/0                 ipv6-icmp !type 1 code 3\n"
+	"5        0     0 REJECT    !17   --  *      *       ::/0                 ::ffff:10.1.2.3      reject-with icmp6-port-unreachable\n"
+	"\n"
+	"Chain FORWARD (policy ACCEPT 0 packets, 0 bytes)\n"
+	"num   pkts bytes target     prot opt in     out     source               destination         \n"
+	"\n"
+	"Chain OUTPUT (policy ACCEPT 0 packets, 0 bytes)\n"
+	"num   pkts bytes target     prot opt in     out     source               destination         \n"
+	"\n"
+	"Chain USER6 (1 references)\n"
+	"num   pkts bytes target     prot opt in     out     source               destination         \n"
+	"1        0     0 REJECT     0    --  *      *       ::/0                 ::/0                 source IP range 2001:db8::1-2001:db8::ff ctorigdst 2001:db8::/64 reject-with icmp6-adm-prohibited\n"
+	"2        0     0 RETURN     0    --  *      *       2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff  ::/0                \n"
+	"3        0     0 REJECT     6    --  *      *       ::/0                 ::/0                 reject-with tcp-reset\n" },
+	{ IPT_FMT_NUMERIC | IPT_FMT_VERBOSE | IPT_FMT_EXACT, /* -L -v -x -n */
+	"Chain INPUT (policy DROP 0 packets, 0 bytes)\n"
+	"    pkts      bytes target     prot opt in     out     source               destination         \n"
+	"       0        0 ACCEPT     6    --  *      *       2001:db8::/64        2001:db8:1::1        tcp dpt:22\n"
+	"       0        0 USER6      0    --  eth0   *      !2001::/ffff:0:ffff::  ::/0                \n"
+	"       0        0 ACCEPT     58   --  *      *       ::/0                 ::/0                 ipv6-icmptype 135\n"
+	"       0        0 DROP       58   --  *      *       ::/0                 ::/0                 ipv6-icmp !type 1 code 3\n"
+	"       0        0 REJECT    !17   --  *      *       ::/0                 ::ffff:10.1.2.3      reject-with icmp6-port-unreachable\n"
+	"\n"
+	"Chain FORWARD (policy ACCEPT 0 packets, 0 bytes)\n"
+	"    pkts      bytes target     prot opt in     out     source               destination         \n"
+	"\n"
+	"Chain OUTPUT (policy ACCEPT 0 packets, 0 bytes)\n"
+	"    pkts      bytes target     prot opt in     out     source               destination         \n"
+	"\n"
+	"Chain USER6 (1 references)\n"
+	"    pkts      bytes target     prot opt in     out     source               destination         \n"
+	"       0        0 REJECT     0    --  *      *       ::/0                 ::/0                 source IP range 2001:db8::1-2001:db8::ff ctorigdst 2001:db8::/64 reject-with icmp6-adm-prohibited\n"
+	"       0        0 RETURN     0    --  *      *       2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff  ::/0                \n"
+	"       0        0 REJECT     6    --  *      *       ::/0                 ::/0                 reject-with tcp-reset\n" },
+	{ 0, /* -L: no address here has a name (the namer6 below answers none) */
+	"Chain INPUT (policy DROP)\n"
+	"target     prot opt source               destination         \n"
+	"ACCEPT     tcp  --  2001:db8::/64        2001:db8:1::1        tcp dpt:ssh\n"
+	"USER6      all  -- !2001::/ffff:0:ffff::  anywhere            \n"
+	"ACCEPT     ipv6-icmp --  anywhere             anywhere             ipv6-icmp neighbour-solicitation\n"
+	"DROP       ipv6-icmp --  anywhere             anywhere             ipv6-icmp !address-unreachable\n"
+	"REJECT    !udp  --  anywhere             ::ffff:10.1.2.3      reject-with icmp6-port-unreachable\n"
+	"\n"
+	"Chain FORWARD (policy ACCEPT)\n"
+	"target     prot opt source               destination         \n"
+	"\n"
+	"Chain OUTPUT (policy ACCEPT)\n"
+	"target     prot opt source               destination         \n"
+	"\n"
+	"Chain USER6 (1 references)\n"
+	"target     prot opt source               destination         \n"
+	"REJECT     all  --  anywhere             anywhere             source IP range 2001:db8::1-2001:db8::ff ctorigdst 2001:db8::/64 reject-with icmp6-adm-prohibited\n"
+	"RETURN     all  --  2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff  anywhere            \n"
+	"REJECT     tcp  --  anywhere             anywhere             reject-with tcp-reset\n" },
+};
+
+static const char *no_name6(const union ipt_addr *a)
+{
+	(void)a;
+	return NULL;
+}
+
+static struct ipt_table *v6_table(void)
+{
+	struct ipt_table *t;
+
+	ipt_af = AF_INET6;
+	ck_assert_int_eq(ipt_table_new(&t), 0);
+	for (size_t i = 0; i < sizeof(v6_commands) / sizeof(v6_commands[0]); i++) {
+		char buf[512], *argv[64];
+		int argc = 0;
+		struct ipt_cmd cmd;
+		struct ipt_err err;
+
+		snprintf(buf, sizeof(buf), "%s", v6_commands[i]);
+		for (char *p = strtok(buf, " "); p; p = strtok(NULL, " "))
+			argv[argc++] = p;
+		ck_assert_msg(!ipt_cmd_parse(argc, argv, false, &cmd, &err), "%s: %s",
+			      v6_commands[i], err.msg);
+		ck_assert_msg(!ipt_cmd_resolve(t, &cmd, &err) && !ipt_table_apply(t, &cmd, &err),
+			      "%s: %s", v6_commands[i], err.msg);
+		ipt_cmd_free(&cmd);
+	}
+	return t;
+}
+
+START_TEST(test_golden6)
+{
+	struct ipt_table *t = v6_table();
+	struct strbuf sb = STRBUF_INIT;
+
+	ipt_list_set_namer6(no_name6);
+	ck_assert_int_eq(ipt_list(&sb, t, NULL, 0, v6_goldens[_i].fmt), 0);
+	assert_text("ipv6", sb_str(&sb), v6_goldens[_i].text);
+	sb_free(&sb);
+	ipt_list_set_namer6(NULL);
+	ipt_table_free(&t);
+	ipt_af = AF_INET;
+}
+END_TEST
+
+/* -S of the same table, and the -v echo of an IPv6 rule */
+START_TEST(test_rules6)
+{
+	struct ipt_table *t = v6_table();
+	struct strbuf sb = STRBUF_INIT;
+
+	ck_assert_int_eq(ipt_save_list_rules(&sb, t, NULL, 0, false), 0);
+	assert_text("-S", sb_str(&sb),
+	"-P INPUT DROP\n"
+	"-P FORWARD ACCEPT\n"
+	"-P OUTPUT ACCEPT\n"
+	"-N USER6\n"
+	"-A INPUT -s 2001:db8::/64 -d 2001:db8:1::1/128 -p tcp -m tcp --dport 22 -j ACCEPT\n"
+	"-A INPUT ! -s 2001::/ffff:0:ffff:: -i eth0 -j USER6\n"
+	"-A INPUT -p ipv6-icmp -m icmp6 --icmpv6-type 135 -j ACCEPT\n"
+	"-A INPUT -p ipv6-icmp -m icmp6 ! --icmpv6-type 1/3 -j DROP\n"
+	"-A INPUT -d ::ffff:10.1.2.3/128 ! -p udp -j REJECT --reject-with icmp6-port-unreachable\n"
+	"-A USER6 -m iprange --src-range 2001:db8::1-2001:db8::ff -m conntrack --ctorigdst 2001:db8::/64 -j REJECT --reject-with icmp6-adm-prohibited\n"
+	"-A USER6 -s 2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff/128 -j RETURN\n"
+	"-A USER6 -p tcp -j REJECT --reject-with tcp-reset\n");
+	sb_reset(&sb);
+	ipt_list_rule_echo(&sb, ipt_chain_find(t, "INPUT")->rules[1]);
+	assert_text("echo", sb_str(&sb), "USER6  all opt -- in eth0 out * !2001::/ffff:0:ffff::  -> ::/0  \n");
+	sb_free(&sb);
+	ipt_table_free(&t);
+	ipt_af = AF_INET;
+}
+END_TEST
+
 static Suite *list_suite(void)
 {
 	Suite *s = suite_create("list");
@@ -1363,6 +1540,10 @@ static Suite *list_suite(void)
 	tcase_add_test(tc, test_long_proto_and_silent_match);
 	tcase_add_test(tc, test_self_references);
 	tcase_add_test(tc, test_many_rules);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("ipv6");
+	tcase_add_loop_test(tc, test_golden6, 0, (int)(sizeof(v6_goldens) / sizeof(v6_goldens[0])));
+	tcase_add_test(tc, test_rules6);
 	suite_add_tcase(s, tc);
 	return s;
 }

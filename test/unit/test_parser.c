@@ -182,6 +182,124 @@ START_TEST(rejected_unchanged)
 }
 END_TEST
 
+/* bpf-ip6tables (ipt_af = AF_INET6): each accepted command and its -S lines, as
+ * ip6tables-legacy 1.8.9 prints them. */
+static const struct { const char *cmd, *saved; } ok6_cases[] = {
+	{ "-A INPUT -s 2001:db8::1/64 -d ::1 -j ACCEPT",
+	  "-A INPUT -s 2001:db8::/64 -d ::1/128 -j ACCEPT" },
+	{ "-A INPUT -s 2001:DB8::A/127", "-A INPUT -s 2001:db8::a/127" },
+	{ "-A INPUT -s 2001:db8::/ffff:ffff::", "-A INPUT -s 2001:db8::/32" },
+	{ "-A INPUT -s 2001:db8::/ffff:0:ffff::", "-A INPUT -s 2001::/ffff:0:ffff::" },
+	{ "-A INPUT -s ::1/0x40", "-A INPUT -s ::/64" },
+	{ "-A INPUT -s ::ffff:1.2.3.4", "-A INPUT -s ::ffff:1.2.3.4/128" },
+	{ "-A INPUT ! -s ::/0", "-A INPUT ! -s ::/0" },
+	{ "-A INPUT -s ::/0 -d ::/0", "-A INPUT" },
+	/* a zero mask ignores the name, as xtables_ip6parse_multiple */
+	{ "-A INPUT -s no.such.host.invalid/0", "-A INPUT" },
+	{ "-A INPUT -s ::1,::2 -d ::3,::4",
+	  "-A INPUT -s ::1/128 -d ::3/128\n-A INPUT -s ::1/128 -d ::4/128\n"
+	  "-A INPUT -s ::2/128 -d ::3/128\n-A INPUT -s ::2/128 -d ::4/128" },
+	{ "-A INPUT -p icmpv6", "-A INPUT -p ipv6-icmp" },
+	{ "-A INPUT -p 58 --icmpv6-type ping", "-A INPUT -p ipv6-icmp -m icmp6 --icmpv6-type 128" },
+	{ "-A INPUT -p ipv6-icmp -m icmpv6 ! --icmpv6-type 1/3",
+	  "-A INPUT -p ipv6-icmp -m icmp6 ! --icmpv6-type 1/3" },
+	{ "-A INPUT -p ipv6-icmp --icmpv6-type 255/0:255",
+	  "-A INPUT -p ipv6-icmp -m icmp6 --icmpv6-type 255" },
+	{ "-A INPUT -p all", "-A INPUT" },
+	{ "-A INPUT -p 44", "-A INPUT -p ipv6-frag" },
+	{ "-A INPUT -j REJECT", "-A INPUT -j REJECT --reject-with icmp6-port-unreachable" },
+	{ "-A INPUT -j REJECT --reject-with p", "-A INPUT -j REJECT --reject-with icmp6-port-unreachable" },
+	{ "-A INPUT -j REJECT --reject-with addr-unreach",
+	  "-A INPUT -j REJECT --reject-with icmp6-addr-unreachable" },
+	{ "-A INPUT -p tcp -j REJECT --reject-with tcp-reset",
+	  "-A INPUT -p tcp -j REJECT --reject-with tcp-reset" },
+	{ "-A INPUT -m iprange ! --dst-range ::1", "-A INPUT -m iprange ! --dst-range ::1-::1" },
+	{ "-A INPUT -m conntrack ! --ctorigdst ::1/ffff:: --ctrepldst ::/128",
+	  "-A INPUT -m conntrack ! --ctorigdst ::1/16 --ctrepldst ::" },
+	{ "-A INPUT -m recent --set --mask ffff::",
+	  "-A INPUT -m recent --set --name DEFAULT --mask ffff:: --rsource" },
+};
+
+START_TEST(accepted_and_saved6)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+	char want[2048];
+
+	ipt_af = AF_INET6;
+	ipt_table_new(&t);
+	ck_assert_int_eq(t->family, AF_INET6);
+	ck_assert_int_eq(run(t, ok6_cases[_i].cmd, &err), 0);
+	snprintf(want, sizeof(want), "%s%s\n", rules_header, ok6_cases[_i].saved);
+	char *got = list_rules(t);
+	ck_assert_str_eq(got, want);
+	free(got);
+	ipt_table_free(&t);
+	ipt_af = AF_INET;
+}
+END_TEST
+
+static const struct { const char *cmd; int code; const char *msg; } bad6_cases[] = {
+	{ "-A INPUT -f", 2, "`-f' is not supported in IPv6, use -m frag instead" },
+	{ "-A INPUT -s 1.2.3.4", 2, "host/network `1.2.3.4' not found" },
+	{ "-A INPUT -s ::1/129", 2, "invalid mask `129' specified" },
+	{ "-A INPUT -d ::1/", 2, "invalid mask `' specified" },
+	{ "-A INPUT ! -s ::1,::2", 2, "! not allowed with multiple source or destination IP addresses" },
+	{ "-A INPUT ! -p all", 2, "rule would never match protocol" },
+	{ "-A INPUT -m icmp --icmp-type 8", 2, "Couldn't load match `icmp':No such file or directory\n" },
+	{ "-A INPUT -m ttl", 2, "Couldn't load match `ttl':No such file or directory\n" },
+	{ "-A INPUT -m frag", 2, "Couldn't load match `frag': not supported by bpf-iptables\n" },
+	{ "-A INPUT -j TTL", 2, "Couldn't load target `TTL':No such file or directory\n" },
+	{ "-A INPUT -p ipv6-icmp --icmpv6-type 256", 2, "Unknown ICMPv6 type `256'" },
+	{ "-A INPUT -p ipv6-icmp --icmpv6-type n", 2,
+	  "Ambiguous ICMPv6 type `n': `no-route' or `neighbour-solicitation'?" },
+	{ "-A INPUT -p ipv6-icmp --icmpv6-type 1:2", 2, "ICMPv6 type range not supported" },
+	{ "-A INPUT -m icmp6 --icmpv6-type 1", 1, "Invalid argument: icmp6 match: only valid for protocol 58" },
+	{ "-A INPUT -j REJECT --reject-with icmp-net-unreachable", 2,
+	  "unknown reject type \"icmp-net-unreachable\"" },
+	{ "-A INPUT -j REJECT --reject-with tcp-reset", 1,
+	  "Invalid argument: --reject-with tcp-reset needs -p tcp" },
+	{ "-A INPUT -m iprange --src-range 1.2.3.4", 2,
+	  "iprange: Bad value for \"--src-range\" option: \"1.2.3.4\"" },
+	{ "-A INPUT -m conntrack --ctorigsrc ::1/129", 2,
+	  "conntrack: bad value for option \"--ctorigsrc\", neither a valid network mask nor valid CIDR (0-128).\n" },
+};
+
+START_TEST(rejected6)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+
+	ipt_af = AF_INET6;
+	ipt_table_new(&t);
+	ck_assert_int_eq(run(t, bad6_cases[_i].cmd, &err), bad6_cases[_i].code);
+	ck_assert_str_eq(err.msg, bad6_cases[_i].msg);
+	ipt_table_free(&t);
+	ipt_af = AF_INET;
+}
+END_TEST
+
+/* ip6tables sets IP6T_F_PROTO for every -p: a rule without -p and one with
+ * -p all are different rules for -D and -C. */
+START_TEST(delete6_proto_flag)
+{
+	struct ipt_table *t;
+	struct ipt_err err;
+
+	ipt_af = AF_INET6;
+	ipt_table_new(&t);
+	ck_assert_int_eq(run(t, "-A INPUT -j ACCEPT", &err), 0);
+	ck_assert_int_eq(run(t, "-D INPUT -p all -j ACCEPT", &err), 1);
+	ck_assert_int_eq(run(t, "-C INPUT -p 0 -j ACCEPT", &err), 1);
+	ck_assert_int_eq(run(t, "-A INPUT -p all -j ACCEPT", &err), 0);
+	ck_assert_int_eq(run(t, "-D INPUT -j ACCEPT", &err), 0);
+	ck_assert_int_eq(run(t, "-D INPUT -p 0 -j ACCEPT", &err), 0);
+	ck_assert_uint_eq(t->chains[0]->nrules, 0);
+	ipt_table_free(&t);
+	ipt_af = AF_INET;
+}
+END_TEST
+
 START_TEST(caret_location)
 {
 	char buf[256], *argv[16];
@@ -471,6 +589,11 @@ static Suite *parser_suite(void)
 	tcase_add_test(tc, insert_reverses_lists_and_delete_by_spec);
 	tcase_add_test(tc, parse_uint_like_strtoull);
 	tcase_add_test(tc, word_class_like_the_scanner);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("ipv6");
+	tcase_add_loop_test(tc, accepted_and_saved6, 0, sizeof(ok6_cases) / sizeof(ok6_cases[0]));
+	tcase_add_loop_test(tc, rejected6, 0, sizeof(bad6_cases) / sizeof(bad6_cases[0]));
+	tcase_add_test(tc, delete6_proto_flag);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("restore");
 	tcase_add_test(tc, restore_save_roundtrip);

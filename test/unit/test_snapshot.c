@@ -367,6 +367,164 @@ START_TEST(state_reads_snapshot_and_text)
 }
 END_TEST
 
+/* ---- IPv6 (bpf-ip6tables): 16-byte addresses, the family in the header ---- */
+
+static const char every_ext6[] =
+	"*filter\n"
+	":INPUT DROP [7:8]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [1:2]\n"
+	":aaa - [0:0]\n"
+	"[1:2] -A FORWARD -s 2001:db8::/32 ! -d 2001:db8:ffff:ffff:ffff:ffff:ffff:fffe/128 -i eth+ -p tcp -m tcp --dport 22 -j ACCEPT\n"
+	"-A INPUT -s 2001::/ffff:0:ffff:: -d ::ffff:10.0.0.0/104 -j aaa\n"
+	"-A INPUT -p ipv6-icmp -m icmp6 ! --icmpv6-type 1/3 -j DROP\n"
+	"-A INPUT -p all -j ACCEPT\n"
+	"-A INPUT -m conntrack --ctstate ESTABLISHED --ctorigsrc 2001:db8::1/64 ! --ctrepldst ::1 -j ACCEPT\n"
+	"-A INPUT -m iprange --src-range 2001:db8::1-2001:db8::ff ! --dst-range ::1-::2 -j ACCEPT\n"
+	"-A INPUT -m recent --name x --rcheck --seconds 60 --mask ffff:ffff:: -j REJECT --reject-with icmp6-adm-prohibited\n"
+	"-A INPUT -p tcp -j REJECT --reject-with tcp-reset\n"
+	"-A aaa -j LOG --log-prefix \"v6 \"\n"
+	"COMMIT\n";
+
+/* A table of the other family never reads as this one's, and an IPv4 snapshot
+ * is the version-1 file it always was. */
+START_TEST(round_trip_ipv6)
+{
+	struct ipt_restore_opts o = { .prog = "test" };
+	struct ipt_table *t = NULL, *t2 = NULL;
+	struct strbuf snap = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
+	struct ipt_err err = { 0 };
+	unsigned int line = 0;
+	__u32 version;
+	char why[256];
+
+	ipt_af = AF_INET6;
+	ipt_table_new(&t);
+	ck_assert_msg(!ipt_restore(every_ext6, sizeof(every_ext6) - 1, &t, &o, &err, &line),
+		      "line %u: %s", line, err.msg);
+	ck_assert_int_eq(t->family, AF_INET6);
+	ipt_snap_write(&snap, t, 7);
+	memcpy(&version, snap.buf + 8, 4);
+	ck_assert_uint_eq(version, IPT_SNAP_VERSION | IPT_SNAP_FAMILY6);
+	ck_assert_msg(!ipt_snap_read(snap.buf, snap.len, &t2, why, sizeof(why)), "%s", why);
+	ck_assert_int_eq(t2->family, AF_INET6);
+	text_of(t, &a);
+	text_of(t2, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	ck_assert_msg(strstr(sb_str(&a), "-s 2001::/ffff:0:ffff:: -d ::ffff:10.0.0.0/104"), "%s",
+		      sb_str(&a));
+	for (unsigned int i = 0; i < t->nchains; i++)
+		for (unsigned int j = 0; j < t->chains[i]->nrules; j++)
+			ck_assert(ipt_rule_equal(t->chains[i]->rules[j], t2->chains[i]->rules[j]));
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+
+	/* an IPv4 table: version 1, read back as family 4 */
+	ipt_af = AF_INET;
+	build_table(&t);
+	sb_reset(&snap);
+	ipt_snap_write(&snap, t, 7);
+	memcpy(&version, snap.buf + 8, 4);
+	ck_assert_uint_eq(version, 1);
+	ck_assert_msg(!ipt_snap_read(snap.buf, snap.len, &t2, why, sizeof(why)), "%s", why);
+	ck_assert_int_eq(t2->family, AF_INET);
+	sb_free(&snap);
+	sb_free(&a);
+	sb_free(&b);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
+/* The two families in one state directory: each its own file, neither
+ * disturbs the other. */
+START_TEST(state_per_family)
+{
+	char dir[] = "/tmp/test_snapshot6.XXXXXX", path[600];
+	struct ipt_state st = { 0 };
+	struct ipt_err err = { 0 };
+	struct ipt_restore_opts o = { .prog = "test" };
+	struct ipt_table *t4 = NULL, *t6 = NULL, *r = NULL;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	unsigned int line = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("BPF_IPTABLES_STATE_DIR", dir, 1);
+	setenv("BPF_IPTABLES_DATAPLANE", "off", 1);
+	build_table(&t4);
+	ipt_af = AF_INET6;
+	ipt_table_new(&t6);
+	ck_assert(!ipt_restore(every_ext6, sizeof(every_ext6) - 1, &t6, &o, &err, &line));
+
+	/* IPv4 first */
+	ipt_af = AF_INET;
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_int_eq(ipt_state_lock(&st, false, 0, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	ipt_table_free(&r);
+	ck_assert_int_eq(ipt_state_prepare(&st, t4, &err), 0);
+	ck_assert_int_eq(ipt_state_commit(&st, true, &err), 0);
+	ipt_state_close(&st);
+	/* then IPv6: an empty IPv6 table at first, whatever IPv4 holds */
+	ipt_af = AF_INET6;
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_int_eq(ipt_state_lock(&st, false, 0, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	ck_assert_int_eq(r->family, AF_INET6);
+	for (unsigned int i = 0; i < r->nchains; i++)
+		ck_assert_uint_eq(r->chains[i]->nrules, 0);
+	ipt_table_free(&r);
+	ck_assert_int_eq(ipt_state_prepare(&st, t6, &err), 0);
+	ck_assert_int_eq(ipt_state_commit(&st, true, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	text_of(t6, &a);
+	text_of(r, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	ipt_table_free(&r);
+	ipt_state_close(&st);
+	snprintf(path, sizeof(path), "%s/snapshot6", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	/* IPv4 still reads its own */
+	ipt_af = AF_INET;
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	ck_assert_int_eq(r->family, AF_INET);
+	text_of(t4, &a);
+	text_of(r, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	ipt_table_free(&r);
+	ipt_state_close(&st);
+	/* an IPv4 snapshot where the IPv6 one belongs is refused, naming the file */
+	{
+		struct strbuf snap = STRBUF_INIT;
+		FILE *f = fopen(path, "w");
+
+		ipt_snap_write(&snap, t4, 3);
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(snap.buf, 1, snap.len, f), snap.len);
+		fclose(f);
+		sb_free(&snap);
+	}
+	ipt_af = AF_INET6;
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(ipt_state_load(&st, &r, &err), -1);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "an IPv4 table"), "%s", err.msg);
+	ipt_state_close(&st);
+	ipt_af = AF_INET;
+
+	unlink(path);
+	for (const char *const *f = (const char *const[]){ "snapshot", "lock", NULL }; *f; f++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *f);
+		unlink(path);
+	}
+	rmdir(dir);
+	sb_free(&a);
+	sb_free(&b);
+	ipt_table_free(&t4);
+	ipt_table_free(&t6);
+	ipt_table_free(&r);
+}
+END_TEST
+
 static Suite *snapshot_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -377,6 +535,8 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(tc, corrupt_snapshots_rejected);
 	tcase_add_test(tc, forged_snapshots_never_crash);
 	tcase_add_test(tc, state_reads_snapshot_and_text);
+	tcase_add_test(tc, round_trip_ipv6);
+	tcase_add_test(tc, state_per_family);
 	suite_add_tcase(s, tc);
 	return s;
 }

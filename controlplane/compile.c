@@ -186,6 +186,7 @@ struct pfx6 {
 
 struct atom {
 	bool neg;
+	bool ip;		/* from the rule's IP part (-s/-d, a group's prefixes) */
 	unsigned int n;
 	union {
 		struct pfx *p;		/* IPv4 rulesets */
@@ -591,6 +592,39 @@ static void atom_from_range(struct cctx *x, __u32 lo, __u32 hi, bool neg, struct
 	memcpy(a->p, tmp, n * sizeof(struct pfx));
 }
 
+/* The same for IPv6: [lo, hi] as at most 2 * 128 prefixes. A block at cur is
+ * aligned to its size, so cur + size - 1 never overflows. */
+static void atom_from_range6(struct cctx *x, unsigned __int128 lo, unsigned __int128 hi, bool neg,
+			     struct atom *a)
+{
+	struct pfx6 tmp[2 * 128];
+	unsigned int n = 0;
+
+	a->neg = neg;
+	a->ip = false;
+	if (lo <= hi) {
+		unsigned __int128 cur = lo, last;
+
+		for (;;) {
+			unsigned int size = cur ? ctz128(cur) : 128;
+
+			while (size == 128 ? hi != ~(unsigned __int128)0 :
+			       size && cur + (((unsigned __int128)1 << size) - 1) > hi)
+				size--;
+			tmp[n++] = (struct pfx6){ .addr = cur, .plen = 128 - size };
+			if (size == 128)
+				break;
+			last = cur + (((unsigned __int128)1 << size) - 1);
+			if (last >= hi)
+				break;
+			cur = last + 1;
+		}
+	}
+	a->n = n;
+	a->p6 = arena_alloc(&x->ar, (n ? n : 1) * sizeof(struct pfx6));
+	memcpy(a->p6, tmp, n * sizeof(struct pfx6));
+}
+
 /* ---------------------------------------------------------------- units */
 
 static int find_chain(const struct ipt_table *t, const char *name)
@@ -806,7 +840,7 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			if (atom_from_mask6(x, a6, m6, inv, &atoms[i][na[i]]))
 				return rule_error(x, ci, r, "a non-contiguous address mask with "
 						  "more than 16 holes");
-			na[i]++;
+			atoms[i][na[i]++].ip = true;
 			continue;
 		}
 		if (!m && !a && !inv)
@@ -948,9 +982,18 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 		} else if (ext_is(m, "iprange")) {
 			const struct iprange_data *d = m->data;
 
-			if (x->v6)
-				return rule_error(x, ci, r, "iprange with IPv6 ranges is not "
-						  "supported yet");
+			if (x->v6) {
+				/* an IPv6 table's payload: the flags, then 16-byte bounds */
+				const struct iprange6_data *d6 = m->data;
+
+				if (d->flags & IPR_SRC)
+					atom_from_range6(x, a128(d6->src_min.b), a128(d6->src_max.b),
+							 d->flags & IPR_SRC_INV, &atoms[0][na[0]++]);
+				if (d->flags & IPR_DST)
+					atom_from_range6(x, a128(d6->dst_min.b), a128(d6->dst_max.b),
+							 d->flags & IPR_DST_INV, &atoms[1][na[1]++]);
+				continue;
+			}
 			if (d->flags & IPR_SRC)
 				atom_from_range(x, d->src_min, d->src_max, d->flags & IPR_SRC_INV,
 						&atoms[0][na[0]++]);
@@ -1176,6 +1219,7 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 	if (u->natoms[which])
 		memcpy(at + 1, u->atoms[which], u->natoms[which] * sizeof(*at));
 	at[0].neg = false;
+	at[0].ip = true;
 	at[0].n = len;
 	if (x->v6) {
 		at[0].p6 = arena_alloc(&x->ar, len * sizeof(struct pfx6));
@@ -1207,6 +1251,42 @@ done:
 	return 0;
 }
 
+/* IPv6: ip6_packet_match() drops a packet whose extension-header chain is cut
+ * at a rule with -p once its -s/-d and interfaces match, before its matches.
+ * The data plane drops at a candidate BPFIPT_X_PROTO6 slot, and for a cut packet
+ * leaves out of the AND the fields only matches constrain (but the addresses:
+ * -m iprange is an address constraint). A rule with -p and an iprange gets a
+ * HOTDROP unit before it: its IP part only, a protocol no packet has (so only a
+ * cut packet, whose protocol is not looked up, finds it), no counter. true when
+ * *h was made. */
+static bool cut_unit(struct cctx *x, const struct unit *u, struct unit *h)
+{
+	unsigned int nip[2] = { 0, 0 };
+
+	if (!x->v6 || !(u->xflags & BPFIPT_X_PROTO6))
+		return false;
+	for (int i = 0; i < 2; i++)
+		while (nip[i] < u->natoms[i] && u->atoms[i][nip[i]].ip)
+			nip[i]++;
+	if (nip[0] == u->natoms[0] && nip[1] == u->natoms[1])
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->rule = u->rule;
+	h->nrules = 1;
+	h->kind = BPFIPT_S_CONTINUE;
+	h->target = -1;
+	h->counter = BPFIPT_NO_COUNTER;
+	h->xflags = BPFIPT_X_PROTO6;
+	h->extra = BPFIPT_NO_EXTRA;
+	h->rs[RF_PROTO] = iset_new(x, 0);
+	for (int i = 0; i < 2; i++) {
+		h->atoms[i] = u->atoms[i];	/* the IP part is their beginning */
+		h->natoms[i] = nip[i];
+		h->ifc[i] = u->ifc[i];
+	}
+	return true;
+}
+
 static int build_chain_units(struct cctx *x, unsigned int ci)
 {
 	struct mchain *mc = &x->ch[ci];
@@ -1216,7 +1296,8 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 	if (mc->built)
 		return 0;
 	mc->built = true;
-	mc->u = xcalloc(ch->nrules ? ch->nrules : 1, sizeof(struct unit));
+	/* IPv6: a rule may take two units (cut_unit()) */
+	mc->u = xcalloc(ch->nrules ? (x->v6 ? 2 : 1) * ch->nrules : 1, sizeof(struct unit));
 	x->cur_chain = ci;
 	for (unsigned int i = 0; i < ch->nrules;) {
 		struct unit *u = &mc->u[mc->nu];
@@ -1237,10 +1318,18 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 				return -1;
 		}
 		u->counter = x->rule_base[ci] + i;
+		if (cut_unit(x, u, u + 1)) {
+			/* its hotdrop slot first */
+			struct unit tmp = u[0];
+
+			u[0] = u[1];
+			u[1] = tmp;
+			mc->nu++;
+		}
 		mc->nu++;
 		i += len;
 	}
-	if (mc->nu < ch->nrules)
+	if (mc->nu < ch->nrules || x->v6)
 		mc->u = xrealloc(mc->u, (mc->nu ? mc->nu : 1) * sizeof(struct unit));
 	return mem_add(x, mc->nu * sizeof(struct unit));
 }

@@ -25,12 +25,11 @@ bool cp_dataplane_enabled(void)
 }
 
 /* Whether the data plane takes tables of this family (the family of the process,
- * ipt_af, for the calls without a table). */
+ * ipt_af, for the calls without a table): IPv4 and IPv6, each its own ruleset
+ * and generations in the one instance (dataplane/bpfipt.h, "Generations"). */
 static bool family_loaded(int family)
 {
-	/* until v6-dp: the IPv6 data plane (compiler, loader, family generations)
-	 * is not merged yet; an IPv6 ruleset is kept, listed and saved only */
-	return family == AF_INET;
+	return family == AF_INET || family == AF_INET6;
 }
 
 /* The counter order of cp_compiled: every rule in table order, then the three

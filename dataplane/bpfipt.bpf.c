@@ -11,8 +11,11 @@
  *   bpfipt_test    not attached     the classifier with the chain and interfaces
  *                                   given in skb->cb[0..2] (bpf_prog_test_run)
  *
- * The programs never change; each packet reads bpfipt_inst.cur once and then
- * uses only the inner maps of that generation (see "Generations" in bpfipt.h).
+ * The programs never change; each packet reads bpfipt_inst.cur[its family] once
+ * and then uses only the inner maps of that generation (see "Generations" in
+ * bpfipt.h). IPv4 and IPv6 packets take the same path: parse() fills struct pkt
+ * for either (parse6(): the extension headers), and the classifier differs only
+ * in its address lookups (bpfipt_ival for IPv4, bpfipt_lpm6 for IPv6).
  *
  * The walk of bpfipt.h: classify() looks up each field that varies in the chain
  * (conf->lookup; the constant ones are folded by the loader into one vector per

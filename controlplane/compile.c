@@ -43,6 +43,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* IPv6 tables: -p was given (ip6tables sets it, for "all" too); the bit of
+ * IPv4's IPT_F_FRAG in struct ipt_ip.flags. */
+#ifndef IP6T_F_PROTO
+#define IP6T_F_PROTO 0x01
+#endif
+
 /* ---------------------------------------------------------------- helpers */
 
 static void *xmalloc(size_t n)
@@ -172,10 +178,19 @@ struct pfx {
 	__u32 counter;		/* group runs: the rule's counter */
 };
 
+struct pfx6 {
+	unsigned __int128 addr;	/* host order, masked */
+	__u32 plen;
+	__u32 counter;
+};
+
 struct atom {
 	bool neg;
 	unsigned int n;
-	struct pfx *p;
+	union {
+		struct pfx *p;		/* IPv4 rulesets */
+		struct pfx6 *p6;	/* IPv6 */
+	};
 };
 
 #define MAX_ATOMS (2 + IPT_MAX_MATCHES)
@@ -227,6 +242,7 @@ struct cctx {
 	size_t mem;			/* bytes counted against mem_limit */
 	size_t mem_limit;
 	bool failed;
+	bool v6;			/* an IPv6 table (128-bit addresses) */
 	unsigned int cur_chain;		/* for messages */
 
 	/* vector pool */
@@ -454,46 +470,102 @@ static void constrain(struct cctx *x, struct unit *u, int f, struct iset *s)
 
 /* ---------------------------------------------------------------- prefixes */
 
-static __u32 plen_mask(unsigned int plen)
+static __u32 intern(struct cctx *x, const __u64 *v);
+static inline void bit_set(__u64 *v, unsigned int s);
+static inline void bit_clr(__u64 *v, unsigned int s);
+
+static int lpm_push4(struct cctx *x, struct cp_lpm *l, __u32 key, __u32 addr, __u32 plen, __u32 v)
 {
-	return plen ? 0xffffffffu << (32 - plen) : 0;
-}
+	if (l->n == l->cap) {
+		size_t old = l->cap;
 
-/* {a : (a & mask) == addr} as prefixes; addr, mask host order. A non-contiguous
- * mask expands to 2^(holes) prefixes. */
-static int atom_from_mask(struct cctx *x, __u32 addr, __u32 mask, bool neg, struct atom *a)
-{
-	unsigned int len = 0, holes;
-
-	a->neg = neg;
-	if (addr & ~mask) {		/* can never be equal: the empty set */
-		a->n = 0;
-		a->p = NULL;
-		return 0;
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->e = xrealloc(l->e, l->cap * sizeof(*l->e));
+		if (mem_add(x, (l->cap - old) * sizeof(*l->e)))
+			return -1;
 	}
-	if (mask)
-		len = 32 - __builtin_ctz(mask);
-	holes = len - __builtin_popcount(mask);
-	if (holes > 16)
-		return -1;
-	a->n = 1u << holes;
-	a->p = arena_alloc(&x->ar, a->n * sizeof(struct pfx));
-	/* the hole bit positions, enumerated by a counter */
-	unsigned int pos[32], np = 0;
-
-	for (unsigned int b = 0; b < len; b++)
-		if (!(mask & (0x80000000u >> b)))
-			pos[np++] = b;
-	for (unsigned int i = 0; i < a->n; i++) {
-		__u32 v = addr;
-
-		for (unsigned int j = 0; j < np; j++)
-			if (i & (1u << j))
-				v |= 0x80000000u >> pos[j];
-		a->p[i] = (struct pfx){ .addr = v, .plen = len, .counter = 0 };
-	}
+	l->e[l->n++] = (struct cp_lpm_entry){ .key = key, .plen = (__u8)plen, .addr = htonl(addr),
+					      .value = v };
 	return 0;
 }
+
+static unsigned __int128 a128(const __u8 b[16])
+{
+	unsigned __int128 a = 0;
+
+	for (int i = 0; i < 16; i++)
+		a = a << 8 | b[i];
+	return a;
+}
+
+static int lpm_push6(struct cctx *x, struct cp_lpm *l, __u32 key, unsigned __int128 addr,
+		     __u32 plen, __u32 v)
+{
+	struct cp_lpm_entry6 *e;
+
+	if (l->n == l->cap) {
+		size_t old = l->cap;
+
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->e6 = xrealloc(l->e6, l->cap * sizeof(*l->e6));
+		if (mem_add(x, (l->cap - old) * sizeof(*l->e6)))
+			return -1;
+	}
+	e = &l->e6[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->plen = (__u8)plen;
+	e->value = v;
+	for (int i = 15; i >= 0; i--, addr >>= 8)
+		e->addr[i] = (__u8)addr;
+	return 0;
+}
+
+static unsigned int ctz128(unsigned __int128 a)
+{
+	__u64 lo = (__u64)a;
+
+	return lo ? (unsigned int)__builtin_ctzll(lo) : 64 + (unsigned int)__builtin_ctzll((__u64)(a >> 64));
+}
+
+static unsigned int popcount128(unsigned __int128 a)
+{
+	return (unsigned int)(__builtin_popcountll((__u64)a) + __builtin_popcountll((__u64)(a >> 64)));
+}
+
+/* IPv4: 32-bit addresses */
+#define AW 32
+#define AT __u32
+#define PFX struct pfx
+#define APFX(a) ((a)->p)
+#define SUF(n) n##4
+#define CTZ(a) ((unsigned int)__builtin_ctz(a))
+#define POPCOUNT(a) ((unsigned int)__builtin_popcount(a))
+#include "compile_addr.h"
+#undef AW
+#undef AT
+#undef PFX
+#undef APFX
+#undef SUF
+#undef CTZ
+#undef POPCOUNT
+
+/* IPv6: 128-bit addresses */
+#define AW 128
+#define AT unsigned __int128
+#define PFX struct pfx6
+#define APFX(a) ((a)->p6)
+#define SUF(n) n##6
+#define CTZ(a) ctz128(a)
+#define POPCOUNT(a) popcount128(a)
+#include "compile_addr.h"
+#undef AW
+#undef AT
+#undef PFX
+#undef APFX
+#undef SUF
+#undef CTZ
+#undef POPCOUNT
 
 /* [lo, hi] (host order) as the minimal list of prefixes. */
 static void atom_from_range(struct cctx *x, __u32 lo, __u32 hi, bool neg, struct atom *a)
@@ -717,9 +789,21 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 
 		if (skip_addr[i])
 			continue;
+		if (x->v6) {
+			unsigned __int128 a6 = a128(i ? ip->dst.b : ip->src.b);
+			unsigned __int128 m6 = a128(i ? ip->dmsk.b : ip->smsk.b);
+
+			if (!m6 && !a6 && !inv)
+				continue;	/* ::/0: everything */
+			if (atom_from_mask6(x, a6, m6, inv, &atoms[i][na[i]]))
+				return rule_error(x, ci, r, "a non-contiguous address mask with "
+						  "more than 16 holes");
+			na[i]++;
+			continue;
+		}
 		if (!m && !a && !inv)
 			continue;	/* 0/0: everything */
-		if (atom_from_mask(x, a, m, inv, &atoms[i][na[i]]))
+		if (atom_from_mask4(x, a, m, inv, &atoms[i][na[i]]))
 			return rule_error(x, ci, r, "a non-contiguous address mask with more than "
 					  "16 holes");
 		na[i]++;
@@ -734,14 +818,26 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 		u->ifc[i].inv = inv;
 		u->ifc[i].con = inv || name[0];
 	}
-	/* protocol, fragments */
-	if (ip->proto) {
+	/* protocol, fragments. IPv6 (ip6_packet_match()): -p sets IP6T_F_PROTO (the
+	 * bit of IPv4's IPT_F_FRAG); without it the protocol is not tested; with it
+	 * a packet whose extension-header chain is cut drops at this rule
+	 * (BPFIPT_X_PROTO6). ip6tables has no -f. */
+	if (x->v6) {
+		if (ip->flags & IP6T_F_PROTO) {
+			u->xflags |= BPFIPT_X_PROTO6;
+			if (ip->proto) {
+				struct proto_pred p = { ip->proto, ip->invflags & IPT_INV_PROTO };
+
+				constrain(x, u, RF_PROTO, iset_pred(x, 256, proto_pred, &p,
+								    p.proto | p.inv << 16));
+			}
+		}
+	} else if (ip->proto) {
 		struct proto_pred p = { ip->proto, ip->invflags & IPT_INV_PROTO };
 
 		constrain(x, u, RF_PROTO, iset_pred(x, 256, proto_pred, &p, p.proto | p.inv << 16));
 	}
-	/* (family 6: the bit is IP6T_F_PROTO, there is no -f) */
-	if (x->t->family != AF_INET6 && ((ip->flags & IPT_F_FRAG) || (ip->invflags & IPT_INV_FRAG))) {
+	if (!x->v6 && ((ip->flags & IPT_F_FRAG) || (ip->invflags & IPT_INV_FRAG))) {
 		struct frag_pred p = { ip->flags & IPT_F_FRAG, ip->invflags & IPT_INV_FRAG };
 
 		constrain(x, u, RF_FRAG, iset_pred(x, 2, frag_pred, &p, p.frag | p.inv << 1));
@@ -771,7 +867,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 							      d->invflags & IPT_UDP_INV_SRCPT, 65535));
 			constrain(x, u, RF_DPORT, iset_range(x, d->dpts[0], d->dpts[1],
 							      d->invflags & IPT_UDP_INV_DSTPT, 65535));
-		} else if (ext_is(m, "icmp")) {
+		} else if (ext_is(m, "icmp") || ext_is(m, "icmp6")) {
+			/* icmp6 (ip6t_icmp): the same layout; type 0xFF is any */
 			const struct ipt_icmp_info *d = m->data;
 			struct iset *s;
 
@@ -832,6 +929,11 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 				constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp,
 								   sp.mask | sp.inv << 16));
 			}
+			if (x->v6 && (rest & (XT_CONNTRACK_ORIGSRC | XT_CONNTRACK_ORIGDST |
+					      XT_CONNTRACK_REPLSRC | XT_CONNTRACK_REPLDST)))
+				return rule_error(x, ci, r, "conntrack --ctorigsrc/--ctorigdst/"
+						  "--ctreplsrc/--ctrepldst with IPv6 addresses is not "
+						  "supported yet");
 			if (rest) {
 				if (u->xflags & BPFIPT_X_CT)
 					return rule_error(x, ci, r, "more than one -m conntrack with "
@@ -843,6 +945,9 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 		} else if (ext_is(m, "iprange")) {
 			const struct iprange_data *d = m->data;
 
+			if (x->v6)
+				return rule_error(x, ci, r, "iprange with IPv6 ranges is not "
+						  "supported yet");
 			if (d->flags & IPR_SRC)
 				atom_from_range(x, d->src_min, d->src_max, d->flags & IPR_SRC_INV,
 						&atoms[0][na[0]++]);
@@ -886,6 +991,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 		} else if (ext_is(m, "addrtype")) {
 			const struct addrtype_data *d = m->data;
 
+			if (x->v6)
+				return rule_error(x, ci, r, "addrtype is not supported for IPv6");
 			if (u->xflags & BPFIPT_X_ADDRTYPE)
 				return rule_error(x, ci, r, "more than one -m addrtype");
 			u->xflags |= BPFIPT_X_ADDRTYPE;
@@ -897,6 +1004,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			const struct recent_data *d = m->data;
 			int li;
 
+			if (x->v6)
+				return rule_error(x, ci, r, "recent is not supported for IPv6");
 			if (u->xflags & BPFIPT_X_RECENT)
 				return rule_error(x, ci, r, "more than one -m recent");
 			if (d->hit_count > CP_RECENT_MAX_HITCOUNT) {
@@ -990,12 +1099,18 @@ static bool mask_contiguous(__u32 m)
 	return (~m & (~m + 1)) == 0;
 }
 
-static bool addr_groupable(const struct ipt_rule *r, int which)
+static bool addr_groupable(const struct ipt_rule *r, int which, bool v6)
 {
 	__u32 a = ntohl(which ? r->ip.dst.v4 : r->ip.src.v4), m = ntohl(which ? r->ip.dmsk.v4 : r->ip.smsk.v4);
 
 	if (r->ip.invflags & (which ? IPT_INV_DSTIP : IPT_INV_SRCIP))
 		return false;
+	if (v6) {
+		unsigned __int128 a6 = a128(which ? r->ip.dst.b : r->ip.src.b);
+		unsigned __int128 m6 = a128(which ? r->ip.dmsk.b : r->ip.smsk.b);
+
+		return (~m6 & (~m6 + 1)) == 0 && !(a6 & ~m6);
+	}
 	return mask_contiguous(m) && !(a & ~m);
 }
 
@@ -1019,7 +1134,7 @@ static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, i
 }
 
 /* Length of the run starting at rule i, and which address varies. */
-static unsigned int run_length(const struct ipt_chain *ch, unsigned int i, int *which)
+static unsigned int run_length(const struct ipt_chain *ch, unsigned int i, int *which, bool v6)
 {
 	const struct ipt_rule *r = ch->rules[i];
 	unsigned int best = 1;
@@ -1030,9 +1145,9 @@ static unsigned int run_length(const struct ipt_chain *ch, unsigned int i, int *
 	for (int w = 0; w < 2; w++) {
 		unsigned int j = i;
 
-		if (!addr_groupable(r, w))
+		if (!addr_groupable(r, w, v6))
 			continue;
-		while (j + 1 < ch->nrules && addr_groupable(ch->rules[j + 1], w) &&
+		while (j + 1 < ch->nrules && addr_groupable(ch->rules[j + 1], w, v6) &&
 		       rule_eq_except(r, ch->rules[j + 1], w))
 			j++;
 		if (j - i + 1 > best) {
@@ -1041,63 +1156,6 @@ static unsigned int run_length(const struct ipt_chain *ch, unsigned int i, int *
 		}
 	}
 	return best;
-}
-
-static int cmp_pfx(const void *a, const void *b)
-{
-	const struct pfx *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->plen != y->plen)
-		return x->plen < y->plen ? -1 : 1;
-	return x->counter < y->counter ? -1 : x->counter > y->counter;
-}
-
-static bool pfx_contains(__u32 qa, __u32 ql, __u32 pa, __u32 pl)
-{
-	return ql <= pl && !((qa ^ pa) & plen_mask(ql));
-}
-
-/* Group LPM entries: for each prefix, the counter of the earliest rule of the run
- * whose prefix contains it. p is sorted by cmp_pfx. */
-static int emit_group(struct cctx *x, int which, __u32 gid, const struct pfx *p, unsigned int n)
-{
-	struct cp_lpm *l = which ? &x->cc->group_dst : &x->cc->group_src;
-	struct {
-		__u32 addr, plen, val;
-	} *st = xmalloc(33 * sizeof(*st));
-	unsigned int sp = 0;
-
-	for (unsigned int i = 0; i < n;) {
-		__u32 a = p[i].addr, pl = p[i].plen, val = p[i].counter;
-
-		/* duplicates: p sorted by counter within equal prefixes */
-		while (i < n && p[i].addr == a && p[i].plen == pl)
-			i++;
-		while (sp && !pfx_contains(st[sp - 1].addr, st[sp - 1].plen, a, pl))
-			sp--;
-		if (sp && st[sp - 1].val < val)
-			val = st[sp - 1].val;
-		st[sp].addr = a;
-		st[sp].plen = pl;
-		st[sp].val = val;
-		sp++;
-		if (l->n == l->cap) {
-			size_t old = l->cap;
-
-			l->cap = l->cap ? 2 * l->cap : 1024;
-			l->e = xrealloc(l->e, l->cap * sizeof(*l->e));
-			if (mem_add(x, (l->cap - old) * sizeof(*l->e))) {
-				free(st);
-				return -1;
-			}
-		}
-		l->e[l->n++] = (struct cp_lpm_entry){ .key = gid, .plen = (__u8)pl,
-						      .addr = htonl(a), .value = val };
-	}
-	free(st);
-	return 0;
 }
 
 static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned int len,
@@ -1116,6 +1174,19 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 		memcpy(at + 1, u->atoms[which], u->natoms[which] * sizeof(*at));
 	at[0].neg = false;
 	at[0].n = len;
+	if (x->v6) {
+		at[0].p6 = arena_alloc(&x->ar, len * sizeof(struct pfx6));
+		for (unsigned int k = 0; k < len; k++) {
+			const struct ipt_rule *r = ch->rules[i + k];
+			unsigned __int128 m = a128(which ? r->ip.dmsk.b : r->ip.smsk.b);
+
+			at[0].p6[k].addr = a128(which ? r->ip.dst.b : r->ip.src.b);
+			at[0].p6[k].plen = m ? 128 - ctz128(m) : 0;
+			at[0].p6[k].counter = x->rule_base[ci] + i + k;
+		}
+		xqsort(at[0].p6, len, sizeof(struct pfx6), cmp_pfx6);
+		goto done;
+	}
 	at[0].p = arena_alloc(&x->ar, len * sizeof(struct pfx));
 	for (unsigned int k = 0; k < len; k++) {
 		const struct ipt_rule *r = ch->rules[i + k];
@@ -1125,7 +1196,8 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 		at[0].p[k].plen = m ? 32 - __builtin_ctz(m) : 0;
 		at[0].p[k].counter = x->rule_base[ci] + i + k;
 	}
-	xqsort(at[0].p, len, sizeof(struct pfx), cmp_pfx);
+	xqsort(at[0].p, len, sizeof(struct pfx), cmp_pfx4);
+done:
 	u->atoms[which] = at;
 	u->natoms[which]++;
 	u->nrules = len;
@@ -1146,14 +1218,15 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 	for (unsigned int i = 0; i < ch->nrules;) {
 		struct unit *u = &mc->u[mc->nu];
 		int which;
-		unsigned int len = run_length(ch, i, &which);
+		unsigned int len = run_length(ch, i, &which, x->v6);
 
 		if (len >= x->group_min) {
 			if (build_group(x, ci, i, len, which, u))
 				return -1;
 			u->group = x->cc->ngroups++;
 			u->xflags |= which ? BPFIPT_X_GROUP_DST : BPFIPT_X_GROUP_SRC;
-			if (emit_group(x, which, u->group, u->atoms[which][0].p, len))
+			if (x->v6 ? emit_group6(x, which, u->group, u->atoms[which][0].p6, len) :
+				    emit_group4(x, which, u->group, u->atoms[which][0].p, len))
 				return -1;
 		} else {
 			len = 1;
@@ -1496,149 +1569,6 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- address fields */
-
-struct mark {
-	__u32 addr, plen, atom;
-};
-
-static int cmp_mark(const void *a, const void *b)
-{
-	const struct mark *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->plen < y->plen ? -1 : x->plen > y->plen;
-}
-
-static int lpm_push(struct cctx *x, struct cp_lpm *l, __u32 key, __u32 addr, __u32 plen, __u32 v)
-{
-	if (l->n == l->cap) {
-		size_t old = l->cap;
-
-		l->cap = l->cap ? 2 * l->cap : 1024;
-		l->e = xrealloc(l->e, l->cap * sizeof(*l->e));
-		if (mem_add(x, (l->cap - old) * sizeof(*l->e)))
-			return -1;
-	}
-	l->e[l->n++] = (struct cp_lpm_entry){ .key = key, .plen = (__u8)plen, .addr = htonl(addr),
-					      .value = v };
-	return 0;
-}
-
-static int build_lpm(struct cctx *x, enum bpfipt_chain c, int F)
-{
-	struct cp_lpm *out = F ? &x->cc->dst : &x->cc->src;
-	unsigned int n = x->cc->nslots[c];
-	size_t natoms = 0, nmarks = 0;
-	__u64 *cur = x->cur;
-	int rc = -1;
-
-	for (unsigned int s = 0; s < n; s++) {
-		const struct unit *u = x->sl[c][s];
-
-		if (!u)
-			continue;
-		natoms += u->natoms[F];
-		for (unsigned int a = 0; a < u->natoms[F]; a++)
-			nmarks += u->atoms[F][a].n;
-	}
-	__u32 *atom_slot = xmalloc((natoms + 1) * sizeof(__u32));
-	__u8 *atom_neg = xmalloc(natoms + 1);
-	__u32 *cnt = xcalloc(natoms + 1, sizeof(__u32));
-	__u32 *sat = xcalloc(n, sizeof(__u32));
-	struct mark *mk = xmalloc((nmarks + 1) * sizeof(*mk));
-	size_t ai = 0, mi = 0;
-
-	memset(cur, 0, x->cc->nwords * sizeof(__u64));
-	for (unsigned int s = 0; s < n; s++) {
-		const struct unit *u = x->sl[c][s];
-		unsigned int nneg = 0;
-
-		if (!u || !u->natoms[F]) {
-			bit_set(cur, s);
-			continue;
-		}
-		for (unsigned int a = 0; a < u->natoms[F]; a++, ai++) {
-			const struct atom *at = &u->atoms[F][a];
-
-			atom_slot[ai] = s;
-			atom_neg[ai] = at->neg;
-			nneg += at->neg;
-			for (unsigned int k = 0; k < at->n; k++)
-				mk[mi++] = (struct mark){ at->p[k].addr & plen_mask(at->p[k].plen),
-							  at->p[k].plen, (__u32)ai };
-		}
-		sat[s] = nneg;
-		if (nneg == u->natoms[F])
-			bit_set(cur, s);
-	}
-	xqsort(mk, nmarks, sizeof(*mk), cmp_mark);
-
-	/* preorder walk; stack of [begin, end) mark ranges of the open prefixes */
-	struct {
-		__u32 addr, plen;
-		size_t b, e;
-	} st[34];
-	unsigned int sp = 0;
-
-#define TOGGLE(m, on) do {							\
-		__u32 a_ = (m)->atom, s_ = atom_slot[a_];			\
-		const struct unit *u_ = x->sl[c][s_];				\
-		if ((on) ? cnt[a_]++ == 0 : --cnt[a_] == 0) {			\
-			/* truth of the atom flips */				\
-			if (atom_neg[a_] ^ !(on))				\
-				sat[s_]--;					\
-			else							\
-				sat[s_]++;					\
-			if (sat[s_] == u_->natoms[F])				\
-				bit_set(cur, s_);				\
-			else							\
-				bit_clr(cur, s_);				\
-		}								\
-	} while (0)
-
-	if (!nmarks || mk[0].addr != 0 || mk[0].plen != 0) {
-		__u32 id = intern(x, cur);
-
-		if (id == UINT32_MAX || lpm_push(x, out, c, 0, 0, id))
-			goto out;
-	}
-	for (size_t i = 0; i < nmarks;) {
-		__u32 a = mk[i].addr, pl = mk[i].plen;
-		size_t b = i;
-
-		while (i < nmarks && mk[i].addr == a && mk[i].plen == pl)
-			i++;
-		while (sp && !pfx_contains(st[sp - 1].addr, st[sp - 1].plen, a, pl)) {
-			sp--;
-			for (size_t k = st[sp].b; k < st[sp].e; k++)
-				TOGGLE(&mk[k], false);
-		}
-		for (size_t k = b; k < i; k++)
-			TOGGLE(&mk[k], true);
-		st[sp].addr = a;
-		st[sp].plen = pl;
-		st[sp].b = b;
-		st[sp].e = i;
-		sp++;
-
-		__u32 id = intern(x, cur);
-
-		if (id == UINT32_MAX || lpm_push(x, out, c, a, pl, id))
-			goto out;
-	}
-#undef TOGGLE
-	rc = 0;
-out:
-	free(atom_slot);
-	free(atom_neg);
-	free(cnt);
-	free(sat);
-	free(mk);
-	return rc;
-}
-
 /* ---------------------------------------------------------------- interfaces */
 
 /* xt's ifname_compare with iptables' mask: "" matches all, "eth+" is a prefix. */
@@ -1716,6 +1646,17 @@ static int cmp_lpm_entry(const void *a, const void *b)
 	return 0;
 }
 
+static int cmp_lpm_entry6(const void *a, const void *b)
+{
+	const struct cp_lpm_entry6 *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	return memcmp(x->addr, y->addr, 16);
+}
+
 static int cmp_if_entry(const void *a, const void *b)
 {
 	const struct cp_if_entry *x = a, *y = b;
@@ -1747,6 +1688,8 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 		x.group_min = 2;
 	x.mem_limit = x.env->mem_limit ? x.env->mem_limit : CP_MEM_LIMIT;
 	x.cc = cc = xcalloc(1, sizeof(*cc));
+	cc->family = t->family == AF_INET6 ? AF_INET6 : AF_INET;
+	x.v6 = cc->family == AF_INET6;
 	x.ch = xcalloc(t->nchains + 1, sizeof(*x.ch));
 	x.rule_base = xcalloc(t->nchains + 1, sizeof(*x.rule_base));
 	for (unsigned int i = 0; i < t->nchains; i++) {
@@ -1792,15 +1735,25 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 			if (build_range(&x, c, f))
 				goto out;
 		for (int F = 0; F < 2; F++)
-			if (build_lpm(&x, c, F) || build_if(&x, c, F))
+			if ((x.v6 ? build_lpm6(&x, c, F) : build_lpm4(&x, c, F)) ||
+			    build_if(&x, c, F))
 				goto out;
 	}
 	if (x.failed)
 		goto out;
-	xqsort(cc->src.e, cc->src.n, sizeof(*cc->src.e), cmp_lpm_entry);
-	xqsort(cc->dst.e, cc->dst.n, sizeof(*cc->dst.e), cmp_lpm_entry);
-	xqsort(cc->group_src.e, cc->group_src.n, sizeof(*cc->group_src.e), cmp_lpm_entry);
-	xqsort(cc->group_dst.e, cc->group_dst.n, sizeof(*cc->group_dst.e), cmp_lpm_entry);
+	if (x.v6) {
+		xqsort(cc->src.e6, cc->src.n, sizeof(*cc->src.e6), cmp_lpm_entry6);
+		xqsort(cc->dst.e6, cc->dst.n, sizeof(*cc->dst.e6), cmp_lpm_entry6);
+		xqsort(cc->group_src.e6, cc->group_src.n, sizeof(*cc->group_src.e6),
+		       cmp_lpm_entry6);
+		xqsort(cc->group_dst.e6, cc->group_dst.n, sizeof(*cc->group_dst.e6),
+		       cmp_lpm_entry6);
+	} else {
+		xqsort(cc->src.e, cc->src.n, sizeof(*cc->src.e), cmp_lpm_entry);
+		xqsort(cc->dst.e, cc->dst.n, sizeof(*cc->dst.e), cmp_lpm_entry);
+		xqsort(cc->group_src.e, cc->group_src.n, sizeof(*cc->group_src.e), cmp_lpm_entry);
+		xqsort(cc->group_dst.e, cc->group_dst.n, sizeof(*cc->group_dst.e), cmp_lpm_entry);
+	}
 	xqsort(cc->iif.e, cc->iif.n, sizeof(*cc->iif.e), cmp_if_entry);
 	xqsort(cc->oif.e, cc->oif.n, sizeof(*cc->oif.e), cmp_if_entry);
 	cc->mem = x.mem;
@@ -1839,6 +1792,10 @@ void cp_compiled_free(struct cp_compiled **pc)
 	free(cc->dst.e);
 	free(cc->group_src.e);
 	free(cc->group_dst.e);
+	free(cc->src.e6);
+	free(cc->dst.e6);
+	free(cc->group_src.e6);
+	free(cc->group_dst.e6);
 	for (int f = 0; f < RF_N; f++)
 		free(rf_out(cc, f)->vec);
 	free(cc->iif.e);

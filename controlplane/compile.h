@@ -58,8 +58,17 @@ struct cp_lpm_entry {
 	__u32 value;		/* vector id, or counter index */
 };
 
+/* The same for IPv6 rulesets (struct ipt_table.family AF_INET6). */
+struct cp_lpm_entry6 {
+	__u32 key;
+	__u32 value;
+	__u8 plen;		/* 0..128 */
+	__u8 addr[16];		/* masked, network order */
+};
+
 struct cp_lpm {
-	struct cp_lpm_entry *e;
+	struct cp_lpm_entry *e;		/* IPv4 rulesets */
+	struct cp_lpm_entry6 *e6;	/* IPv6 rulesets: e is NULL */
 	unsigned int n, cap;
 };
 
@@ -96,6 +105,7 @@ struct cp_recent_list {
 #define CP_RECENT_MAX_HITCOUNT	BPFIPT_RECENT_STAMPS
 
 struct cp_compiled {
+	int family;				/* AF_INET or AF_INET6: the table's */
 	unsigned int nwords;			/* words per vector */
 	unsigned int nvecs;			/* vectors in the pool */
 	__u64 *pool;				/* nvecs * nwords words */
@@ -168,6 +178,13 @@ struct cp_packet {
 	/* -m addrtype: RTN_* type of [0] saddr, [1] daddr, judged [0] on any device,
 	 * [1] on the input interface, [2] on the output one (bpfipt.h) */
 	__u8 atype[2][3];
+	/* IPv6 packets (family 6; saddr and daddr unused): the addresses; proto is
+	 * the upper-layer protocol after the extension headers; cut: the chain
+	 * could not be walked (a rule with -p drops the packet, ip6tables' hotdrop;
+	 * then proto, ports, flags and type are absent) */
+	__u8 family;		/* 6, else IPv4 */
+	bool cut;
+	__u8 saddr6[16], daddr6[16];
 };
 
 #define CP_TRACE_MAX 64

@@ -43,6 +43,47 @@ static long lpm_lookup(const struct cp_lpm *l, __u32 key, __be32 addr)
 	return -1;
 }
 
+/* The same on IPv6 entries (16-byte addresses). */
+static long lpm_lookup6(const struct cp_lpm *l, __u32 key, const __u8 addr[16])
+{
+	for (int plen = 128; plen >= 0; plen--) {
+		__u8 want[16];
+		size_t lo = 0, hi = l->n;
+
+		for (int i = 0; i < 16; i++) {
+			int bits = plen - 8 * i;
+
+			want[i] = bits >= 8 ? addr[i] : bits <= 0 ? 0 : addr[i] & (0xff << (8 - bits));
+		}
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct cp_lpm_entry6 *e = &l->e6[mid];
+			int c;
+
+			if (e->key != key)
+				c = e->key < key ? -1 : 1;
+			else if (e->plen != plen)
+				c = e->plen < plen ? -1 : 1;
+			else
+				c = memcmp(e->addr, want, 16);
+			if (!c)
+				return (long)e->value;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return -1;
+}
+
+static long addr_lookup(const struct cp_lpm *l, __u32 key, const struct cp_packet *p, bool dst)
+{
+	if (p->family == 6)
+		return l->e6 ? lpm_lookup6(l, key, dst ? p->daddr6 : p->saddr6) : -1;
+	return lpm_lookup(l, key, dst ? p->daddr : p->saddr);
+}
+
 static __u32 if_lookup(const struct cp_if_field *f, __u32 chain, __u32 ifindex)
 {
 	size_t lo = 0, hi = f->n;
@@ -174,8 +215,8 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 	tr->ncounted = 0;
 	if (!and)
 		return -1;
-	vid[BPFIPT_F_SRC] = lpm_lookup(&cc->src, c, p->saddr);
-	vid[BPFIPT_F_DST] = lpm_lookup(&cc->dst, c, p->daddr);
+	vid[BPFIPT_F_SRC] = addr_lookup(&cc->src, c, p, false);
+	vid[BPFIPT_F_DST] = addr_lookup(&cc->dst, c, p, true);
 	vid[BPFIPT_F_PROTO] = arr(&cc->proto, c, p->proto);
 	vid[BPFIPT_F_SPORT] = arr(&cc->sport, c, has_ports ? p->sport : BPFIPT_NO_PORT);
 	vid[BPFIPT_F_DPORT] = arr(&cc->dport, c, has_ports ? p->dport : BPFIPT_NO_PORT);
@@ -191,6 +232,13 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 	for (unsigned int w = 0; w < nw; w++)
 		and[w] = ~0ull;
 	for (int f = 0; f < BPFIPT_F_MAX; f++) {
+		/* IPv6, a cut chain: every slot is a candidate for these (the data
+		 * plane's classify()); the -p ones drop the packet */
+		if (p->family == 6 && p->cut &&
+		    (f == BPFIPT_F_PROTO || f == BPFIPT_F_SPORT || f == BPFIPT_F_DPORT ||
+		     f == BPFIPT_F_TCPFLAGS || f == BPFIPT_F_ICMP || f == BPFIPT_F_LEN ||
+		     f == BPFIPT_F_CTSTATE))
+			continue;
 		if (vid[f] < 0 || (size_t)vid[f] >= cc->nvecs) {
 			rc = -1;
 			goto out;
@@ -223,14 +271,26 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 		}
 		const struct bpfipt_slot *sl = &cc->slots[c][s];
 
+		if ((sl->xflags & BPFIPT_X_PROTO6) && p->family == 6 && p->cut) {
+			tr->verdict = BPFIPT_V_DROP;	/* hotdrop, uncounted */
+			rc = 0;
+			goto out;
+		}
+		if (p->family == 6 && p->cut &&
+		    (!(cc->pool[(size_t)vid[BPFIPT_F_LEN] * nw + s / 64] >> (s % 64) & 1) ||
+		     !(cc->pool[(size_t)vid[BPFIPT_F_CTSTATE] * nw + s / 64] >> (s % 64) & 1))) {
+			/* a rule without -p: its length and state, left out of the AND */
+			cursor = s + 1;
+			continue;
+		}
 		if (!extras_ok(cc, sl, p, has_ports)) {
 			cursor = s + 1;
 			continue;
 		}
 		if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
 			bool dst = sl->xflags & BPFIPT_X_GROUP_DST;
-			long v = lpm_lookup(dst ? &cc->group_dst : &cc->group_src, sl->group,
-					    dst ? p->daddr : p->saddr);
+			long v = addr_lookup(dst ? &cc->group_dst : &cc->group_src, sl->group, p,
+					     dst);
 
 			if (v < 0) {
 				rc = -1;

@@ -100,6 +100,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
+	OM_LPM6,
 	OM_MAX,
 };
 
@@ -136,6 +137,8 @@ static const struct om_def {
 			sizeof(struct bpfipt_limit_state), BPF_F_INNER_MAP },
 	[OM_COUNTERS] = { "bpfipt_counters", "g_counters", BPF_MAP_TYPE_ARRAY, 4,
 			  sizeof(struct bpfipt_counter), VAR_ARRAY },
+	[OM_LPM6] = { "bpfipt_lpm6", "g_lpm6", BPF_MAP_TYPE_LPM_TRIE,
+		      sizeof(struct bpfipt_lpm6_key), 4, BPF_F_NO_PREALLOC },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -165,7 +168,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 8, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 9, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 11, "im_names covers every instance map");
 
@@ -359,7 +362,8 @@ out:
 static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct_settings *ct,
 		       struct ipt_err *err)
 {
-	struct bpfipt_inst iv = { .abi = BPFIPT_ABI };
+	/* nothing installed for either family: generation 0 of each */
+	struct bpfipt_inst iv = { .abi = BPFIPT_ABI, .cur = { 0, 2 } };
 	struct ct_settings dflt;
 	struct bpfipt_ct_conf cc;
 	struct dp_inst *in;
@@ -1205,6 +1209,62 @@ static int sets_write(int fd, struct sets *s, struct bpfipt_conf *cf, struct ipt
 	return 0;
 }
 
+/* IPv6: the entries of every address set of the generation (bpfipt.h, "IPv6
+ * address sets"), counted (fd < 0) or written; ids into cf->addr_set and gdesc. */
+static int lpm6_fill(int fd, const struct cp_compiled *cc, struct bpfipt_conf *cf, __u32 *gdesc,
+		     size_t *count, struct ipt_err *err)
+{
+	const struct cp_lpm *ls[4] = { &cc->src, &cc->dst, &cc->group_src, &cc->group_dst };
+	struct bpfipt_lpm6_key *keys = NULL;
+	__u32 *vals = NULL;
+	size_t n = 0, i;
+	int l, r = 0;
+
+	for (l = 0; l < 4; l++)
+		n += ls[l]->n;
+	if (fd >= 0) {
+		keys = calloc(n ? n : 1, sizeof(*keys));
+		vals = calloc(n ? n : 1, sizeof(*vals));
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return dp_fail(err, -ENOMEM, "out of memory");
+		}
+	}
+	n = 0;
+	for (l = 0; l < 4; l++) {
+		for (i = 0; i < ls[l]->n; i++) {
+			const struct cp_lpm_entry6 *e = &ls[l]->e6[i];
+			__u32 id;
+
+			if (l < 2) {
+				/* a chain's field set: only where the field is looked up */
+				if (!(cf->lookup[e->key] & (1u << (l ? BPFIPT_F_DST : BPFIPT_F_SRC))))
+					continue;
+				id = 1 + e->key * 2 + l;
+				cf->addr_set[e->key][l] = id;
+			} else {
+				id = BPFIPT_LPM6_GROUP0 + e->key;
+				if (gdesc)
+					gdesc[e->key] = id;
+			}
+			if (keys) {
+				keys[n].prefixlen = 32 + e->plen;
+				keys[n].set = htonl(id);
+				memcpy(keys[n].addr, e->addr, 16);
+				vals[n] = e->value;
+			}
+			n++;
+		}
+	}
+	*count = n;
+	if (keys)
+		r = update_many(fd, keys, vals, n, sizeof(*keys), sizeof(*vals));
+	free(keys);
+	free(vals);
+	return r ? dp_fail(err, r, "cannot fill the IPv6 address sets") : 0;
+}
+
 static int fill_ifs(int fd, const struct cp_if_field *in_, const struct cp_if_field *out,
 		    struct ipt_err *err)
 {
@@ -1240,17 +1300,19 @@ static int lpm_const(const struct cp_lpm *l, __u32 c, __u32 nvecs, bool *cst, __
 	unsigned int i;
 
 	for (i = 0; i < l->n; i++) {
-		const struct cp_lpm_entry *e = &l->e[i];
+		__u32 key = l->e6 ? l->e6[i].key : l->e[i].key;
+		__u32 val = l->e6 ? l->e6[i].value : l->e[i].value;
+		__u32 plen = l->e6 ? l->e6[i].plen : l->e[i].plen;
 
-		if (e->key >= BPFIPT_NCHAINS || e->value >= nvecs || e->plen > 32)
+		if (key >= BPFIPT_NCHAINS || val >= nvecs || plen > (l->e6 ? 128u : 32u))
 			return dp_fail(err, -EINVAL, "%s trie: bad entry %u", what, i);
-		if (e->key != c)
+		if (key != c)
 			continue;
-		if (any && e->value != v)
+		if (any && val != v)
 			same = false;
-		v = e->value;
+		v = val;
 		any = true;
-		dflt |= e->plen == 0;
+		dflt |= plen == 0;
 	}
 	if (any && !dflt)
 		return dp_fail(err, -EINVAL, "%s trie of chain %u has no 0.0.0.0/0 entry", what, c);
@@ -1344,7 +1406,8 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 			    ((sl->kind == BPFIPT_S_JUMP || sl->kind == BPFIPT_S_GOTO) &&
 			     sl->target >= cc->nslots[c]) ||
 			    (sl->counter != BPFIPT_NO_COUNTER && sl->counter >= cc->ncounters) ||
-			    ((sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
+			    ((sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST |
+					     BPFIPT_X_PROTO6)) &&
 			     sl->extra >= cc->nextras) ||
 			    ((sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
 			     sl->group >= cc->ngroups))
@@ -1352,13 +1415,37 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 		}
 	}
 	for (i = 0; i < cc->group_src.n + cc->group_dst.n; i++) {
-		const struct cp_lpm_entry *e = i < cc->group_src.n ? &cc->group_src.e[i] :
-					       &cc->group_dst.e[i - cc->group_src.n];
+		const struct cp_lpm *l = i < cc->group_src.n ? &cc->group_src : &cc->group_dst;
+		unsigned int j = i < cc->group_src.n ? i : i - cc->group_src.n;
+		__u32 key = l->e6 ? l->e6[j].key : l->e[j].key;
+		__u32 val = l->e6 ? l->e6[j].value : l->e[j].value;
+		__u32 plen = l->e6 ? l->e6[j].plen : l->e[j].plen;
 
-		if (e->value >= cc->ncounters || e->plen > 32 || e->key >= cc->ngroups)
+		if (val >= cc->ncounters || plen > (l->e6 ? 128u : 32u) || key >= cc->ngroups)
 			return dp_fail(err, -EINVAL, "group set: bad entry");
 	}
+	if ((cc->family == AF_INET6) != !!(cc->src.e6 || cc->dst.e6 || cc->group_src.e6 ||
+					   cc->group_dst.e6 || !(cc->src.n + cc->dst.n +
+								 cc->group_src.n + cc->group_dst.n)))
+		return dp_fail(err, -EINVAL, "compiled ruleset: address sets of another family");
 	return 0;
+}
+
+/* The fields an IPv6 packet whose extension-header chain is cut does not look
+ * up (dataplane/bpfipt.bpf.c, classify()). */
+#define CUT_FIELDS (1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT | 1u << BPFIPT_F_DPORT |	\
+		    1u << BPFIPT_F_TCPFLAGS | 1u << BPFIPT_F_ICMP | 1u << BPFIPT_F_LEN |	\
+		    1u << BPFIPT_F_CTSTATE)
+
+/* Vector vid has the bits of slots 0..n-1. */
+static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
+{
+	const __u64 *v = cc->pool + (size_t)vid * cc->nwords;
+
+	for (unsigned int s = 0; s < n; s++)
+		if (!(v[s / 64] >> (s % 64) & 1))
+			return false;
+	return true;
 }
 
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
@@ -1411,6 +1498,12 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			}
 			if (r)
 				return r;
+			/* IPv6: a packet with a cut chain skips these fields (classify()):
+			 * one that is the same for all packets but not all slots' stays
+			 * looked up, out of the constant vector */
+			if (cst && cc->family == AF_INET6 && vid != BPFIPT_NO_VEC &&
+			    ((1u << field) & CUT_FIELDS) && !vec_full(cc, vid, cc->nslots[c]))
+				cst = false;
 			if (!cst) {
 				cf->lookup[c] |= 1u << field;
 				continue;
@@ -1442,6 +1535,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	size_t total, rows, bytes, i, k;
 	__u32 nwords, nchunks, nvecs;
 	__u64 *cv = NULL, *pool;
+	bool v6 = cc->family == AF_INET6;
 	void *p;
 	int r, m;
 
@@ -1461,10 +1555,24 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT];
 	rows = (size_t)in->ncpus + 1;
 
-	if ((r = sets_flatten(cc, cf, &sets, err)))
+	if (v6) {
+		__u32 *gd = calloc(cc->ngroups ? cc->ngroups : 1, sizeof(*gd));
+		size_t n6 = 0;
+
+		if (!gd) {
+			r = dp_fail(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+		sets.gdesc = gd;
+		if ((r = lpm6_fill(-1, cc, cf, NULL, &n6, err)) ||
+		    (r = inner_get(in, OM_LPM6, slot, n6, old->nlpm6, g, err)))
+			goto out;
+		cf->nlpm6 = n6;
+	} else if ((r = sets_flatten(cc, cf, &sets, err)) ||
+		   (r = inner_get(in, OM_IVAL, slot, cf->npages, 0, g, err))) {
 		goto out;
-	if ((r = inner_get(in, OM_IVAL, slot, cf->npages, 0, g, err)) ||
-	    (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err)) ||
+	}
+	if ((r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err)) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
 	    (r = inner_get(in, OM_POOL, slot, (size_t)(nvecs + BPFIPT_NCHAINS) * nchunks, 0, g,
 			   err)) ||
@@ -1475,8 +1583,15 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		goto out;
 	cp_crash_point("map-write");
 
-	if ((r = sets_write(g->fd[OM_IVAL], &sets, cf, err)) ||
-	    (r = fill_ifs(g->fd[OM_IFS], &cc->iif, &cc->oif, err)))
+	if (v6) {
+		size_t n6;
+
+		if ((r = lpm6_fill(g->fd[OM_LPM6], cc, cf, sets.gdesc, &n6, err)))
+			goto out;
+	} else if ((r = sets_write(g->fd[OM_IVAL], &sets, cf, err))) {
+		goto out;
+	}
+	if ((r = fill_ifs(g->fd[OM_IFS], &cc->iif, &cc->oif, err)))
 		goto out;
 	cp_crash_point("map-write");
 
@@ -1629,6 +1744,20 @@ static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfip
 	return 0;
 }
 
+/* The family index (bpfipt.h, "Generations") of this process's (ipt_af) and of
+ * a compiled ruleset's. */
+static unsigned int fam_of(int af)
+{
+	return af == AF_INET6;
+}
+
+/* The generation index of family fam in use: fam * 2 + 0 or 1 (an instance
+ * written otherwise is read as its generation 0). */
+static __u32 cur_of(const struct bpfipt_inst *iv, unsigned int fam)
+{
+	return fam * 2 + (iv->cur[fam] & 1);
+}
+
 static int read_cur(const struct dp_inst *in, __u32 *cur, struct bpfipt_conf *cf,
 		    struct ipt_err *err)
 {
@@ -1637,7 +1766,7 @@ static int read_cur(const struct dp_inst *in, __u32 *cur, struct bpfipt_conf *cf
 
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
 		return dp_fail(err, -errno, "cannot read bpfipt_inst");
-	*cur = iv.cur & 1;
+	*cur = cur_of(&iv, fam_of(ipt_af));
 	if (bpf_map_lookup_elem(in->map[IM_CONF], cur, cf))
 		return dp_fail(err, -errno, "cannot read bpfipt_conf");
 	return 0;
@@ -1776,13 +1905,15 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	__u32 *rc_ids = NULL;
 	unsigned int ntot = 0, i;
 	__u32 zero = 0, cur, nxt;
+	unsigned int fam = fam_of(cc->family);
 	struct gen g;
 	int r, m;
 
 	dp_log_init();
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
 		return dp_fail(err, -errno, "cannot read bpfipt_inst");
-	cur = iv.cur & 1;
+	/* the other family's generations are left alone */
+	cur = cur_of(&iv, fam);
 	nxt = cur ^ 1;
 	/* the spare generation is about to be rewritten: no packet may still use it */
 	if ((iv.flags & BPFIPT_I_PENDING) && !sync_rcu())
@@ -1812,9 +1943,9 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	cp_crash_point("switch");
 	/* The switch: one write; every packet from now on uses generation nxt. The
 	 * tag names the ruleset it runs (controlplane/state.h), in the same write. */
-	iv.cur = nxt;
+	iv.cur[fam] = nxt;
 	iv.flags |= BPFIPT_I_PENDING;
-	iv.tag = in->tag;
+	iv.tag[fam] = in->tag;
 	if ((r = write_inst(in, &iv, err)))
 		goto out;
 	cp_crash_point("switched");
@@ -2026,7 +2157,7 @@ bool dp_read_tag(__u32 *tag)
 		return false;
 	ok = !bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv);
 	if (ok)
-		*tag = iv.tag;
+		*tag = iv.tag[fam_of(ipt_af)];
 	dp_inst_free(&in);
 	return ok;
 }

@@ -10,11 +10,14 @@
  * replaced; a program a later command needs (XDP, the L3 variants) is loaded
  * into the running instance's maps.
  *
- * GENERATIONS. A ruleset is a generation: inner maps held at index 0 or 1 of the
- * nine outer ARRAY_OF_MAPS maps, and its bpfipt_conf entry. dp_load() writes the
- * new ruleset into the spare generation while the running one keeps filtering,
- * then writes bpfipt_inst.cur: one 4-byte write switches every hook of every
- * interface (each packet reads cur once). After an RCU grace period
+ * GENERATIONS. A ruleset is a generation: inner maps held at one index of the
+ * nine outer ARRAY_OF_MAPS maps, and its bpfipt_conf entry; each family (IPv4,
+ * IPv6) has two, at family * 2 + 0 or 1. dp_load() writes the new ruleset into
+ * the spare generation of its family (cc->family) while the running one keeps
+ * filtering, then writes bpfipt_inst.cur[family]: one 4-byte write switches every
+ * hook of every interface for that family (each packet reads its family's cur
+ * once); the other family's generations are not touched. Reads (counters, -Z,
+ * the tag) are of the family of the process (ipt_af). After an RCU grace period
  * (membarrier(MEMBARRIER_CMD_GLOBAL)) no packet uses the old generation: its
  * counters are final, and it becomes the spare the next command rewrites.
  * The spare's maps are rewritten in place when they are big enough; a map is
@@ -95,7 +98,8 @@ struct dp_opts {
 int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
 	    const struct dp_opts *o, struct ipt_err *err);
 
-/* The tag of the running generation (dp_opts.tag); false when nothing runs. */
+/* The tag of the running generation of this process's family (ipt_af; dp_opts.tag);
+ * false when nothing runs. */
 bool dp_read_tag(__u32 *tag);
 
 /* The running generation's counters, { packets, bytes } summed over the CPUs,

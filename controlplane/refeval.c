@@ -76,6 +76,38 @@ static bool ip_packet_match(const struct ipt_ip *ip, const struct cp_packet *p,
 	return true;
 }
 
+/* (a & m) != want over 16 bytes */
+static bool masked_ne6(const __u8 a[16], const __u8 m[16], const __u8 want[16])
+{
+	for (int i = 0; i < 16; i++)
+		if ((a[i] & m[i]) != want[i])
+			return true;
+	return false;
+}
+
+/* ip6_packet_match() of ip6_tables.c: 1 matches, 0 does not, -1 hotdrop (a rule
+ * with -p, IP6T_F_PROTO, on a packet whose extension-header chain is cut). */
+static int ip6_packet_match(const struct ipt_ip *ip, const struct cp_packet *p,
+			    const char indev[IPT_IFNAMSIZ], const char outdev[IPT_IFNAMSIZ])
+{
+	if (FWINV(masked_ne6(p->saddr6, ip->smsk.b, ip->src.b), IPT_INV_SRCIP) ||
+	    FWINV(masked_ne6(p->daddr6, ip->dmsk.b, ip->dst.b), IPT_INV_DSTIP))
+		return 0;
+	if (FWINV(!if_cmp(indev, ip->iniface), IPT_INV_VIA_IN))
+		return 0;
+	if (FWINV(!if_cmp(outdev, ip->outiface), IPT_INV_VIA_OUT))
+		return 0;
+	if (ip->flags & 0x01 /* IP6T_F_PROTO */) {
+		if (p->cut)
+			return -1;
+		if (ip->proto == p->proto)
+			return !(ip->invflags & IPT_INV_PROTO);
+		if (ip->proto != 0 && !(ip->invflags & IPT_INV_PROTO))
+			return 0;
+	}
+	return 1;
+}
+
 static bool port_match(__u16 min, __u16 max, __u16 port, bool invert)
 {
 	return (port >= min && port <= max) ^ invert;
@@ -191,7 +223,7 @@ static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
 			return false;
 		return multiport_match(m->data, p->sport, p->dport);
 	}
-	if (!strcmp(name, "icmp")) {
+	if (!strcmp(name, "icmp") || !strcmp(name, "icmp6")) {
 		const struct ipt_icmp_info *d = m->data;
 
 		if (frag || !p->has_icmp)
@@ -251,15 +283,19 @@ static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
 	return true;
 }
 
-static bool rule_match(const struct ipt_rule *r, const struct cp_packet *p,
-		       const char indev[IPT_IFNAMSIZ], const char outdev[IPT_IFNAMSIZ])
+/* 1 matches, 0 does not, -1 hotdrop (IPv6) */
+static int rule_match(const struct ipt_rule *r, const struct cp_packet *p,
+		      const char indev[IPT_IFNAMSIZ], const char outdev[IPT_IFNAMSIZ])
 {
-	if (!ip_packet_match(&r->ip, p, indev, outdev))
-		return false;
+	int m = p->family == 6 ? ip6_packet_match(&r->ip, p, indev, outdev) :
+				 ip_packet_match(&r->ip, p, indev, outdev);
+
+	if (m <= 0)
+		return m;
 	for (unsigned int i = 0; i < r->nmatches; i++)
 		if (!match_one(&r->matches[i], p))
-			return false;
-	return true;
+			return 0;
+	return 1;
 }
 
 static void count(struct cp_trace *tr, __u32 counter)
@@ -316,8 +352,15 @@ int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt
 			continue;
 		}
 		const struct ipt_rule *r = ch->rules[ri];
+		int m = rule_match(r, p, indev, outdev);
 
-		if (!rule_match(r, p, indev, outdev)) {
+		if (m < 0) {
+			/* hotdrop: dropped, nothing counted */
+			tr->verdict = BPFIPT_V_DROP;
+			rc = 0;
+			goto out;
+		}
+		if (!m) {
 			ri++;
 			continue;
 		}

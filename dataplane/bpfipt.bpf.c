@@ -11,8 +11,11 @@
  *   bpfipt_test    not attached     the classifier with the chain and interfaces
  *                                   given in skb->cb[0..2] (bpf_prog_test_run)
  *
- * The programs never change; each packet reads bpfipt_inst.cur once and then
- * uses only the inner maps of that generation (see "Generations" in bpfipt.h).
+ * The programs never change; each packet reads bpfipt_inst.cur[its family] once
+ * and then uses only the inner maps of that generation (see "Generations" in
+ * bpfipt.h). IPv4 and IPv6 packets take the same path: parse() fills struct pkt
+ * for either (parse6(): the extension headers), and the classifier differs only
+ * in its address lookups (bpfipt_ival for IPv4, bpfipt_lpm6 for IPv6).
  *
  * The walk of bpfipt.h: classify() looks up each field that varies in the chain
  * (conf->lookup; the constant ones are folded by the loader into one vector per
@@ -45,6 +48,7 @@
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/pkt_cls.h>
 #include <linux/netfilter/xt_conntrack.h>
 #include <linux/netfilter/xt_recent.h>
@@ -54,6 +58,7 @@
 #include "bpfipt.h"
 
 #define AF_INET			2
+#define AF_INET6		10
 #define PACKET_OTHERHOST	3
 #define LOOPBACK_IFINDEX	1	/* lo, in every namespace */
 #define IPPROTO_DCCP_		33
@@ -92,7 +97,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, BPFIPT_NGENS);
 	__type(key, __u32);
 	__type(value, struct bpfipt_conf);
 } bpfipt_conf SEC(".maps");
@@ -166,10 +171,20 @@ struct pkt {
 	 * headers (ip6tables' -p), l4off where its header starts (from the IPv6
 	 * header), len the payload length + 40 (ip6tables' -m length) */
 	__u8 family;		/* 4 or 6 */
-	__u8 pad6[3];
+	__u8 cut;		/* IPv6: the extension-header chain is cut (ipv6_find_hdr()
+				 * fails with fragment offset 0): a rule with -p drops it */
+	__u8 pad6[2];
 	__u32 l4off;
 	__be32 saddr6[4], daddr6[4];
 	__be32 inner_saddr6[4], inner_daddr6[4];	/* ICMPv6 errors' quoted packet */
+	__be32 ipid6;		/* IPv6: the fragment header's identification */
+};
+
+/* The IPv6 extension-header walk (parse6()): where it is, in map memory, so the
+ * verifier sees the same state whichever header an iteration took. */
+struct walk6 {
+	__u32 off;		/* from the IPv6 header */
+	__u32 nh;		/* the next header to look at */
 };
 
 /* Interfaces whose XDP program judges ingress (INPUT/FORWARD): there the tc
@@ -191,9 +206,11 @@ struct vecs {
 
 struct scratch {
 	struct pkt p;
+	struct walk6 w6;
 	struct bpf_fib_lookup fib;
 	struct vecs v;
 	__u32 cur, chain, look, cvec, nwords, nchunks;
+	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
 	__u32 cursor, depth, verdict, status;
 	__u32 reject_with;		/* the REJECT slot's --reject-with */
 	__u8 buf[1088];			/* REJECT: the ICMP payload being checksummed
@@ -225,12 +242,12 @@ struct {
 	__type(value, struct scratch);
 } bpfipt_scratch SEC(".maps");
 
-/* Generation maps: an outer array of 2 (index = generation), whose inner-map
+/* Generation maps: an outer array of 4 (index = family * 2 + generation), whose inner-map
  * template is given here. The loader creates inner maps of the same shape. */
 #define OUTER(name, inner)							\
 	struct {								\
 		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);			\
-		__uint(max_entries, 2);						\
+		__uint(max_entries, BPFIPT_NGENS);				\
 		__type(key, __u32);						\
 		__array(values, inner);						\
 	} name SEC(".maps")
@@ -263,6 +280,13 @@ struct pool_chunk {
 };
 
 OUTER(bpfipt_ival, VAR_ARRAY(struct bpfipt_ival_page, BPF_F_MMAPABLE));
+OUTER(bpfipt_lpm6, struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct bpfipt_lpm6_key);
+	__type(value, __u32);
+});
 OUTER(bpfipt_fields, FIXED_ARRAY(BPFIPT_FB_END / BPFIPT_PACK));
 OUTER(bpfipt_ifs, struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -286,6 +310,7 @@ OUTER(bpfipt_counters, VAR_ARRAY(struct bpfipt_counter, BPF_F_MMAPABLE));
  * Variables of the full types in a section libbpf does not load fix the BTF. */
 struct btf_anchor {
 	struct bpfipt_ival_page ival;
+	struct bpfipt_lpm6_key lpm6;
 	struct bpfipt_if_key ifk;
 	struct bpfipt_slot slot;
 	struct bpfipt_extra extra;
@@ -299,9 +324,10 @@ struct btf_anchor bpfipt_btf_anchor SEC(".btf_anchor") __attribute__((used));
 /* ------------------------------------------------------------- parsing ---- */
 
 enum parse_result {
-	P_IPV4,			/* classify */
-	P_NOT_IPV4,		/* pass untouched */
-	P_DROP,			/* not even a 20-byte IPv4 header: the kernel drops it too */
+	P_OK,			/* classify (p->family: 4 or 6) */
+	P_PASS,			/* neither IPv4 nor IPv6: pass untouched */
+	P_DROP,			/* not even a whole IP header: the kernel drops it too */
+	P_SHORT,		/* IPv6 headers past the linear data (tc: pull, parse again) */
 };
 
 static __always_inline void stat_inc(__u32 idx)
@@ -346,27 +372,271 @@ static __always_inline void parse_inner(__u8 *q, void *data_end, __u32 room, str
 	p->inner_ok = 1;
 }
 
+/* The transport header at l4 (room: bytes of the IP packet from l4 on, may
+ * exceed the linear data): ports, TCP flags, ICMP type. The header must lie
+ * inside the IP packet and the linear data; the sizes are those iptables'
+ * matches read (tcphdr, udphdr, sctp/dccp common header, icmphdr). false when
+ * it is cut short (no L4 fields). */
+static __always_inline bool parse_l4(__u8 *l4, void *data_end, __u32 room, struct pkt *p)
+{
+#define L4_HAS(n) ((n) <= room && (void *)(l4 + (n)) <= data_end)
+	switch (p->proto) {
+	case IPPROTO_TCP:
+		if (!L4_HAS(20))
+			return false;
+		p->tcpflags = l4[13];
+		/* conntrack's tcp_error(): such a header makes the packet INVALID (the
+		 * tcp match itself reads the ports and flags all the same) */
+		p->tcp_bad = (l4[12] >> 4) < 5 || (l4[12] >> 4) * 4 > room;
+		goto ports;
+	case IPPROTO_UDP:
+	case IPPROTO_UDPLITE_:
+		if (!L4_HAS(8))
+			return false;
+		goto ports;
+	case IPPROTO_SCTP_:
+	case IPPROTO_DCCP_:
+		if (!L4_HAS(12))
+			return false;
+ports:
+		p->sport = (__u32)l4[0] << 8 | l4[1];
+		p->dport = (__u32)l4[2] << 8 | l4[3];
+		break;
+	case IPPROTO_ICMP:
+		if (p->family != 4)
+			break;
+		if (!L4_HAS(8))
+			return false;
+		p->icmp = (__u32)l4[0] << 8 | l4[1];
+		p->icmp_id = (__u32)l4[4] << 8 | l4[5];
+		parse_inner(l4 + 8, data_end, room - 8, p);
+		break;
+	case IPPROTO_ICMPV6:
+		if (p->family != 6)
+			break;
+		if (!L4_HAS(8))
+			return false;
+		p->icmp = (__u32)l4[0] << 8 | l4[1];
+		p->icmp_id = (__u32)l4[4] << 8 | l4[5];
+		break;
+	}
+#undef L4_HAS
+	return true;
+}
+
+/* ---- IPv6 ----
+ * ip6tables' -p is the upper-layer protocol ipv6_find_hdr() finds after the
+ * extension headers (hop-by-hop, routing, fragment, destination options, AH; it
+ * stops at anything else, ESP and "no next header" included). A non-first
+ * fragment (offset != 0) has its fragment header's next header as protocol, no
+ * ports, flags nor ICMPv6 type. A chain the walk cannot finish (a header past
+ * the packet's end, a non-first fragment followed by another extension header)
+ * is CUT: ip6_packet_match() drops such a packet at the first rule with -p it
+ * reaches (hotdrop), rules without -p see it. Limits (docs/dataplane.md): at most
+ * IPV6_MAX_EXT extension headers, each starting within IPV6_MAX_OFF bytes of the
+ * IPv6 header; beyond them the chain counts as cut. */
+#define NH_HOP		0
+#define NH_ROUTING	43
+#define NH_FRAGMENT	44
+#define NH_AUTH		51
+#define NH_NONE		59
+#define NH_DEST		60
+#define IPV6_MAX_EXT	8
+#define IPV6_MAX_OFF	1024
+#define IPV6_PULL	(IPV6_MAX_OFF + 40 + 8 + 40 + 8)	/* tc: the bytes parse6() may read */
+
+/* ipv6_ext_hdr() but NONE: a header the walk steps over */
+static __always_inline bool ext6(__u32 nh)
+{
+	return nh == NH_HOP || nh == NH_ROUTING || nh == NH_FRAGMENT || nh == NH_AUTH ||
+	       nh == NH_DEST;
+}
+
+enum { W6_MORE, W6_DONE, W6_CUT, W6_SHORT, W6_NONFIRST };
+
+/* One header of the walk: the one w->nh names at l3 + w->off (end: where the
+ * packet ends, from l3). w lives in map memory and is read back at each step: the
+ * verifier's state is the same whatever header the step before took. A fragment
+ * header sets p->ipid6 and p->mf when p is given. */
+static __always_inline int walk6_step(__u8 *l3, void *data_end, __u32 end, struct walk6 *w,
+				      struct pkt *p)
+{
+	__u32 off = *(volatile __u32 *)&w->off, nh = *(volatile __u32 *)&w->nh, hl;
+	__u8 *h;
+
+	if (!ext6(nh))
+		return W6_DONE;
+	if (off > IPV6_MAX_OFF || off + (nh == NH_FRAGMENT ? 4 : 2) > end)
+		return W6_CUT;
+	h = l3 + off;
+	/* the packet has the bytes; the linear data does not */
+	if ((void *)(h + 2) > data_end)
+		return W6_SHORT;
+	if (nh == NH_FRAGMENT) {
+		__u32 fo;
+
+		if ((void *)(h + 4) > data_end)
+			return W6_SHORT;
+		fo = ((__u32)h[2] << 8 | h[3]) & ~7u;
+
+		if (p) {
+			p->frag = 1;	/* reused below: 1 only for a non-first one */
+			p->mf = h[3] & 1;
+			if (off + 8 <= end && (void *)(h + 8) <= data_end)
+				p->ipid6 = *(__be32 *)(h + 4);
+		}
+		if (fo) {
+			w->nh = h[0];
+			/* ipv6_find_hdr(): -ENOENT with fragoff 0 when another extension
+			 * header follows */
+			return ext6(h[0]) ? W6_CUT : W6_NONFIRST;
+		}
+		hl = 8;
+	} else if (nh == NH_AUTH) {
+		hl = ((__u32)h[1] + 2) << 2;
+	} else {
+		hl = ((__u32)h[1] + 1) << 3;
+	}
+	w->nh = h[0];
+	w->off = off + hl;
+	return W6_MORE;
+}
+
+/* An ICMPv6 error's quoted packet (at q, room bytes of it in the outer packet):
+ * its addresses, the protocol after its extension headers and the first 8 bytes
+ * of that header, for conntrack's RELATED (inner_ok when all is there). */
+static __always_inline void parse_inner6(__u8 *q, void *data_end, __u32 room, struct scratch *sc)
+{
+	struct ipv6hdr *ip6 = (struct ipv6hdr *)q;
+	struct walk6 *w = &sc->w6;
+	struct pkt *p = &sc->p;
+	__u32 i, off;
+	int r = W6_MORE;
+	__u8 *l4;
+
+	p->inner_ok = 0;
+	if ((void *)(ip6 + 1) > data_end || room < 40 || ip6->version != 6)
+		return;
+	w->off = 40;
+	w->nh = ip6->nexthdr;
+	for (i = 0; i <= IPV6_MAX_EXT && r == W6_MORE; i++)
+		r = walk6_step(q, data_end, room, w, NULL);
+	if (r != W6_DONE)
+		return;
+	off = *(volatile __u32 *)&w->off;
+	if (off > IPV6_MAX_OFF + 8 || off + 8 > room)
+		return;
+	l4 = q + off;
+	if ((void *)(l4 + 8) > data_end)
+		return;
+	__builtin_memcpy(p->inner_saddr6, &ip6->saddr, 16);
+	__builtin_memcpy(p->inner_daddr6, &ip6->daddr, 16);
+	p->inner_proto = *(volatile __u32 *)&w->nh;
+	p->inner_sport = (__u32)l4[0] << 8 | l4[1];
+	p->inner_dport = (__u32)l4[2] << 8 | l4[3];
+	if (p->inner_proto == IPPROTO_ICMPV6) {
+		p->inner_icmp = (__u32)l4[0] << 8 | l4[1];
+		p->inner_sport = (__u32)l4[4] << 8 | l4[5];
+	}
+	p->inner_ok = 1;
+}
+
+/* An IPv6 packet (see above): addresses, hop limit (ttl), traffic class (tos),
+ * len = payload length + 40 (ip6tables' -m length and counters), the protocol
+ * and transport header after the extension headers. pull: the caller can make
+ * more bytes linear (tc), so headers past the linear data return P_SHORT; else
+ * they count as cut. */
+static __always_inline enum parse_result parse6(void *data, void *data_end, __u32 wire_len,
+						__u32 l2, struct scratch *sc, bool pull)
+{
+	struct ipv6hdr *ip6 = data + l2;
+	struct walk6 *w = &sc->w6;
+	struct pkt *p = &sc->p;
+	__u8 *l3 = (__u8 *)ip6, *l4;
+	__u32 end, off, i;
+	int r = W6_MORE;
+
+	p->family = 6;
+	if ((void *)(ip6 + 1) > data_end || ip6->version != 6) {
+		stat_inc(BPFIPT_ST_MALFORMED);
+		return P_DROP;
+	}
+	__builtin_memcpy(p->saddr6, &ip6->saddr, 16);
+	__builtin_memcpy(p->daddr6, &ip6->daddr, 16);
+	p->ttl = ip6->hop_limit;
+	p->tos = ip6->priority << 4 | ip6->flow_lbl[0] >> 4;
+	end = bpf_ntohs(ip6->payload_len) + 40;
+	p->len = end;
+	/* a payload length past the frame: walk what is there (a jumbogram's
+	 * payload length 0 is not read: its chain is cut) */
+	if (end > wire_len - l2) {
+		stat_inc(BPFIPT_ST_MALFORMED);
+		end = wire_len - l2;
+	}
+	w->off = 40;
+	w->nh = ip6->nexthdr;
+	/* a bounded loop (IPV6_MAX_EXT + 1 steps); most packets leave at the first */
+	for (i = 0; i <= IPV6_MAX_EXT && r == W6_MORE; i++)
+		r = walk6_step(l3, data_end, end, w, p);
+	p->proto = *(volatile __u32 *)&w->nh;
+	if (r == W6_SHORT && pull)
+		return P_SHORT;
+	if (r == W6_NONFIRST)
+		return P_OK;	/* frag = 1: no ports, flags nor type */
+	p->frag = 0;
+	if (r != W6_DONE) {
+		/* cut, too many headers, or past the data we can read */
+		p->cut = 1;
+		stat_inc(BPFIPT_ST_MALFORMED);
+		return P_OK;
+	}
+	off = *(volatile __u32 *)&w->off;
+	p->l4off = off;
+	if (off > IPV6_MAX_OFF + 2048 || off > end)
+		goto short_l4;
+	l4 = l3 + off;
+	if (!parse_l4(l4, data_end, end - off, p))
+		goto short_l4;
+	if (p->proto == IPPROTO_ICMPV6 && (p->icmp >> 8) < 128)
+		parse_inner6(l4 + 8, data_end, end - off - 8, sc);
+	return P_OK;
+short_l4:
+	/* the transport header cut short: no L4 fields (as IPv4) */
+	if (pull && end > (__u32)((long)data_end - (long)l3) && end > 80)
+		return P_SHORT;
+	stat_inc(BPFIPT_ST_MALFORMED);
+	return P_OK;
+}
+
 /* data..data_end: the linear bytes; wire_len: the whole frame; l2: 14 on
  * Ethernet-like devices, 0 on L3 devices (tun, wireguard, ipip...), a constant
- * at each call. At tc the headers parse() reads are made linear by tc_pull(). */
+ * at each call. At tc the headers parse() reads are made linear by tc_pull();
+ * pull: the caller can pull more (IPv6: P_SHORT). */
 static __always_inline enum parse_result parse(void *data, void *data_end, __u32 wire_len,
-					       __u32 l2, struct pkt *p)
+					       __u32 l2, struct scratch *sc, bool pull)
 {
+	struct pkt *p = &sc->p;
 	struct ethhdr *eth = data;
 	struct iphdr *ip;
 	__u8 *l4;
 	__u32 hl;
-	bool bad = false;
 
 	p->sport = p->dport = BPFIPT_NO_PORT;
 	p->tcpflags = BPFIPT_NO_TCP;
 	p->icmp = BPFIPT_NO_ICMP;
 	p->tcp_bad = 0;
 	if (l2) {
-		if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
-			return P_NOT_IPV4;
+		if ((void *)(eth + 1) > data_end)
+			return P_PASS;
 		__builtin_memcpy(p->mac, eth->h_source, 6);
+		if (eth->h_proto == bpf_htons(ETH_P_IPV6))
+			return parse6(data, data_end, wire_len, l2, sc, pull);
+		if (eth->h_proto != bpf_htons(ETH_P_IP))
+			return P_PASS;
+	} else if (data + 1 <= data_end && (*(__u8 *)data >> 4) == 6) {
+		return parse6(data, data_end, wire_len, l2, sc, pull);
 	}
+	p->family = 4;
 	ip = data + l2;
 	if ((void *)(ip + 1) > data_end || ip->version != 4) {
 		stat_inc(BPFIPT_ST_MALFORMED);
@@ -385,62 +655,25 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 	/* Bad IHL or total length: classify on the fixed header, no L4 fields. */
 	if (hl < sizeof(*ip) || p->len < hl || p->len > wire_len - l2) {
 		stat_inc(BPFIPT_ST_MALFORMED);
-		return P_IPV4;
+		return P_OK;
 	}
 	if (p->frag)
-		return P_IPV4;
+		return P_OK;
 	l4 = (__u8 *)ip + hl;	/* hl in [20, 60]: the verifier tracks the range */
-
-	/* The L4 header must lie inside the IP packet and the linear data; the sizes are
-	 * those iptables' matches read (tcphdr, udphdr, sctp/dccp common header, icmphdr). */
-#define L4_HAS(n) (hl + (n) <= p->len && (void *)(l4 + (n)) <= data_end)
-	switch (p->proto) {
-	case IPPROTO_TCP:
-		if (!L4_HAS(20)) {
-			bad = true;
-			break;
-		}
-		p->tcpflags = l4[13];
-		/* conntrack's tcp_error(): such a header makes the packet INVALID (the
-		 * tcp match itself reads the ports and flags all the same) */
-		p->tcp_bad = (l4[12] >> 4) < 5 || hl + (l4[12] >> 4) * 4 > p->len;
-		goto ports;
-	case IPPROTO_UDP:
-	case IPPROTO_UDPLITE_:
-		if (!L4_HAS(8)) {
-			bad = true;
-			break;
-		}
-		goto ports;
-	case IPPROTO_SCTP_:
-	case IPPROTO_DCCP_:
-		if (!L4_HAS(12)) {
-			bad = true;
-			break;
-		}
-ports:
-		p->sport = (__u32)l4[0] << 8 | l4[1];
-		p->dport = (__u32)l4[2] << 8 | l4[3];
-		break;
-	case IPPROTO_ICMP:
-		if (!L4_HAS(8)) {
-			bad = true;
-			break;
-		}
-		p->icmp = (__u32)l4[0] << 8 | l4[1];
-		p->icmp_id = (__u32)l4[4] << 8 | l4[5];
-		parse_inner(l4 + 8, data_end, p->len - hl - 8, p);
-		break;
-	}
-#undef L4_HAS
-	if (bad)
+	if (!parse_l4(l4, data_end, p->len - hl, p))
 		stat_inc(BPFIPT_ST_MALFORMED);
-	return P_IPV4;
+	return P_OK;
 }
 
 /* ----------------------------------------------------------- conntrack ---- */
 
 #include "ct.bpf.h"
+
+/* conntrack/ct.bpf.h defines it to 1 once it tracks IPv6 packets; until then an
+ * IPv6 packet has no connection (state INVALID). */
+#ifndef BPFIPT_CT_IPV6
+#define BPFIPT_CT_IPV6 0
+#endif
 
 /* ------------------------------------------------------------ classify ---- */
 
@@ -528,6 +761,28 @@ __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 		out = v_;							\
 		v_ != BPFIPT_IVAL_NONE;						\
 	})
+
+/* IPv6: the value of the packet's source (dst 0) or destination address in set
+ * `set` of bpfipt_lpm6 (bpfipt.h), BPFIPT_IVAL_NONE without one. A global
+ * function, checked once. */
+__noinline __u32 bpfipt_lpm6_find(struct scratch *sc, __u32 set, __u32 dst)
+{
+	struct bpfipt_lpm6_key k;
+	__u32 cur, *v;
+	void *m;
+
+	if (!sc)
+		return BPFIPT_IVAL_NONE;
+	cur = sc->cur;
+	m = bpf_map_lookup_elem(&bpfipt_lpm6, &cur);
+	if (!m)
+		return BPFIPT_IVAL_NONE;
+	k.prefixlen = 32 + 128;
+	k.set = bpf_htonl(set);
+	__builtin_memcpy(k.addr, dst ? sc->p.daddr6 : sc->p.saddr6, 16);
+	v = bpf_map_lookup_elem(m, &k);
+	return v ? *v : BPFIPT_IVAL_NONE;
+}
 
 #define IF_VEC(cur, tag, ifindex_, dflt, out)					\
 	({									\
@@ -1058,14 +1313,17 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 /* The counter of a matched slot: a group slot counts on the rule of the run that
  * matches the address first (the group's address set). */
 static __always_inline __u32 slot_counter(__u32 cur, const struct bpfipt_slot *sl,
-					  const struct pkt *p)
+					  const struct pkt *p, struct scratch *sc)
 {
 	__u32 c;
 
 	if (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
 		return sl->counter;
-	c = bpfipt_ival_find(cur, sl->ival,
-			     bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
+	if (p->family == 6)
+		c = bpfipt_lpm6_find(sc, sl->ival, !(sl->xflags & BPFIPT_X_GROUP_SRC));
+	else
+		c = bpfipt_ival_find(cur, sl->ival,
+				     bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
 	return c != BPFIPT_IVAL_NONE ? c : sl->counter;
 }
 
@@ -1092,6 +1350,29 @@ static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u
 #include "log.bpf.h"
 
 enum { STEP_MORE, STEP_DONE, STEP_BROKEN };
+
+/* Bit s of vector vid (the pool's layout, bpfipt.h). */
+static __always_inline bool vec_bit(struct scratch *sc, void *pool, __u32 vid, __u32 s)
+{
+	__u32 key = vid * sc->nchunks + s / (64 * BPFIPT_CHUNK_WORDS);
+	const __u64 *w = bpf_map_lookup_elem(pool, &key);
+
+	return w && (w[(s / 64) & (BPFIPT_CHUNK_WORDS - 1)] >> (s & 63)) & 1;
+}
+
+/* An IPv6 packet with a cut chain, at slot s of a rule without -p: its length
+ * and state constraints, which classify() left out of the AND. */
+static __always_inline bool cut_fields_ok(struct scratch *sc, __u32 s)
+{
+	__u32 cur = sc->cur;
+	void *pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+
+	if (!pool)
+		return false;
+	if ((sc->cutlook & (1u << BPFIPT_F_LEN)) && !vec_bit(sc, pool, sc->v.len, s))
+		return false;
+	return !(sc->cutlook & (1u << BPFIPT_F_CTSTATE)) || vec_bit(sc, pool, sc->v.ctstate, s);
+}
 
 /* One step of the walk (bpfipt.h): the next matching slot from sc->cursor and its
  * action. A global function, and all the walk's state (cursor, depth, stack,
@@ -1124,7 +1405,19 @@ __noinline int bpfipt_step(struct scratch *sc)
 	sl = bpf_map_lookup_elem(slots, &gi);
 	if (!sl)
 		return STEP_BROKEN;
-	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
+	/* ip6_packet_match(): a rule with -p drops a packet whose extension-header
+	 * chain is cut, uncounted (classify() made every such slot a candidate) */
+	if (p->cut) {
+		if (sl->xflags & BPFIPT_X_PROTO6) {
+			sc->verdict = BPFIPT_V_DROP;
+			return STEP_DONE;
+		}
+		if (sc->cutlook && !cut_fields_ok(sc, s)) {
+			sc->cursor = s + 1;
+			return STEP_MORE;
+		}
+	}
+	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST | BPFIPT_X_PROTO6)) {
 		switch (extra_ok(cur, sl, sc)) {
 		case X_OK:
 			break;
@@ -1135,7 +1428,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 			return STEP_BROKEN;
 		}
 	}
-	count(cur, conf, slot_counter(cur, sl, p), p);
+	count(cur, conf, slot_counter(cur, sl, p, sc), p);
 	switch (sl->kind) {
 	case BPFIPT_S_VERDICT:
 	case BPFIPT_S_POLICY:
@@ -1187,14 +1480,32 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	    conf->nchunks == 0)
 		goto broken;
 	look = conf->lookup[chain];
+	sc->cur = cur;
 
 	/* One lookup per field that varies in this chain: its vector id. */
-	if ((look & (1u << BPFIPT_F_SRC)) &&
-	    !ADDR_VEC(cur, conf->addr_set[chain][0], p->saddr, sc->v.src))
-		goto broken;
-	if ((look & (1u << BPFIPT_F_DST)) &&
-	    !ADDR_VEC(cur, conf->addr_set[chain][1], p->daddr, sc->v.dst))
-		goto broken;
+	if (p->family == 6) {
+		/* a cut chain: no protocol, ports, flags nor type; every slot is a
+		 * candidate for them, the -p ones drop it (bpfipt_step()) */
+		if (p->cut)
+			look &= ~(1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT |
+				  1u << BPFIPT_F_DPORT | 1u << BPFIPT_F_TCPFLAGS |
+				  1u << BPFIPT_F_ICMP);
+		if ((look & (1u << BPFIPT_F_SRC)) &&
+		    (sc->v.src = bpfipt_lpm6_find(sc, conf->addr_set[chain][0], 0)) ==
+		    BPFIPT_IVAL_NONE)
+			goto broken;
+		if ((look & (1u << BPFIPT_F_DST)) &&
+		    (sc->v.dst = bpfipt_lpm6_find(sc, conf->addr_set[chain][1], 1)) ==
+		    BPFIPT_IVAL_NONE)
+			goto broken;
+	} else {
+		if ((look & (1u << BPFIPT_F_SRC)) &&
+		    !ADDR_VEC(cur, conf->addr_set[chain][0], p->saddr, sc->v.src))
+			goto broken;
+		if ((look & (1u << BPFIPT_F_DST)) &&
+		    !ADDR_VEC(cur, conf->addr_set[chain][1], p->daddr, sc->v.dst))
+			goto broken;
+	}
 	if ((look & (1u << BPFIPT_F_PROTO)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, sc->v.proto))
 		goto broken;
@@ -1228,6 +1539,14 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
+	/* a cut chain: the kernel tests a -p rule's matches (length, state) only
+	 * after the protocol; those fields are tested per slot, on the others
+	 * (bpfipt_step()) */
+	sc->cutlook = 0;
+	if (p->cut) {
+		sc->cutlook = look & (1u << BPFIPT_F_LEN | 1u << BPFIPT_F_CTSTATE);
+		look &= ~sc->cutlook;
+	}
 	sc->cur = cur;
 	sc->chain = chain;
 	sc->look = look;
@@ -1266,7 +1585,7 @@ broken:
 static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				 struct scratch *sc, __u32 update)
 {
-	bool ct = conf->flags & BPFIPT_C_CT;
+	bool ct = (conf->flags & BPFIPT_C_CT) && (sc->p.family == 4 || BPFIPT_CT_IPV6);
 	int v;
 
 	if (ct)
@@ -1290,16 +1609,29 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc)
 	__u32 d = bpf_ntohl(p->daddr);
 	long r;
 
-	/* limited broadcast: fib says "routed", the kernel delivers it; multicast: local */
-	if (d == 0xffffffffu || (d >> 28) == 0xe)
-		return BPFIPT_INPUT;
 	__builtin_memset(f, 0, sizeof(*f));
-	f->family = AF_INET;
-	f->tos = p->tos;
+	if (p->family == 6) {
+		/* multicast (ff00::/8): local. Link-local and every other destination:
+		 * the routing table's answer, as the kernel's (an address of ours,
+		 * fe80:: ones too, is a local route: INPUT) */
+		if ((bpf_ntohl(p->daddr6[0]) >> 24) == 0xff)
+			return BPFIPT_INPUT;
+		f->family = AF_INET6;
+		f->flowinfo = bpf_htonl((__u32)p->tos << 20);
+		__builtin_memcpy(f->ipv6_src, p->saddr6, 16);
+		__builtin_memcpy(f->ipv6_dst, p->daddr6, 16);
+	} else {
+		/* limited broadcast: fib says "routed", the kernel delivers it;
+		 * multicast: local */
+		if (d == 0xffffffffu || (d >> 28) == 0xe)
+			return BPFIPT_INPUT;
+		f->family = AF_INET;
+		f->tos = p->tos;
+		f->ipv4_src = p->saddr;
+		f->ipv4_dst = p->daddr;
+	}
 	f->l4_protocol = p->proto;
 	f->tot_len = 0;		/* no MTU verdict: an oversize packet is still routed */
-	f->ipv4_src = p->saddr;
-	f->ipv4_dst = p->daddr;
 	f->ifindex = p->iif;
 	if (p->sport != BPFIPT_NO_PORT) {
 		f->sport = bpf_htons(p->sport);
@@ -1323,15 +1655,34 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc)
 	}
 }
 
-/* The generation in use and its conf: 0, or -1 when nothing is installed. */
-static __always_inline int generation(__u32 *cur, __u32 *iflags, struct bpfipt_conf **conf)
+/* The family of the packet at data (0: IPv4, 1: IPv6, -1: neither), from the
+ * EtherType, or on L3 devices (l2 == 0) the IP version. */
+static __always_inline int l3_family(void *data, void *data_end, __u32 l2)
+{
+	struct ethhdr *eth = data;
+
+	if (l2) {
+		if ((void *)(eth + 1) > data_end)
+			return -1;
+		return eth->h_proto == bpf_htons(ETH_P_IP) ? 0 :
+		       eth->h_proto == bpf_htons(ETH_P_IPV6) ? 1 : -1;
+	}
+	if (data + 1 > data_end)
+		return -1;
+	return (*(__u8 *)data >> 4) == 6;
+}
+
+/* The generation family fam (0 IPv4, 1 IPv6) uses and its conf: 0, or -1 when
+ * nothing is installed for it (or fam < 0: not IP). */
+static __always_inline int generation(int fam, __u32 *cur, __u32 *iflags,
+				      struct bpfipt_conf **conf)
 {
 	__u32 zero = 0;
 	struct bpfipt_inst *in = bpf_map_lookup_elem(&bpfipt_inst, &zero);
 
-	if (!in)
+	if (!in || fam < 0)
 		return -1;
-	*cur = *(volatile __u32 *)&in->cur;
+	*cur = *(volatile __u32 *)&in->cur[fam & 1];
 	*iflags = in->flags;
 	*conf = bpf_map_lookup_elem(&bpfipt_conf, cur);
 	/* nwords == 0: no ruleset installed yet, leave everything to the kernel */
@@ -1339,7 +1690,8 @@ static __always_inline int generation(__u32 *cur, __u32 *iflags, struct bpfipt_c
 }
 
 /* tc may leave headers in non-linear data; pull what parse() reads, only when the
- * linear part is short (pulling a clone copies its head). */
+ * linear part is short (pulling a clone copies its head). IPv6 headers beyond
+ * these bytes: parse() says P_SHORT, tc_parse() pulls IPV6_PULL and parses again. */
 static __always_inline void tc_pull(struct __sk_buff *skb, __u32 l2)
 {
 	__u32 want = skb->len < ETH_HLEN + 60 + 20 ? skb->len : ETH_HLEN + 60 + 20;
@@ -1353,7 +1705,7 @@ static __always_inline void tc_pull(struct __sk_buff *skb, __u32 l2)
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
 	ip = data + l2;
-	if ((void *)(ip + 1) <= data_end && ip->protocol == IPPROTO_ICMP) {
+	if ((void *)(ip + 1) <= data_end && ip->version == 4 && ip->protocol == IPPROTO_ICMP) {
 		want = skb->len < ETH_HLEN + 2 * (60 + 8) ? skb->len : ETH_HLEN + 2 * (60 + 8);
 		if (data + want > data_end)
 			bpf_skb_pull_data(skb, want);
@@ -1364,20 +1716,32 @@ static __always_inline void tc_pull(struct __sk_buff *skb, __u32 l2)
 }
 
 /* Parse the packet of a tc hook into sc->p: 0 to classify it, -1 when the
- * verdict is already known (*r: non-IPv4 passes, a malformed packet drops). */
+ * verdict is already known (*r: non-IP passes, a malformed packet drops). */
 static __always_inline int tc_parse(struct __sk_buff *skb, __u32 l2, struct scratch *sc,
 				    int *r)
 {
+	enum parse_result pr;
+	__u32 want;
+
 	tc_pull(skb, l2);
-	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2,
-		      &sc->p)) {
-	case P_NOT_IPV4:
+	pr = parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, sc, true);
+	if (pr == P_SHORT) {
+		/* IPv6 headers past the linear data: pull all parse6() may read */
+		want = skb->len < l2 + IPV6_PULL ? skb->len : l2 + IPV6_PULL;
+		bpf_skb_pull_data(skb, want);
+		asm volatile("" ::: "memory");
+		__builtin_memset(&sc->p, 0, sizeof(sc->p));
+		pr = parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, sc,
+			   false);
+	}
+	switch (pr) {
+	case P_PASS:
 		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
 		return -1;
 	case P_DROP:
 		*r = TC_ACT_SHOT;
 		return -1;
-	case P_IPV4:
+	default:
 		break;
 	}
 	return 0;
@@ -1391,6 +1755,24 @@ static __always_inline int tc_verdict(int v)
 /* --------------------------------------------------------------- REJECT ---- */
 
 #include "reject.bpf.h"
+
+/* dataplane/reject.bpf.h defines it to 1 once it answers IPv6 packets; until
+ * then an IPv6 packet a REJECT rule judges is dropped (BPFIPT_ST_REJECT_DROPPED). */
+#ifndef BPFIPT_REJECT_IPV6
+#define BPFIPT_REJECT_IPV6 0
+#endif
+#define REJECT_CAN(sc) ((sc)->p.family == 4 || BPFIPT_REJECT_IPV6)
+
+/* The family of a tc hook's packet (l3_family()), from the skb. */
+static __always_inline int skb_family(const struct __sk_buff *skb)
+{
+	if (skb->protocol == bpf_htons(ETH_P_IP))
+		return 0;
+	if (skb->protocol == bpf_htons(ETH_P_IPV6))
+		return 1;
+	stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+	return -1;
+}
 
 /* ------------------------------------------------------------ programs ---- */
 
@@ -1458,19 +1840,24 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	int chain, v, r = XDP_PASS;
 
 	/* attached to Ethernet devices and lo only */
-	if (generation(&cur, &iflags, &conf) || (conf->flags & BPFIPT_C_TC_INGRESS))
+	chain = l3_family(data, data_end, ETH_HLEN);
+	if (chain < 0) {
+		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+		goto out;
+	}
+	if (generation(chain, &cur, &iflags, &conf) || (conf->flags & BPFIPT_C_TC_INGRESS))
 		goto out;
 	sc = scratch(SCR_XDP);
 	if (!sc)
 		goto out;
-	switch (parse(data, data_end, data_end - data, ETH_HLEN, &sc->p)) {
-	case P_NOT_IPV4:
+	switch (parse(data, data_end, data_end - data, ETH_HLEN, sc, false)) {
+	case P_PASS:
 		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
 		goto out;
 	case P_DROP:
 		r = XDP_DROP;
 		goto out;
-	case P_IPV4:
+	default:
 		break;
 	}
 	sc->p.iif = ctx->ingress_ifindex;
@@ -1490,7 +1877,12 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	case BPFIPT_V_ACCEPT:
 		break;
 	case BPFIPT_V_REJECT:
-		r = xdp_reject(ctx, sc->reject_with, chain);
+		if (REJECT_CAN(sc)) {
+			r = xdp_reject(ctx, sc->reject_with, chain);
+			break;
+		}
+		stat_inc(BPFIPT_ST_REJECT_DROPPED);
+		r = XDP_DROP;
 		break;
 	default:
 		r = XDP_DROP;
@@ -1506,7 +1898,7 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	__u32 cur, iflags, ifindex = skb->ifindex;
 	int chain, r = TC_ACT_OK;
 
-	if (generation(&cur, &iflags, &conf))
+	if (generation(skb_family(skb), &cur, &iflags, &conf))
 		goto out;
 	if ((iflags & BPFIPT_I_XDP) && !(conf->flags & BPFIPT_C_TC_INGRESS) &&
 	    bpf_map_lookup_elem(&bpfipt_xdpifs, &ifindex)) {
@@ -1537,8 +1929,10 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	}
 	r = judge(cur, conf, chain, sc, ifindex != LOOPBACK_IFINDEX);
 	log_emit(skb, sc, false, l2, skb->len - l2, l2, skb->mark, 0, 0, false);
-	r = r == BPFIPT_V_REJECT ? tc_reject(skb, sc, l2, chain, sc->reject_with, false) :
-				   tc_verdict(r);
+	if (r == BPFIPT_V_REJECT && !REJECT_CAN(sc))
+		stat_inc(BPFIPT_ST_REJECT_DROPPED);
+	r = r == BPFIPT_V_REJECT && REJECT_CAN(sc) ?
+		tc_reject(skb, sc, l2, chain, sc->reject_with, false) : tc_verdict(r);
 out:
 	return r;
 }
@@ -1564,7 +1958,7 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	__u32 cur, iflags;
 	int r = TC_ACT_OK;
 
-	if (generation(&cur, &iflags, &conf))
+	if (generation(skb_family(skb), &cur, &iflags, &conf))
 		goto out;
 	/* a forwarded packet was judged by FORWARD at ingress */
 	if (skb->ingress_ifindex != 0) {
@@ -1581,8 +1975,10 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	r = judge(cur, conf, BPFIPT_OUTPUT, sc, 1);
 	if (sc->nlog)
 		log_output(skb, sc, l2);
-	r = r == BPFIPT_V_REJECT ? tc_reject(skb, sc, l2, BPFIPT_OUTPUT, sc->reject_with, true) :
-				   tc_verdict(r);
+	if (r == BPFIPT_V_REJECT && !REJECT_CAN(sc))
+		stat_inc(BPFIPT_ST_REJECT_DROPPED);
+	r = r == BPFIPT_V_REJECT && REJECT_CAN(sc) ?
+		tc_reject(skb, sc, l2, BPFIPT_OUTPUT, sc->reject_with, true) : tc_verdict(r);
 out:
 	return r;
 }
@@ -1625,22 +2021,15 @@ int bpfipt_test(struct __sk_buff *skb)
 	__u32 cur, iflags;
 	int r = BPFIPT_TEST_PASS;
 
-	if (generation(&cur, &iflags, &conf))
+	if (generation(skb_family(skb), &cur, &iflags, &conf))
 		goto out;
 	sc = scratch(SCR_TEST);
 	if (!sc)
 		goto out;
-	tc_pull(skb, ETH_HLEN);
-	switch (parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, ETH_HLEN,
-		      &sc->p)) {
-	case P_NOT_IPV4:
-		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
+	if (tc_parse(skb, ETH_HLEN, sc, &r)) {
+		if (r == TC_ACT_SHOT)
+			r = BPFIPT_V_DROP;
 		goto out;
-	case P_DROP:
-		r = BPFIPT_V_DROP;
-		goto out;
-	case P_IPV4:
-		break;
 	}
 	sc->p.iif = skb->cb[1];
 	sc->p.oif = skb->cb[2];

@@ -48,7 +48,8 @@ enum bpfipt_chain {
 enum bpfipt_field {
 	BPFIPT_F_SRC,		/* address set: source address */
 	BPFIPT_F_DST,		/* address set: destination address */
-	BPFIPT_F_PROTO,		/* array: IP protocol 0..255 */
+	BPFIPT_F_PROTO,		/* array: IP protocol 0..255 (IPv6: the upper-layer
+				 * protocol after the extension headers) */
 	BPFIPT_F_SPORT,		/* class: source port 0..65535, BPFIPT_NO_PORT without one */
 	BPFIPT_F_DPORT,		/* class: destination port, same */
 	BPFIPT_F_IIF,		/* hash: input ifindex, 0 in OUTPUT */
@@ -58,7 +59,7 @@ enum bpfipt_field {
 	BPFIPT_F_TCPFLAGS,	/* array: TCP flags byte 0..255, BPFIPT_NO_TCP otherwise */
 	BPFIPT_F_ICMP,		/* class: type << 8 | code, BPFIPT_NO_ICMP otherwise */
 	BPFIPT_F_FRAG,		/* array: 0 = not a non-first fragment, 1 = non-first fragment */
-	BPFIPT_F_LEN,		/* class: IP total length 0..65535 */
+	BPFIPT_F_LEN,		/* class: IP total length 0..65535 (IPv6: payload + 40) */
 	BPFIPT_F_CTSTATE,	/* array: the packet's enum bpfipt_ct_state */
 	BPFIPT_F_MAX,
 };
@@ -100,6 +101,20 @@ enum bpfipt_field {
 #define BPFIPT_IVAL_WIN_SHIFT	26			/* 4 bits: w */
 #define BPFIPT_IVAL_DEPTH_SHIFT	30			/* 2 bits */
 #define BPFIPT_IVAL_NONE	0xffffffffu
+
+/* IPv6 address sets: one LPM trie per IPv6 generation (bpfipt_lpm6), holding
+ * every set of the generation, told apart by a 32-bit set id in front of the
+ * address: prefixlen = 32 + the prefix's length. Ids: 1 + chain * 2 + direction
+ * for the fields' sets (bpfipt_conf.addr_set of an IPv6 generation), then
+ * 1 + 2 * BPFIPT_NCHAINS + group for the group slots' (bpfipt_slot.ival); 0 is
+ * no set. Values as the IPv4 sets': vector id, or counter. */
+#define BPFIPT_LPM6_GROUP0	(1 + 2 * BPFIPT_NCHAINS)
+
+struct bpfipt_lpm6_key {
+	__u32 prefixlen;	/* 32 + 0..128 */
+	__be32 set;		/* set id, network order (the trie's first bits) */
+	__u8 addr[16];
+};
 
 struct bpfipt_ival_page {
 	__u32 key[BPFIPT_IVAL_FANOUT];
@@ -184,6 +199,9 @@ enum {
 	BPFIPT_X_GROUP_DST	= 1 << 6,	/* group slot: counter from its address set (dst) */
 	BPFIPT_X_ADDRTYPE	= 1 << 7,	/* -m addrtype: address types (bpfipt_rtlocal) */
 	BPFIPT_X_RECENT		= 1 << 8,	/* -m recent: a list of bpfipt_recent */
+	BPFIPT_X_PROTO6		= 1 << 9,	/* IPv6 rule with -p (IP6T_F_PROTO): a packet whose
+						 * extension-header chain is cut drops here, not
+						 * counted (ip6_packet_match's hotdrop) */
 };
 
 /* -m recent. Each list (--name) is one value of the instance map bpfipt_recent
@@ -314,7 +332,7 @@ struct bpfipt_counter {
 
 /* Per-CPU statistics of the data plane itself. */
 enum bpfipt_stat {
-	BPFIPT_ST_PASSED_NON_IPV4,
+	BPFIPT_ST_PASSED_NON_IPV4,	/* neither IPv4 nor IPv6 */
 	BPFIPT_ST_PASSED_NOT_OURS,	/* forwarded packet at egress, not routable, ... */
 	BPFIPT_ST_STEPS_EXHAUSTED,
 	BPFIPT_ST_DEPTH_EXHAUSTED,
@@ -330,17 +348,25 @@ enum bpfipt_stat {
 /*
  * Generations (dataplane/bpfipt.bpf.c <-> controlplane/loader.c).
  * The programs are attached once; a ruleset is a GENERATION: a set of inner maps
- * held at index 0 or 1 of the outer ARRAY_OF_MAPS maps (bpfipt_src, bpfipt_pool,
- * ...), plus bpfipt_conf[index]. A packet reads bpfipt_inst.cur once and uses that
- * generation only, so writing cur switches every hook of every interface at once.
+ * held at one index of the outer ARRAY_OF_MAPS maps (bpfipt_ival, bpfipt_pool,
+ * ...), plus bpfipt_conf[index]. Each family has its own ruleset and its own two
+ * generations: index = family * 2 + generation (family 0: IPv4, 1: IPv6). A
+ * packet reads bpfipt_inst.cur[its family] once and uses that generation only,
+ * so writing cur[f] switches every hook of every interface at once, for that
+ * family only; a family with nothing installed (conf.nwords == 0) passes its
+ * packets untouched. IPv4 generations keep their address sets in bpfipt_ival,
+ * IPv6 ones in bpfipt_lpm6; the other maps are the same for both.
  * (A prog_array slot cannot do it: the kernel empties a prog_array when its last
  * user reference goes, and without bpffs pins nothing holds one between commands.)
  * The generation not in use keeps its maps; the next ruleset is written into them
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		5	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
-					 * 5: address sets (bpfipt_ival) instead of LPM tries */
+#define BPFIPT_ABI		6	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+					 * 5: address sets (bpfipt_ival) instead of LPM tries;
+					 * 6: IPv6: family generations, bpfipt_lpm6 */
+#define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
+#define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
 
 /* Pool: entry (vector * nchunks + chunk) holds words [64 chunk, 64 chunk + 64) of
@@ -359,8 +385,10 @@ enum bpfipt_stat {
 #define BPFIPT_POOL_WORDS	(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
 
 /* Generation maps (inner maps of the outer maps of the same name):
- *   bpfipt_ival    array of struct bpfipt_ival_page: every address set of the
+ *   bpfipt_ival    array of struct bpfipt_ival_page: every address set of an IPv4
  *                  generation (the fields' and the groups'), see "Address sets"
+ *   bpfipt_lpm6    LPM trie, struct bpfipt_lpm6_key -> __u32: every address set of
+ *                  an IPv6 generation
  *   bpfipt_fields  the array fields: the vector id of key k of field f in chain c
  *                  is element BPFIPT_FB_<f> + c * keys + k of a flat __u32 array,
  *                  stored BPFIPT_PACK ids per map entry
@@ -386,10 +414,11 @@ enum bpfipt_stat {
 #define BPFIPT_FB_END		(BPFIPT_FB_CTSTATE + BPFIPT_FB_AL(BPFIPT_KEYS_CTSTATE))
 
 struct bpfipt_inst {
-	__u32 cur;		/* generation in use: 0 or 1 */
+	__u32 cur[BPFIPT_NFAMILIES];	/* generation in use per family: 2 * family + 0 or 1 */
 	__u32 flags;		/* BPFIPT_I_* */
 	__u32 abi;		/* BPFIPT_ABI of the programs */
-	__u32 tag;		/* the running ruleset's (userspace only: controlplane/state.h) */
+	__u32 tag[BPFIPT_NFAMILIES];	/* the running rulesets' (userspace only:
+					 * controlplane/state.h) */
 };
 
 enum {
@@ -408,8 +437,10 @@ struct bpfipt_conf {
 	__u32 iif_dflt[BPFIPT_NCHAINS], oif_dflt[BPFIPT_NCHAINS];
 	__u32 lookup[BPFIPT_NCHAINS];		/* bit f: field f varies in the chain, look it up */
 	__u32 cvec[BPFIPT_NCHAINS];		/* AND of the chain's constant fields' vectors */
-	__u32 addr_set[BPFIPT_NCHAINS][2];	/* [c][0] source, [c][1] destination set */
+	__u32 addr_set[BPFIPT_NCHAINS][2];	/* [c][0] source, [c][1] destination set
+						 * (IPv6: its id in bpfipt_lpm6) */
 	__u32 npages, nifs;			/* bpfipt_ival pages, hash entries (loader) */
+	__u32 nlpm6;				/* bpfipt_lpm6 entries (loader) */
 };
 
 enum {

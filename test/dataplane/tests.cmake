@@ -11,3 +11,9 @@ add_executable(test_ct_table ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_ct_
 target_link_libraries(test_ct_table PRIVATE bpfipt PkgConfig::CHECK)
 add_test(NAME dataplane.test_ct_table COMMAND test_ct_table)
 set_tests_properties(dataplane.test_ct_table PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 300)
+
+# IPv6: crafted packets, the IPv6 differential, both families in one instance.
+add_executable(test_ipv6 ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_ipv6.c)
+target_link_libraries(test_ipv6 PRIVATE bpfipt PkgConfig::CHECK)
+add_test(NAME dataplane.test_ipv6 COMMAND test_ipv6)
+set_tests_properties(dataplane.test_ipv6 PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 900)

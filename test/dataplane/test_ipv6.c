@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The IPv6 data plane on the real kernel (bpf_prog_test_run of bpfipt_test):
+ * crafted IPv6 packets (extension-header chains, fragments, truncations at every
+ * boundary, -p after the extension headers, ports, TCP flags, ICMPv6 types,
+ * prefixes and negation, a deny-list group), the compiled-vs-reference
+ * differential on random IPv6 rulesets, and IPv4 and IPv6 rulesets installed
+ * together. Rules are built in C (struct ipt_rule of a family-6 table), as
+ * ip6tables would give them: -p sets IP6T_F_PROTO. Needs root and BPF; never
+ * skips.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "compile.h"
+#include "ext.h"
+#include "loader.h"
+#include "misc_ext.h"
+#include "proto_ext.h"
+
+/* P6(.field = x): a field given twice on purpose (defaults, then the case's) */
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+#define F_PROTO 0x01		/* IP6T_F_PROTO */
+#define PASS DP_TEST_PASS
+#define ACC BPFIPT_V_ACCEPT
+#define DRP BPFIPT_V_DROP
+
+/* ================================================================ rules */
+
+static struct ipt_table *table6(void)
+{
+	struct ipt_table *t = NULL;
+
+	ipt_af = AF_INET6;
+	ipt_table_new(&t);
+	return t;
+}
+
+static void pfx6(const char *s, union ipt_addr *a, union ipt_addr *m)
+{
+	char buf[64];
+	const char *sl = strchr(s, '/');
+	int plen = 128;
+
+	memset(a, 0, sizeof(*a));
+	memset(m, 0, sizeof(*m));
+	snprintf(buf, sizeof(buf), "%.*s", sl ? (int)(sl - s) : (int)strlen(s), s);
+	if (sl)
+		plen = atoi(sl + 1);
+	ck_assert_msg(inet_pton(AF_INET6, buf, a->b) == 1, "%s", s);
+	for (int i = 0; i < 16; i++) {
+		int bits = plen - 8 * i;
+
+		m->b[i] = bits >= 8 ? 0xff : bits <= 0 ? 0 : (__u8)(0xff << (8 - bits));
+		a->b[i] &= m->b[i];
+	}
+}
+
+/* A rule: src/dst ("!" in front negates; NULL: any), proto (-1: no -p, 0: -p all). */
+static struct ipt_rule *rule(const char *src, const char *dst, int proto, int verdict)
+{
+	struct ipt_rule *r = ipt_rule_new();
+
+	if (src) {
+		if (*src == '!') {
+			r->ip.invflags |= IPT_INV_SRCIP;
+			src++;
+		}
+		pfx6(src, &r->ip.src, &r->ip.smsk);
+	}
+	if (dst) {
+		if (*dst == '!') {
+			r->ip.invflags |= IPT_INV_DSTIP;
+			dst++;
+		}
+		pfx6(dst, &r->ip.dst, &r->ip.dmsk);
+	}
+	if (proto >= 0) {
+		r->ip.flags |= F_PROTO;
+		r->ip.proto = (__u16)proto;
+	}
+	if (verdict >= 0) {
+		r->tkind = IPT_T_VERDICT;
+		r->verdict = verdict == ACC ? IPT_V_ACCEPT : verdict == DRP ? IPT_V_DROP : IPT_V_RETURN;
+	}
+	return r;
+}
+
+static void *match(struct ipt_rule *r, const char *name)
+{
+	const struct ipt_ext *e = ipt_ext_find(name, false);
+
+	ck_assert_msg(e != NULL, "extension %s", name);
+	return ipt_rule_add_match(r, e)->data;
+}
+
+static void tcp_ports(struct ipt_rule *r, int slo, int shi, int dlo, int dhi, int mask, int cmp)
+{
+	struct ipt_tcp_info *d = match(r, "tcp");
+
+	d->spts[0] = slo;
+	d->spts[1] = shi;
+	d->dpts[0] = dlo;
+	d->dpts[1] = dhi;
+	d->flg_mask = mask;
+	d->flg_cmp = cmp;
+}
+
+static void udp_ports(struct ipt_rule *r, int dlo, int dhi)
+{
+	struct ipt_udp_info *d = match(r, "udp");
+
+	d->spts[1] = 65535;
+	d->dpts[0] = dlo;
+	d->dpts[1] = dhi;
+}
+
+/* -m icmp6 --icmpv6-type: the icmp payload (the registry's icmp6 comes with the
+ * ip6tables command line; the compiler reads both alike) */
+static void icmp6_type(struct ipt_rule *r, int type, int code)
+{
+	struct ipt_icmp_info *d = match(r, "icmp");
+
+	d->type = type;
+	d->code[0] = code < 0 ? 0 : code;
+	d->code[1] = code < 0 ? 255 : code;
+}
+
+static void add(struct ipt_table *t, const char *chain, struct ipt_rule *r)
+{
+	struct ipt_chain *c = ipt_chain_find(t, chain);
+
+	if (!c)
+		c = ipt_chain_new_user(t, chain);
+	ipt_chain_insert_rule(c, c->nrules, r);
+}
+
+static struct cp_compiled *compile(const struct ipt_table *t)
+{
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_msg(cp_compile(t, NULL, &cc, &err) == 0, "cp_compile: %s", err.msg);
+	ck_assert_int_eq(cc->family, t->family);
+	return cc;
+}
+
+/* ================================================================ packets */
+
+struct ext {
+	int type;		/* 0 hbh, 43 routing, 44 fragment, 51 AH, 60 dstopts; 0 ends
+				 * the list unless len is set */
+	int len;		/* bytes (a multiple of 8; AH of 4), 0: the list ends */
+	int fragoff;		/* fragment: offset in 8-byte units */
+	int mf;
+};
+
+struct p6 {
+	const char *src, *dst;
+	int proto;		/* upper layer: 6, 17, 58, 50, 59, ... */
+	int sport, dport, flags;
+	int itype, icode;
+	struct ext ext[10];
+	int l4len;		/* bytes of the upper-layer header (0: full: 20 TCP, 8 others) */
+	int payload;		/* bytes of payload after it */
+	int plen;		/* override the payload length field (0: right) */
+	int cut;		/* keep only this many bytes after Ethernet (0: all) */
+	int ethertype;		/* 0: IPv6 */
+	int ver;		/* 0: 6 */
+};
+
+#define P6(...) ((struct p6){ .src = "2001:db8:1::1", .dst = "2001:db8:2::2", .proto = 6, \
+			      .sport = 40000, .dport = 22, .flags = 0x02, __VA_ARGS__ })
+
+static size_t build6(const struct p6 *s, __u8 *buf, size_t cap, unsigned int *iplen)
+{
+	struct ethhdr *eth = (void *)buf;
+	__u8 *ip = buf + ETH_HLEN, *h = ip + 40, *nhp = ip + 6;
+	int l4n = s->l4len ? s->l4len : s->proto == 6 ? 20 : 8, tot;
+
+	memset(buf, 0, cap);
+	eth->h_proto = htons(s->ethertype ? s->ethertype : ETH_P_IPV6);
+	eth->h_source[0] = 2;
+	ip[0] = (s->ver ? s->ver : 6) << 4;
+	ip[7] = 64;
+	ck_assert(inet_pton(AF_INET6, s->src, ip + 8) == 1);
+	ck_assert(inet_pton(AF_INET6, s->dst, ip + 24) == 1);
+	for (int i = 0; i < 10 && s->ext[i].len; i++) {
+		const struct ext *e = &s->ext[i];
+
+		*nhp = e->type;
+		nhp = h;
+		if (e->type == 44) {
+			h[2] = (e->fragoff << 3) >> 8;
+			h[3] = ((e->fragoff << 3) & 0xf8) | (e->mf ? 1 : 0);
+			h[4] = 0x12;
+		} else if (e->type == 51) {
+			h[1] = e->len / 4 - 2;
+		} else {
+			h[1] = e->len / 8 - 1;
+		}
+		h += e->len;
+	}
+	*nhp = s->proto;
+	if (s->proto == 58) {
+		h[0] = s->itype;
+		h[1] = s->icode;
+		h[4] = 0x12;
+		h[5] = 0x34;
+	} else if (s->proto != 59 && s->proto != 50) {
+		h[0] = s->sport >> 8;
+		h[1] = s->sport & 0xff;
+		h[2] = s->dport >> 8;
+		h[3] = s->dport & 0xff;
+		if (s->proto == 6) {
+			h[12] = 5 << 4;
+			h[13] = s->flags;
+		}
+	}
+	if (s->proto == 59)
+		l4n = 0;
+	tot = (int)(h - ip) + l4n + s->payload;
+	ck_assert_uint_le(ETH_HLEN + tot, cap);
+	*(__be16 *)(ip + 4) = htons(s->plen ? s->plen : tot - 40);
+	if (iplen)
+		*iplen = (s->plen ? s->plen : tot - 40) + 40;
+	return ETH_HLEN + (s->cut ? s->cut : tot);
+}
+
+/* ================================================================ running */
+
+static struct dp_inst *inst_new(void)
+{
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	int r = dp_inst_create(&in, 1u << DP_PROG_TEST, &err);
+
+	ck_assert_msg(r == 0, "dp_inst_create: %d %s", r, err.msg);
+	return in;
+}
+
+static void install(struct dp_inst *in, const struct cp_compiled *cc)
+{
+	struct ipt_err err = { 0 };
+	int r = dp_inst_install(in, cc, NULL, 0, NULL, 0, &err);
+
+	ck_assert_msg(r == 0, "dp_inst_install: %d %s", r, err.msg);
+}
+
+/* counters of family af's running ruleset */
+static void counters(struct dp_inst *in, int af, __u64 (**c)[2], unsigned int *n)
+{
+	struct ipt_err err = { 0 };
+	int saved = ipt_af;
+
+	ipt_af = af;
+	ck_assert_int_eq(dp_inst_counters(in, c, n, &err), 0);
+	ipt_af = saved;
+}
+
+static int classify(struct dp_inst *in, const __u8 *pkt, size_t len, int chain, int iif, int oif)
+{
+	struct __sk_buff ctx = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx));
+	int r;
+
+	ctx.cb[0] = chain;
+	ctx.cb[1] = iif;
+	ctx.cb[2] = oif;
+	r = bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o);
+	ck_assert_msg(r == 0, "test_run (%zu bytes): %s", len, strerror(errno));
+	return o.retval;
+}
+
+struct tc6 {
+	const char *what;
+	struct p6 p;
+	int verdict;
+	int c[4];		/* counters that move by one, -1 ends */
+};
+
+#define C(...) { __VA_ARGS__, -1 }
+#define NONE { -1 }
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Each case in INPUT: the verdict, and exactly the listed counters move (by one
+ * packet of payload length + 40 bytes). */
+static void run6(struct dp_inst *in, const struct tc6 *cs, int n)
+{
+	static __u8 buf[8192];
+
+	for (int i = 0; i < n; i++) {
+		const struct tc6 *t = &cs[i];
+		unsigned int iplen, na, nb, want = 0, moved = 0;
+		size_t len = build6(&t->p, buf, sizeof(buf), &iplen);
+		__u64 (*a)[2], (*b)[2];
+		int v;
+
+		counters(in, AF_INET6, &a, &na);
+		v = classify(in, buf, len, BPFIPT_INPUT, 2, 0);
+		counters(in, AF_INET6, &b, &nb);
+		ck_assert_msg(v == t->verdict, "case '%s': verdict %d, expected %d", t->what, v,
+			      t->verdict);
+		while (want < 4 && t->c[want] >= 0)
+			want++;
+		for (unsigned int k = 0; k < nb; k++) {
+			__u64 dp = b[k][0] - a[k][0], db = b[k][1] - a[k][1];
+			bool listed = false;
+
+			if (!dp)
+				continue;
+			moved++;
+			for (unsigned int j = 0; j < want; j++)
+				listed |= t->c[j] == (int)k;
+			ck_assert_msg(dp == 1 && listed, "case '%s': counter %u moved by %llu",
+				      t->what, k, (unsigned long long)dp);
+			ck_assert_msg(db == iplen, "case '%s': counter %u bytes %llu, expected %u",
+				      t->what, k, (unsigned long long)db, iplen);
+		}
+		ck_assert_msg(moved == want, "case '%s': %u counters moved, expected %u", t->what,
+			      moved, want);
+		free(a);
+		free(b);
+	}
+}
+
+#define HBH(n) { 0, (n) }
+#define RT(n) { 43, (n) }
+#define DST(n) { 60, (n) }
+#define AH(n) { 51, (n) }
+#define FRAG(off, mf) { 44, 8, (off), (mf) }
+
+/* ================================================================ tests */
+
+START_TEST(t_ext_headers)
+{
+	struct ipt_table *t = table6();
+	struct ipt_rule *r;
+	struct cp_compiled *cc;
+	struct dp_inst *in = inst_new();
+
+	/* 0: a trusted source, no -p: judged before any -p rule */
+	add(t, "INPUT", rule("2001:db8:ffff::/48", NULL, -1, ACC));
+	/* 1: -p tcp --dport 22 --syn */
+	r = rule(NULL, NULL, 6, ACC);
+	tcp_ports(r, 0, 65535, 22, 22, 0x17, 0x02);
+	add(t, "INPUT", r);
+	/* 2: -p udp --dport 53 DROP */
+	r = rule(NULL, NULL, 17, DRP);
+	udp_ports(r, 53, 53);
+	add(t, "INPUT", r);
+	add(t, "INPUT", rule(NULL, NULL, 59, ACC));		/* 3: -p 59 (no next header) */
+	add(t, "INPUT", rule(NULL, NULL, 50, ACC));		/* 4: -p esp */
+	r = rule(NULL, NULL, 58, ACC);				/* 5: echo request */
+	icmp6_type(r, 128, -1);
+	add(t, "INPUT", r);
+	r = rule(NULL, NULL, 58, DRP);				/* 6: -p icmpv6 ! 129 */
+	icmp6_type(r, 129, 0);
+	((struct ipt_icmp_info *)r->matches[0].data)->invert = 1;
+	add(t, "INPUT", r);
+	add(t, "INPUT", rule(NULL, NULL, 17, ACC));		/* 7: -p udp */
+	ipt_chain_find(t, "INPUT")->policy = IPT_V_DROP;	/* policy: counter 8 + 0 */
+	cc = compile(t);
+	install(in, cc);
+
+	const int POL = 8;
+	struct tc6 cs[] = {
+		{ "tcp 22", P6(), ACC, C(1) },
+		{ "tcp 22, not a SYN", P6(.flags = 0x10), DRP, C(POL) },
+		{ "tcp 23", P6(.dport = 23), DRP, C(POL) },
+		{ "hop-by-hop, tcp", P6(.ext = { HBH(8) }), ACC, C(1) },
+		{ "hbh 16, routing 24, dstopts 8, tcp", P6(.ext = { HBH(16), RT(24), DST(8) }), ACC,
+		  C(1) },
+		{ "dstopts 2048, tcp", P6(.ext = { DST(2048) }), ACC, C(1) },
+		{ "AH, udp 53", P6(.proto = 17, .dport = 53, .ext = { AH(24) }), DRP, C(2) },
+		{ "AH 12, dstopts, udp 54", P6(.proto = 17, .dport = 54, .ext = { AH(12), DST(8) }),
+		  ACC, C(7) },
+		{ "first fragment, tcp 22", P6(.ext = { FRAG(0, 1) }), ACC, C(1) },
+		{ "hbh, first fragment, dstopts, tcp 22",
+		  P6(.ext = { HBH(8), FRAG(0, 1), DST(8) }), ACC, C(1) },
+		{ "non-first fragment of tcp: no ports", P6(.ext = { FRAG(100, 0) }), DRP, C(POL) },
+		{ "non-first fragment of udp: -p udp matches", P6(.proto = 17, .dport = 53,
+		  .ext = { FRAG(7, 1) }), ACC, C(7) },
+		{ "ESP", P6(.proto = 50, .payload = 16), ACC, C(4) },
+		{ "dstopts, ESP", P6(.proto = 50, .payload = 16, .ext = { DST(8) }), ACC, C(4) },
+		{ "no next header", P6(.proto = 59), ACC, C(3) },
+		{ "hbh, no next header", P6(.proto = 59, .ext = { HBH(8) }), ACC, C(3) },
+		{ "echo request", P6(.proto = 58, .itype = 128), ACC, C(5) },
+		{ "echo reply", P6(.proto = 58, .itype = 129), DRP, C(POL) },
+		{ "neighbour solicitation", P6(.proto = 58, .itype = 135), DRP, C(6) },
+		{ "routing, echo request", P6(.proto = 58, .itype = 128, .ext = { RT(8) }), ACC,
+		  C(5) },
+		{ "icmpv6 header cut short", P6(.proto = 58, .itype = 128, .l4len = 4), DRP,
+		  C(POL) },
+		{ "tcp header cut short: no ports (as IPv4)", P6(.l4len = 10), DRP, C(POL) },
+		/* cut chains: the first -p rule drops them, nothing counted */
+		{ "hbh past the payload", P6(.ext = { HBH(8) }, .plen = 1), DRP, NONE },
+		{ "routing header's first byte only", P6(.ext = { RT(8) }, .plen = 1), DRP, NONE },
+		{ "fragment header cut at 3 bytes", P6(.ext = { FRAG(0, 1) }, .plen = 3), DRP,
+		  NONE },
+		{ "second header past the payload", P6(.ext = { HBH(8), DST(8) }, .plen = 8), DRP,
+		  NONE },
+		{ "non-first fragment, then dstopts", P6(.ext = { FRAG(9, 0), DST(8) }), DRP, NONE },
+		{ "nine extension headers", P6(.ext = { DST(8), DST(8), DST(8), DST(8), DST(8),
+		  DST(8), DST(8), DST(8), DST(8) }), DRP, NONE },
+		{ "eight extension headers", P6(.ext = { DST(8), DST(8), DST(8), DST(8), DST(8),
+		  DST(8), DST(8), DST(8) }), ACC, C(1) },
+		{ "cut, from the trusted source: rule 0 first", P6(.src = "2001:db8:ffff::9",
+		  .ext = { HBH(8) }, .plen = 1), ACC, C(0) },
+		{ "frame cut inside the hbh header (payload length larger)",
+		  P6(.ext = { HBH(8) }, .cut = 41), DRP, NONE },
+		/* not judged here */
+		{ "ARP", P6(.ethertype = ETH_P_ARP), PASS, NONE },
+		{ "IPv4 (no IPv4 ruleset)", P6(.ethertype = ETH_P_IP, .ver = 4), PASS, NONE },
+		{ "version 4 in an IPv6 frame", P6(.ver = 4), DRP, NONE },
+	};
+	run6(in, cs, N(cs));
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* Every truncation of a chain hbh(8), routing(16), fragment, dstopts(8), tcp: the
+ * payload length stops at each byte. Before the upper-layer header: cut (the -p
+ * rule drops, uncounted); inside it: no ports (policy); whole: the rule. */
+START_TEST(t_truncated)
+{
+	struct ipt_table *t = table6();
+	struct ipt_rule *r = rule(NULL, NULL, 6, ACC);
+	struct dp_inst *in = inst_new();
+	struct cp_compiled *cc;
+	static __u8 buf[512];
+
+	tcp_ports(r, 0, 65535, 22, 22, 0, 0);
+	add(t, "INPUT", rule("2001:db8:9::/48", NULL, -1, DRP));
+	add(t, "INPUT", r);
+	cc = compile(t);
+	install(in, cc);
+	for (int plen = 0; plen <= 8 + 16 + 8 + 8 + 20; plen++) {
+		struct p6 s = P6(.ext = { HBH(8), RT(16), FRAG(0, 0), DST(8) }, .plen = plen);
+		size_t len = build6(&s, buf, sizeof(buf), NULL);
+		int want = plen < 34 ? DRP : ACC;
+		__u64 (*c)[2];
+		unsigned int n;
+
+		/* payload < 34: an extension header cut (-p: hotdrop); 34..59: the
+		 * chain is whole (dstopts' first 2 bytes are what the walk reads) but
+		 * the tcp header is cut: no ports, the policy ACCEPTs; 60: the rule */
+		len = ETH_HLEN + 40 + plen;
+		ck_assert_int_eq(classify(in, buf, len, BPFIPT_INPUT, 2, 0), want);
+		/* the same bytes in a longer frame (payload length says less) */
+		ck_assert_int_eq(classify(in, buf, len + 30, BPFIPT_INPUT, 2, 0), want);
+		counters(in, AF_INET6, &c, &n);
+		ck_assert_uint_eq(c[1][0], plen >= 60 ? 2 * (plen - 59) : 0);
+		ck_assert_uint_eq(c[0][0], 0);
+		free(c);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+START_TEST(t_addresses)
+{
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	struct cp_compiled *cc;
+
+	add(t, "INPUT", rule("2001:db8:1::1/128", NULL, -1, DRP));		/* 0 */
+	add(t, "INPUT", rule("2001:db8:1::/64", "!2001:db8:2::/48", -1, DRP));	/* 1 */
+	add(t, "INPUT", rule("2001:db8:1::/48", "2001:db8:2::/64", -1, ACC));	/* 2 */
+	add(t, "INPUT", rule("!2001:db8::/32", NULL, -1, ACC));			/* 3 */
+	add(t, "INPUT", rule("::/0", "2001:db8:2:1::/64", 17, DRP));		/* 4 */
+	add(t, "INPUT", rule(NULL, "2001:db8:2::2", -1, -1));			/* 5: counter only */
+	ipt_chain_find(t, "INPUT")->policy = IPT_V_DROP;			/* 6 + 0 */
+	cc = compile(t);
+	install(in, cc);
+
+	struct tc6 cs[] = {
+		{ "/128", P6(.src = "2001:db8:1::1"), DRP, C(0) },
+		{ "/64 to the excluded /48", P6(.src = "2001:db8:1::5", .dst = "2001:db8:2::2"), ACC,
+		  C(2) },
+		{ "/64 elsewhere", P6(.src = "2001:db8:1::5", .dst = "2001:db8:3::2"), DRP, C(1) },
+		{ "/48 not /64, to the /64", P6(.src = "2001:db8:1:2::5", .dst = "2001:db8:2::7"),
+		  ACC, C(2) },
+		{ "/48 not /64, to the /48 not /64", P6(.src = "2001:db8:1:2::5",
+		  .dst = "2001:db8:2:5::7"), DRP, C(6) },
+		{ "outside 2001:db8::/32", P6(.src = "2001:db9::1"), ACC, C(3) },
+		{ "udp to the /64 of rule 4", P6(.src = "2001:db8:7::1", .dst = "2001:db8:2:1::1",
+		  .proto = 17), DRP, C(4) },
+		{ "tcp to it: counter 5 then the policy", P6(.src = "2001:db8:7::1",
+		  .dst = "2001:db8:2::2"), DRP, C(5, 6) },
+		{ "fe80::1 to ff02::1", P6(.src = "fe80::1", .dst = "ff02::1"), ACC, C(3) },
+	};
+	run6(in, cs, N(cs));
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* A deny list of IPv6 prefixes: one group slot, counted per rule. */
+START_TEST(t_group)
+{
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	struct cp_compiled *cc;
+	char a[64];
+
+	for (int i = 0; i < 200; i++) {
+		snprintf(a, sizeof(a), "2001:db8:%x::/%d", i, i % 2 ? 48 : 64);
+		add(t, "INPUT", rule(a, NULL, -1, DRP));
+	}
+	add(t, "INPUT", rule("2001:db8:7::/56", NULL, -1, DRP));	/* 200: inside rule 7 */
+	add(t, "INPUT", rule("2001:db8::/32", NULL, -1, DRP));		/* 201 */
+	cc = compile(t);
+	ck_assert_uint_ge(cc->ngroups, 1);
+	ck_assert_uint_lt(cc->nslots[BPFIPT_INPUT], 10);
+	install(in, cc);
+
+	struct tc6 cs[] = {
+		{ "rule 0", P6(.src = "2001:db8::1"), DRP, C(0) },
+		{ "rule 0, outside its /64", P6(.src = "2001:db8:0:1::1"), DRP, C(201) },
+		{ "rule 7 (/48)", P6(.src = "2001:db8:7:ff::1"), DRP, C(7) },
+		{ "rule 199", P6(.src = "2001:db8:c7:1::1"), DRP, C(199) },
+		{ "rule 200 is shadowed by 7", P6(.src = "2001:db8:7::1"), DRP, C(7) },
+		{ "none", P6(.src = "2001:db9::1"), ACC, C(202) },
+	};
+	run6(in, cs, N(cs));
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* ================================================================ differential */
+
+static __u64 rng_state = 0x9e3779b97f4a7c15ull;
+
+static __u32 rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (__u32)(rng_state >> 16);
+}
+
+static unsigned int rn(unsigned int n)
+{
+	return rnd() % n;
+}
+
+/* addresses from a few nested prefixes so rules overlap */
+static void raddr(char *out, size_t n)
+{
+	static const char *const base[] = { "2001:db8:1:1::", "2001:db8:1:2::", "2001:db8:2::",
+					    "fe80::", "2001:db9::" };
+
+	snprintf(out, n, "%s%x", base[rn(5)], rn(4));
+}
+
+static const char *rpfx(char *buf, size_t n)
+{
+	static const int plens[] = { 0, 16, 32, 48, 56, 64, 96, 127, 128 };
+	char a[64];
+
+	if (rn(3) == 0)
+		return NULL;
+	raddr(a, sizeof(a));
+	snprintf(buf, n, "%s%s/%d", rn(5) ? "" : "!", a, plens[rn(9)]);
+	return buf;
+}
+
+static struct ipt_table *rruleset(void)
+{
+	static const char *const chains[] = { "INPUT", "INPUT", "INPUT", "u1", "u2" };
+	static const int protos[] = { -1, -1, 0, 6, 17, 58, 50 };
+	struct ipt_table *t = table6();
+	int nr = 1 + rn(24);
+
+	ipt_chain_new_user(t, "u1");
+	ipt_chain_new_user(t, "u2");
+	for (int i = 0; i < nr; i++) {
+		char s[80], d[80];
+		const char *sp = rpfx(s, sizeof(s)), *dp = rpfx(d, sizeof(d));
+		int proto = protos[rn(7)], v = rn(10);
+		const char *ch = chains[rn(5)];
+		struct ipt_rule *r = rule(sp, dp, proto, v < 4 ? ACC : v < 7 ? DRP : -1);
+
+		if (proto > 0 && rn(4) == 0)
+			r->ip.invflags |= IPT_INV_PROTO;
+		if (proto == 6 && !(r->ip.invflags & IPT_INV_PROTO) && rn(2))
+			tcp_ports(r, 0, 65535, 20 + rn(4), 22 + rn(4), rn(2) ? 0x12 : 0, 0x02);
+		if (proto == 17 && !(r->ip.invflags & IPT_INV_PROTO) && rn(2))
+			udp_ports(r, 50 + rn(6), 53 + rn(4));
+		if (proto == 58 && !(r->ip.invflags & IPT_INV_PROTO) && rn(2))
+			icmp6_type(r, rn(2) ? 128 : 135, rn(2) ? 0 : -1);
+		if (rn(6) == 0) {
+			struct length_data *l = match(r, "length");
+
+			l->min = 60 + rn(40);
+			l->max = l->min + rn(40);
+		}
+		if (v == 7 && strcmp(ch, "u2")) {
+			r->tkind = IPT_T_JUMP;
+			snprintf(r->chain, sizeof(r->chain), "%s", strcmp(ch, "u1") ? "u1" : "u2");
+		} else if (v == 8 && ch[0] == 'u') {
+			r->tkind = IPT_T_VERDICT;
+			r->verdict = IPT_V_RETURN;
+		}
+		add(t, ch, r);
+	}
+	ipt_chain_find(t, "INPUT")->policy = rn(2) ? IPT_V_DROP : IPT_V_ACCEPT;
+	return t;
+}
+
+/* A random packet, as a frame and as the evaluators see it. */
+static size_t rpacket6(__u8 *buf, size_t cap, struct cp_packet *p)
+{
+	static const int protos[] = { 6, 17, 58, 50, 59, 6, 17 };
+	char sa[64], da[64];
+	struct p6 s = P6();
+	unsigned int iplen;
+	size_t len;
+	int ne = rn(3) ? 0 : 1 + rn(3);
+
+	raddr(sa, sizeof(sa));
+	raddr(da, sizeof(da));
+	s.src = sa;
+	s.dst = da;
+	s.proto = protos[rn(7)];
+	s.sport = 1000 + rn(3);
+	s.dport = 20 + rn(40);
+	s.flags = rn(2) ? 0x02 : 0x12;
+	s.itype = rn(2) ? 128 : 135;
+	s.payload = rn(3) ? 0 : rn(40);
+	for (int i = 0; i < ne; i++) {
+		static const int types[] = { 0, 43, 60, 51, 44 };
+		int ty = types[rn(5)];
+
+		s.ext[i] = (struct ext){ ty, ty == 44 ? 8 : ty == 51 ? 12 + 4 * rn(3) : 8 * (1 + rn(3)),
+					 ty == 44 && rn(2) ? 1 + rn(50) : 0, 0 };
+	}
+	if (rn(8) == 0)
+		s.plen = 1 + rn(30);	/* maybe cut */
+	len = build6(&s, buf, cap, &iplen);
+	memset(p, 0, sizeof(*p));
+	p->family = 6;
+	inet_pton(AF_INET6, sa, p->saddr6);
+	inet_pton(AF_INET6, da, p->daddr6);
+	p->len = iplen;
+	p->iif = 2;
+	/* what ipv6_find_hdr() gives: walk the built chain against the payload length */
+	{
+		unsigned int off = 40, end = iplen;
+		bool cut = false, nonfirst = false;
+		int i;
+
+		for (i = 0; i < ne; i++) {
+			const struct ext *e = &s.ext[i];
+
+			if (off + (e->type == 44 ? 4 : 2) > end) {
+				cut = true;
+				break;
+			}
+			if (e->type == 44 && e->fragoff) {
+				if (i + 1 < ne)
+					cut = true;	/* another extension header follows */
+				else
+					nonfirst = true;
+				break;
+			}
+			off += e->len;
+		}
+		p->cut = cut;
+		p->nonfirst_frag = nonfirst;
+		p->proto = cut ? 0 : s.proto;
+		if (!cut && !nonfirst) {
+			unsigned int l4 = s.proto == 6 ? 20 : 8;
+
+			if (s.proto == 6 || s.proto == 17) {
+				p->has_ports = off + l4 <= end;
+				p->has_tcp = s.proto == 6 && p->has_ports;
+				p->sport = s.sport;
+				p->dport = s.dport;
+				p->tcpflags = s.flags;
+			} else if (s.proto == 58 && off + 8 <= end) {
+				p->has_icmp = true;
+				p->icmp_type = s.itype;
+			}
+		}
+	}
+	return len;
+}
+
+static void dump(const struct ipt_table *t, const struct cp_packet *p)
+{
+	char a[64], b[64];
+
+	for (unsigned int i = 0; i < t->nchains; i++)
+		for (unsigned int j = 0; j < t->chains[i]->nrules; j++) {
+			const struct ipt_rule *r = t->chains[i]->rules[j];
+
+			inet_ntop(AF_INET6, r->ip.src.b, a, sizeof(a));
+			inet_ntop(AF_INET6, r->ip.dst.b, b, sizeof(b));
+			printf("%s: s %s%s/%d d %s%s/%d p %s%d fl %d nm %u tk %d v %d %s\n",
+			       t->chains[i]->name, r->ip.invflags & IPT_INV_SRCIP ? "!" : "", a,
+			       __builtin_popcountll(*(__u64 *)r->ip.smsk.b) +
+			       __builtin_popcountll(*(__u64 *)(r->ip.smsk.b + 8)),
+			       r->ip.invflags & IPT_INV_DSTIP ? "!" : "", b,
+			       __builtin_popcountll(*(__u64 *)r->ip.dmsk.b) +
+			       __builtin_popcountll(*(__u64 *)(r->ip.dmsk.b + 8)),
+			       r->ip.invflags & IPT_INV_PROTO ? "!" : "", r->ip.proto, r->ip.flags,
+			       r->nmatches, r->tkind, r->verdict, r->chain);
+		}
+	inet_ntop(AF_INET6, p->saddr6, a, sizeof(a));
+	inet_ntop(AF_INET6, p->daddr6, b, sizeof(b));
+	printf("packet %s -> %s proto %u cut %d nf %d ports %d %u/%u tcp %d fl %x icmp %d %u len %u\n",
+	       a, b, p->proto, p->cut, p->nonfirst_frag, p->has_ports, p->sport, p->dport,
+	       p->has_tcp, p->tcpflags, p->has_icmp, p->icmp_type, p->len);
+}
+
+START_TEST(t_differential)
+{
+	static __u8 buf[2048];
+	unsigned int nsets = 0, npk = 0, refused = 0, hot = 0;
+	struct dp_inst *in = inst_new();
+
+	if (getenv("BPFIPT_DIFF_SEED"))
+		rng_state = strtoull(getenv("BPFIPT_DIFF_SEED"), NULL, 0) | 1;
+	for (int it = 0; it < 300; it++) {
+		struct ipt_table *t = rruleset();
+		struct cp_compiled *cc = NULL;
+		struct ipt_err err = { 0 };
+
+		if (cp_compile(t, NULL, &cc, &err)) {
+			refused++;	/* too deep, a loop: the data plane's limits */
+			ipt_table_free(&t);
+			continue;
+		}
+		install(in, cc);
+		nsets++;
+		for (int k = 0; k < 60; k++) {
+			struct cp_packet p;
+			struct cp_trace rt, lt;
+			size_t len = rpacket6(buf, sizeof(buf), &p);
+			__u64 (*a)[2], (*b)[2];
+			unsigned int na, nb;
+			int rr = cp_ref_eval(t, NULL, BPFIPT_INPUT, &p, &rt);
+			int lr = cp_lbvs_eval(cc, BPFIPT_INPUT, &p, &lt);
+			int v;
+
+			if (rr)
+				continue;
+			npk++;
+			if (rt.verdict != lt.verdict)
+				dump(t, &p);
+			hot += p.cut;
+			ck_assert_int_eq(lr, 0);
+			ck_assert_msg(rt.verdict == lt.verdict, "set %d packet %d: ref %d lbvs %d", it,
+				      k, rt.verdict, lt.verdict);
+			ck_assert_uint_eq(rt.ncounted, lt.ncounted);
+			for (unsigned int j = 0; j < rt.ncounted && j < CP_TRACE_MAX; j++)
+				ck_assert_uint_eq(rt.counted[j], lt.counted[j]);
+			counters(in, AF_INET6, &a, &na);
+			v = classify(in, buf, len, BPFIPT_INPUT, 2, 0);
+			counters(in, AF_INET6, &b, &nb);
+			ck_assert_msg(v == (int)rt.verdict, "set %d packet %d: data plane %d, ref %d",
+				      it, k, v, rt.verdict);
+			for (unsigned int j = 0; j < nb; j++) {
+				__u64 d = b[j][0] - a[j][0], want = 0;
+
+				for (unsigned int q = 0; q < rt.ncounted && q < CP_TRACE_MAX; q++)
+					want += rt.counted[q] == j;
+				if (d != want) {
+					dump(t, &p);
+					for (size_t q = 0; q < len; q++)
+						printf("%02x%s", buf[q], q % 16 == 15 ? "\n" : " ");
+					printf("\n");
+				}
+				ck_assert_msg(d == want, "set %d packet %d: counter %u moved %llu, "
+					      "ref %llu", it, k, j, (unsigned long long)d,
+					      (unsigned long long)want);
+			}
+			free(a);
+			free(b);
+		}
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	printf("ipv6 differential: %u rulesets (%u refused), %u packets (%u cut chains)\n",
+	       nsets, refused, npk, hot);
+	ck_assert_uint_gt(nsets, 200);
+	dp_inst_free(&in);
+}
+END_TEST
+
+/* ================================================================ families */
+
+/* IPv4 and IPv6 rulesets in one instance: each family's packets meet their own
+ * ruleset, counters stay apart, and installing one family leaves the other's
+ * generation and counters as they were. */
+START_TEST(t_families)
+{
+	struct ipt_table *t6 = table6(), *t4 = NULL;
+	struct cp_compiled *c6, *c4, *c4b;
+	struct dp_inst *in = inst_new();
+	struct ipt_rule *r;
+	static __u8 buf[256];
+	unsigned int n;
+	__u64 (*c)[2];
+	size_t len;
+
+	add(t6, "INPUT", rule("2001:db8:1::/48", NULL, -1, DRP));	/* 0; policy 1 */
+	c6 = compile(t6);
+	ipt_af = AF_INET;
+	ipt_table_new(&t4);
+	r = ipt_rule_new();
+	r->ip.src.v4 = htonl(0x0a000001);
+	r->ip.smsk.v4 = 0xffffffff;
+	r->tkind = IPT_T_VERDICT;
+	r->verdict = IPT_V_DROP;
+	add(t4, "INPUT", r);						/* 0; policy 1 */
+	add(t4, "INPUT", ipt_rule_dup(r));				/* 1; policy 2 */
+	ipt_chain_find(t4, "INPUT")->policy = IPT_V_ACCEPT;
+	c4 = compile(t4);
+
+	/* IPv6 alone: IPv4 passes untouched */
+	install(in, c6);
+	len = build6(&P6(), buf, sizeof(buf), NULL);
+	ck_assert_int_eq(classify(in, buf, len, BPFIPT_INPUT, 2, 0), DRP);
+	{
+		__u8 v4[64] = { 0 };
+
+		v4[12] = 0x08;
+		v4[14] = 0x45;
+		v4[17] = 20;
+		v4[22] = 64;
+		*(__be32 *)(v4 + 26) = htonl(0x0a000001);
+		*(__be32 *)(v4 + 30) = htonl(0x0a000002);
+		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), PASS);
+		install(in, c4);
+		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), DRP);
+		*(__be32 *)(v4 + 26) = htonl(0x0a000003);
+		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), ACC);
+	}
+	/* IPv6 still judged by its ruleset, its counters untouched by IPv4's */
+	len = build6(&P6(.src = "2001:db9::1"), buf, sizeof(buf), NULL);
+	ck_assert_int_eq(classify(in, buf, len, BPFIPT_INPUT, 2, 0), ACC);
+	counters(in, AF_INET6, &c, &n);
+	ck_assert_uint_eq(n, 1 + BPFIPT_NCHAINS);
+	ck_assert_uint_eq(c[0][0], 1);
+	ck_assert_uint_eq(c[1][0], 1);
+	free(c);
+	counters(in, AF_INET, &c, &n);
+	ck_assert_uint_eq(n, 2 + BPFIPT_NCHAINS);
+	ck_assert_uint_eq(c[0][0], 1);
+	ck_assert_uint_eq(c[1][0], 0);
+	ck_assert_uint_eq(c[2][0], 1);
+	free(c);
+	/* a new IPv4 generation: IPv6's is the same (its counters go on) */
+	ipt_chain_find(t4, "INPUT")->policy = IPT_V_DROP;
+	c4b = compile(t4);
+	install(in, c4b);
+	counters(in, AF_INET6, &c, &n);
+	ck_assert_uint_eq(c[0][0], 1);
+	ck_assert_uint_eq(c[1][0], 1);
+	free(c);
+	len = build6(&P6(), buf, sizeof(buf), NULL);
+	ck_assert_int_eq(classify(in, buf, len, BPFIPT_INPUT, 2, 0), DRP);
+	counters(in, AF_INET6, &c, &n);
+	ck_assert_uint_eq(c[0][0], 2);
+	free(c);
+	counters(in, AF_INET, &c, &n);
+	ck_assert_uint_eq(c[0][0], 0);		/* a fresh IPv4 generation, no carry */
+	free(c);
+	/* and the other way round: a new IPv6 generation keeps IPv4's */
+	install(in, c6);
+	{
+		__u8 v4[64] = { 0 };
+
+		v4[12] = 0x08;
+		v4[14] = 0x45;
+		v4[17] = 20;
+		v4[22] = 64;
+		*(__be32 *)(v4 + 26) = htonl(0x0a000009);
+		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), DRP);
+	}
+	counters(in, AF_INET, &c, &n);
+	ck_assert_uint_eq(c[2][0], 1);
+	free(c);
+	dp_inst_free(&in);
+	cp_compiled_free(&c6);
+	cp_compiled_free(&c4);
+	cp_compiled_free(&c4b);
+	ipt_table_free(&t6);
+	ipt_table_free(&t4);
+}
+END_TEST
+
+/* What the compiler refuses for IPv6, with a clear message. */
+START_TEST(t_refused)
+{
+	static const char *const names[] = { "addrtype", "recent", "iprange" };
+
+	for (int i = 0; i < 3; i++) {
+		struct ipt_table *t = table6();
+		struct ipt_rule *r = rule(NULL, NULL, -1, ACC);
+		struct cp_compiled *cc = NULL;
+		struct ipt_err err = { 0 };
+
+		if (i == 2) {
+			struct iprange_data *d = match(r, names[i]);
+
+			d->flags = IPR_SRC;
+		} else {
+			match(r, names[i]);
+		}
+		add(t, "INPUT", r);
+		ck_assert_int_ne(cp_compile(t, NULL, &cc, &err), 0);
+		ck_assert_msg(strstr(err.msg, names[i]) != NULL, "%s", err.msg);
+		ipt_table_free(&t);
+	}
+}
+END_TEST
+
+/* ================================================================ on the wire */
+
+static char peer[64];		/* the peer namespace (main removes it) */
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	r = system(cmd);
+	return r == -1 ? -1 : WEXITSTATUS(r);
+}
+
+static void load(const struct ipt_table *t)
+{
+	struct cp_compiled *cc = compile(t);
+	struct ipt_err err = { 0 };
+	int r = dp_load(cc, NULL, 0, NULL, &err);
+
+	ck_assert_msg(r == 0, "dp_load: %d %s", r, err.msg);
+	cp_compiled_free(&cc);
+}
+
+static __u64 packets(int idx)
+{
+	__u64 (*c)[2] = NULL, v;
+	unsigned int n = 0;
+	struct ipt_err err = { 0 };
+
+	ipt_af = AF_INET6;
+	ck_assert_int_eq(dp_read_counters(&c, &n, &err), 0);
+	ck_assert_uint_gt(n, (unsigned int)idx);
+	v = c[idx][0];
+	free(c);
+	return v;
+}
+
+/* Real packets: this namespace and a peer over a veth pair, IPv6 addresses
+ * (nodad), rulesets installed by the control plane (dp_load, XDP ingress): ping -6
+ * and UDP datagrams pass or are dropped as the rules say. */
+START_TEST(t_wire)
+{
+	const char *ping = "ip netns exec %s ping -6 -n -c1 -W1 2001:db8:77::1 >/dev/null 2>&1";
+	const char *ping_ll = "ip netns exec %s ping -6 -n -c1 -W1 "
+			      "$(ip -6 -o addr show dev v6a scope link | awk '{print $4}' | "
+			      "cut -d/ -f1)%%v6b >/dev/null 2>&1";
+	const char *udp = "ip netns exec %s bash -c 'echo x >/dev/udp/2001:db8:77::1/%d'";
+	struct ipt_table *t;
+	struct ipt_rule *r;
+	__u64 before;
+
+	ck_assert_int_eq(sh("ip link set lo up && ip netns add %s && "
+			    "ip link add v6a type veth peer name v6b netns %s && "
+			    "sysctl -qw net.ipv6.conf.v6a.accept_dad=0 && "
+			    "ip addr add 2001:db8:77::1/64 dev v6a nodad && ip link set v6a up && "
+			    "ip netns exec %s sh -c 'ip link set lo up && "
+			    "sysctl -qw net.ipv6.conf.v6b.accept_dad=0 && "
+			    "ip addr add 2001:db8:77::2/64 dev v6b nodad && ip link set v6b up'",
+			    peer, peer, peer), 0);
+	/* the link needs a moment: retried while nothing filters */
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), ping_ll, peer);
+	ck_assert_int_eq(sh("for i in 1 2 3 4 5 6; do %s && exit 0; sleep 0.5; done; exit 1", cmd),
+			 0);
+	ck_assert_int_eq(sh(ping, peer), 0);
+
+	/* 0: -p icmpv6 --icmpv6-type echo-request -j DROP */
+	t = table6();
+	r = rule(NULL, NULL, 58, DRP);
+	icmp6_type(r, 128, -1);
+	add(t, "INPUT", r);
+	load(t);
+	ck_assert_int_ne(sh(ping, peer), 0);
+	ck_assert_uint_eq(packets(0), 1);
+	/* to our link-local address: a local route, INPUT (as ip6tables) */
+	ck_assert_int_ne(sh(ping_ll, peer), 0);
+	ck_assert_uint_eq(packets(0), 2);
+	ipt_table_free(&t);
+
+	/* 0: -s the peer -p udp --dport 9999 -j DROP; 1: -p udp -j ACCEPT */
+	t = table6();
+	r = rule("2001:db8:77::2/128", NULL, 17, DRP);
+	udp_ports(r, 9999, 9999);
+	add(t, "INPUT", r);
+	add(t, "INPUT", rule(NULL, NULL, 17, ACC));
+	load(t);
+	ck_assert_int_eq(sh(ping, peer), 0);
+	before = packets(1);
+	ck_assert_int_eq(sh(udp, peer, 9999), 0);
+	ck_assert_int_eq(sh(udp, peer, 9998), 0);
+	usleep(200000);
+	ck_assert_uint_eq(packets(0), 1);
+	ck_assert_uint_eq(packets(1), before + 1);
+	ipt_table_free(&t);
+
+	/* a DROP policy with nothing else breaks neighbour discovery too, as with
+	 * ip6tables: a neighbour entry flushed cannot come back */
+	t = table6();
+	ipt_chain_find(t, "INPUT")->policy = IPT_V_DROP;
+	load(t);
+	sh("ip netns exec %s ip -6 neigh flush dev v6b", peer);
+	ck_assert_int_ne(sh(ping, peer), 0);
+	ipt_table_free(&t);
+	t = table6();
+	load(t);
+	ck_assert_int_eq(sh(ping, peer), 0);
+	ipt_table_free(&t);
+	{
+		struct ipt_err err = { 0 };
+
+		ck_assert_int_eq(dp_remove(&err), 0);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("ipv6");
+	TCase *t = tcase_create("ipv6");
+
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, t_ext_headers);
+	tcase_add_test(t, t_truncated);
+	tcase_add_test(t, t_addresses);
+	tcase_add_test(t, t_group);
+	tcase_add_test(t, t_families);
+	tcase_add_test(t, t_refused);
+	tcase_add_test(t, t_differential);
+	suite_add_tcase(s, t);
+	t = tcase_create("wire");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, t_wire);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_ipv6: FAILED: needs root (BPF, a network namespace); "
+			"this test never skips\n");
+		return 1;
+	}
+	if (unshare(CLONE_NEWNET)) {
+		fprintf(stderr, "test_ipv6: FAILED: unshare(CLONE_NEWNET): %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(peer, sizeof(peer), "v6dp-peer-%d", (int)getpid());
+	sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	sh("ip netns del %s 2>/dev/null", peer);	/* also after a failure */
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

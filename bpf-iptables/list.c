@@ -38,6 +38,9 @@
  *   -v              " %-6s " in, "%-6s " out: the interface as typed ("eth0", "veth+"),
  *                     '!' prefixed when inverted; no interface: "*" with -n, "any" without.
  *                   '!' or ' ' (inverted), "%-19s " source; the same for destination.
+ *                     (bpf-ip6tables: inet_ntop's text, the suffix "" for /128, "/N"
+ *                     or "/MASK" in address form; "anywhere" when the address is ::,
+ *                     names by getnameinfo(), as ip6tables 1.8.9.)
  *                     -n: "a.b.c.d" + mask suffix; else mask 0 is "anywhere", otherwise
  *                     gethostbyaddr(), then getnetbyaddr(), then the numeric address,
  *                     + mask suffix. Mask suffix: "" for /32, "/N" for a prefix mask (also
@@ -68,8 +71,9 @@ static const struct {
 	__u16 num;
 } chain_protos[] = {
 	{ "tcp", 6 },	  { "sctp", 132 }, { "udp", 17 },     { "udplite", 136 },
-	{ "icmp", 1 },	  { "icmpv6", 58 }, { "ipv6-icmp", 58 }, { "esp", 50 },
-	{ "ah", 51 },	  { "ipv6-mh", 135 }, { "mh", 135 },  { "all", 0 },
+	{ "icmp", 1 },	  { "ipv6-icmp", 58 }, { "icmpv6", 58 }, { "esp", 50 },
+	{ "ah", 51 },	  { "mobility-header", 135 }, { "ipv6-mh", 135 }, { "mh", 135 },
+	{ "all", 0 },
 };
 
 static ipt_list_namer_fn namer;
@@ -359,7 +363,9 @@ static void add_addr(struct list_ctx *c, const union ipt_addr *addr,
 		     const union ipt_addr *mask, bool inv)
 {
 	char buf[NI_MAXHOST + 64];
-	bool zero = ipt_af == AF_INET6 ? ipt_addr6_zero(mask) : !mask->v4;
+	/* "anywhere": iptables asks whether the mask is 0, ip6tables whether the
+	 * address is :: ("-s ::/23" is anywhere too) */
+	bool zero = ipt_af == AF_INET6 ? ipt_addr6_zero(addr) : !mask->v4;
 
 	sb_addc(c->sb, inv ? '!' : ' ');
 	if (zero && !has(c, IPT_FMT_NUMERIC)) {

@@ -132,10 +132,34 @@ static bool match_equal(const struct ipt_match *a, const struct ipt_match *b)
 }
 
 /* What libiptc's -D/-C compare: everything but the counters. */
+static bool plus_iface(const struct ipt_ip *ip)
+{
+	return !strcmp(ip->iniface, "+") || !strcmp(ip->outiface, "+");
+}
+
+/* The IP parts as libiptc compares them: interface names under their masks, so
+ * "-i +" (its mask is empty; the name is kept for -L -v) is the same as no -i. */
+static bool ip_equal(const struct ipt_ip *a, const struct ipt_ip *b)
+{
+	if (!memcmp(a, b, sizeof(*a)))
+		return true;
+	if (!plus_iface(a) && !plus_iface(b))
+		return false;
+
+	struct ipt_ip x = *a, y = *b;
+
+	for (struct ipt_ip *p = &x; p; p = p == &x ? &y : NULL) {
+		if (!strcmp(p->iniface, "+"))
+			memset(p->iniface, 0, sizeof(p->iniface));
+		if (!strcmp(p->outiface, "+"))
+			memset(p->outiface, 0, sizeof(p->outiface));
+	}
+	return !memcmp(&x, &y, sizeof(x));
+}
+
 bool ipt_rule_equal(const struct ipt_rule *a, const struct ipt_rule *b)
 {
-	if (memcmp(&a->ip, &b->ip, sizeof(a->ip)) || a->nmatches != b->nmatches ||
-	    a->tkind != b->tkind)
+	if (!ip_equal(&a->ip, &b->ip) || a->nmatches != b->nmatches || a->tkind != b->tkind)
 		return false;
 	for (unsigned int i = 0; i < a->nmatches; i++)
 		if (!match_equal(&a->matches[i], &b->matches[i]))

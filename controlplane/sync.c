@@ -24,14 +24,6 @@ bool cp_dataplane_enabled(void)
 	return !v || strcmp(v, "off");
 }
 
-/* Whether the data plane takes tables of this family (the family of the process,
- * ipt_af, for the calls without a table): IPv4 and IPv6, each its own ruleset
- * and generations in the one instance (dataplane/bpfipt.h, "Generations"). */
-static bool family_loaded(int family)
-{
-	return family == AF_INET || family == AF_INET6;
-}
-
 /* The counter order of cp_compiled: every rule in table order, then the three
  * builtin policies. Calls fn(rule or NULL, chain, index). */
 static unsigned int count_rules(const struct ipt_table *t)
@@ -48,7 +40,7 @@ int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err)
 	__u64 (*ctr)[2] = NULL;
 	unsigned int n = 0, idx = 0, nrules = count_rules(t);
 
-	if (!cp_dataplane_enabled() || !family_loaded(t->family) || !dp_running())
+	if (!cp_dataplane_enabled() || !dp_running())
 		return 0;
 	if (dp_read_counters(&ctr, &n, err))
 		return -1;
@@ -125,7 +117,7 @@ static enum dp_ingress ingress_mode(void)
 bool cp_running_tag(__u32 *tag)
 {
 	*tag = 0;
-	return cp_dataplane_enabled() && family_loaded(ipt_af) && dp_read_tag(tag);
+	return cp_dataplane_enabled() && dp_read_tag(tag);
 }
 
 int cp_check(const struct ipt_table *t, struct ipt_err *err)
@@ -135,7 +127,7 @@ int cp_check(const struct ipt_table *t, struct ipt_err *err)
 	struct cp_link *links;
 	int r;
 
-	if (!cp_dataplane_enabled() || !family_loaded(t->family))
+	if (!cp_dataplane_enabled())
 		return 0;
 	links = read_links(&env.nlinks);
 	env.links = links;
@@ -155,7 +147,7 @@ int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 	unsigned int nrules = count_rules(t), idx = 0;
 	int r;
 
-	if (!cp_dataplane_enabled() || !family_loaded(t->family))
+	if (!cp_dataplane_enabled())
 		return 0;
 	if (ct_settings_load(state_dir, &cts, err))
 		return -1;

@@ -136,6 +136,12 @@ static const char *next_word(struct cmd_parse *ps, int *argi)
 	return ps->argv[ps->pos++];
 }
 
+/* ip6tables' option table has no --fragment (only -f, with its own message). */
+static bool core_long_ok(const struct core_opt *o)
+{
+	return o->c != 'f' || ipt_af != AF_INET6;
+}
+
 /* Long-option lookup as getopt_long does it: exact name, else a unique prefix. */
 struct long_hit {
 	const struct core_opt *core;
@@ -148,7 +154,7 @@ static int long_lookup(const char *name, size_t len, struct long_hit *hit)
 
 	memset(hit, 0, sizeof(*hit));
 	for (const struct core_opt *o = core_opts; o->c; o++)
-		if (strlen(o->lname) == len && !strncmp(o->lname, name, len)) {
+		if (strlen(o->lname) == len && !strncmp(o->lname, name, len) && core_long_ok(o)) {
 			hit->core = o;
 			return 1;
 		}
@@ -165,7 +171,7 @@ static int long_lookup(const char *name, size_t len, struct long_hit *hit)
 	}
 	/* Abbreviations: only among the core options, which are always loaded. */
 	for (const struct core_opt *o = core_opts; o->c; o++)
-		if (!strncmp(o->lname, name, len)) {
+		if (!strncmp(o->lname, name, len) && core_long_ok(o)) {
 			if (n++ == 0)
 				hit->core = o;
 			else if (hit->core->c != o->c)
@@ -572,11 +578,14 @@ static int set_option(struct cmd_parse *ps, const struct cmd_tok *t, unsigned in
 	return 0;
 }
 
-/* Protocol numbers and names as xtables_parse_protocol accepts them. */
+/* Protocol numbers and names as xtables_parse_protocol accepts them, in
+ * libxtables 1.8.9's order: the first name of a number is the one the -v echo
+ * prints (58 "ipv6-icmp", 135 "mobility-header", as ip6tables-legacy and
+ * iptables-legacy print them). */
 static const struct { const char *name; __u16 num; } chain_protos[] = {
 	{ "tcp", 6 }, { "sctp", 132 }, { "udp", 17 }, { "udplite", 136 }, { "icmp", 1 },
-	{ "icmpv6", 58 }, { "ipv6-icmp", 58 }, { "esp", 50 }, { "ah", 51 }, { "ipv6-mh", 135 },
-	{ "mh", 135 }, { "all", 0 },
+	{ "ipv6-icmp", 58 }, { "icmpv6", 58 }, { "esp", 50 }, { "ah", 51 },
+	{ "mobility-header", 135 }, { "ipv6-mh", 135 }, { "mh", 135 }, { "all", 0 },
 };
 
 /* The system's protocol names (/etc/protocols), read once per process:
@@ -814,6 +823,12 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 		 * transport header, and -D compares the flag */
 		if (!r && ipt_af == AF_INET6)
 			ip->flags |= IP6T_F_PROTO;
+		/* an extension header is never the transport header ip6tables
+		 * finds: it says so (and takes the rule) */
+		if (!r && ipt_af == AF_INET6 && !(ip->invflags & IPT_INV_PROTO) &&
+		    (ip->proto == 43 || ip->proto == 44 || ip->proto == 51 || ip->proto == 60))
+			ipt_warn("Warning: never matched protocol: %s. use extension match "
+				 "instead.\n", ps->protocol);
 		break;
 	}
 	case 's':

@@ -60,6 +60,11 @@ foreach(h conformance6 roundtrip6)
     ENVIRONMENT "CONFORMANCE_DIR=${BPFIPT_CONFORMANCE_DIR};BPF_IPTABLES_DATAPLANE=off"
     TIMEOUT 900)
 endforeach()
+add_test(NAME compat.differential6
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/compat/differential.py
+                 --family 6 --bin ${CMAKE_BINARY_DIR})
+set_tests_properties(compat.differential6 PROPERTIES
+  ENVIRONMENT "BPF_IPTABLES_DATAPLANE=off" TIMEOUT 900)
 
 # ---- end to end: real traffic through namespaces (root, BPF) ----
 add_test(NAME e2e.filter COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter.sh

@@ -73,6 +73,12 @@ KNOWN_VERSION_DIFFERENCES = {
     "icmp255": ("tolerate",
                 "--icmp-type 255/CODE: 1.8.9 saves 'any', 1.8.13 saves it as "
                 "written."),
+    "ip6check": ("tolerate",
+                 "ip6tables -C (--family 6 only): 1.8.9 compares the IP part "
+                 "and the match/target names only, not their options (-A ... "
+                 "--dport 1, then -C ... --dport 2 says the rule exists; -D "
+                 "compares them); fixed after 1.8.9 (\"ip6tables: Fix checking "
+                 "existence of rule\"). bpf-ip6tables compares everything."),
 }
 
 # Deliberate divergences of bpf-iptables from iptables: tag -> reason.
@@ -206,6 +212,9 @@ class Spec:
 
 
 class Generator:
+    icmp_proto = "icmp"          # what -p names for ICMP (IPv6: ipv6-icmp)
+    reject_with = REJECT_WITH
+
     def __init__(self, rng):
         self.r = rng
         self.history = []  # rule specs (iut, orc, tags) that were accepted
@@ -577,7 +586,7 @@ class Generator:
                 elif self.p(0.04):
                     w = self.pick(["foo", "echo-reply", ""])
                 else:
-                    w = self.pick(REJECT_WITH)
+                    w = self.pick(self.reject_with)
                 spec.parts[-1][0] += ["--reject-with", w]
                 spec.parts[-1][1] += ["--reject-with", w]
         elif c < 0.96:
@@ -633,7 +642,7 @@ class Generator:
         elif c < 0.45:
             proto = "udp"
         elif c < 0.53:
-            proto = "icmp"
+            proto = self.icmp_proto
         elif c < 0.68:
             proto = self.pick(["all", "sctp", "udplite", "esp", "ah", "gre",
                                "0", "6", "17", "1", "47", "255", "TCP", "Udp"])
@@ -648,7 +657,7 @@ class Generator:
         if pname in ("tcp", "udp") and self.p(pm):
             implicit = self.p(0.4)
             matches.append(lambda: self.m_tcpudp(spec, pname, not implicit))
-        elif pname == "icmp" and self.p(pm):
+        elif pname == self.icmp_proto and self.p(pm):
             implicit = self.p(0.4)
             matches.append(lambda: self.m_icmp(spec, not implicit))
         if pname in ("tcp", "udp", "sctp", "udplite") and self.p(pm / 2):
@@ -1021,6 +1030,121 @@ def show_result(label, res, stdout=True):
     return s
 
 
+
+ICMP6_NAMES = ["destination-unreachable", "no-route", "communication-prohibited",
+               "beyond-scope", "address-unreachable", "port-unreachable",
+               "failed-policy", "reject-route", "packet-too-big", "time-exceeded",
+               "ttl-exceeded", "ttl-zero-during-transit",
+               "ttl-zero-during-reassembly", "parameter-problem", "bad-header",
+               "unknown-header-type", "unknown-option", "echo-request", "ping",
+               "echo-reply", "pong", "router-solicitation", "router-advertisement",
+               "neighbour-solicitation", "neighbor-solicitation",
+               "neighbour-advertisement", "neighbor-advertisement", "redirect",
+               "echo", "n", "any"]
+REJECT_WITH6 = ["icmp6-no-route", "no-route", "icmp6-adm-prohibited",
+                "adm-prohibited", "icmp6-addr-unreachable", "addr-unreach",
+                "icmp6-port-unreachable", "port-unreach", "icmp6-policy-fail",
+                "policy-fail", "icmp6-reject-route", "reject-route", "p", "i",
+                "icmp-port-unreachable"]
+
+
+class Generator6(Generator):
+    """The same sessions for bpf-ip6tables against ip6tables-legacy: IPv6
+    addresses, masks in both forms, -p ipv6-icmp with -m icmp6, REJECT's icmp6
+    types, IPv6 ranges. (-f stays in: both refuse it.)"""
+
+    icmp_proto = "ipv6-icmp"
+    reject_with = REJECT_WITH6
+
+    def command(self, st, n):
+        cmds = super().command(st, n)
+        for c in cmds:
+            if any(w in ("-C", "--check") for w in c.orc):
+                c.tags.add("ip6check")
+        return cmds
+
+    def ip(self):
+        r = self.r
+        c = r.random()
+        if c < 0.3:
+            return f"2001:db8:{r.randint(0, 0xffff):x}::{r.randint(0, 0xffff):x}"
+        if c < 0.45:
+            return f"fe80::{r.randint(0, 0xffff):x}:{r.randint(0, 0xffff):x}"
+        if c < 0.55:
+            return self.pick(["::", "::1", "ff02::1", "ff02::1:ff00:1", "2001:db8::",
+                              "::ffff:10.1.2.3", "64:ff9b::192.0.2.1", "fd00::1"])
+        if c < 0.65:
+            return f"::ffff:{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(0, 255)}"
+        return ":".join(f"{r.randint(0, 0xffff):x}" for _ in range(8))
+
+    def mask_dotted(self):
+        import ipaddress
+        if self.p(0.8):
+            n = self.r.randint(0, 128)
+            v = ((1 << 128) - 1) ^ ((1 << (128 - n)) - 1)
+        else:
+            v = self.r.getrandbits(128)  # non-contiguous masks are legal
+        return str(ipaddress.IPv6Address(v))
+
+    def addr(self, allow_list=True):
+        c = self.r.random()
+        if c < 0.04:
+            return self.pick(["2001:db8::1/129", "1.2.3.4", "::1/", "2001:db8:::1",
+                              "gggg::1", "no.such.host.invalid", "::1,", ",::1",
+                              "::1/64/8", "::1/-1", "1.2.3.4/24",
+                              "::1/ffff::ffff::"]), True
+        if c < 0.07:
+            return self.pick(["localhost", "ip6-localhost", "::/0", "::1/0x40",
+                              "no.such.host.invalid/0", " ::1", "::1/+64"]), False
+        if c < 0.35:
+            return self.ip(), False
+        if c < 0.75:
+            return f"{self.ip()}/{self.r.randint(0, 128)}", False
+        if c < 0.85:
+            return f"{self.ip()}/{self.mask_dotted()}", False
+        if allow_list:
+            n = self.r.randint(2, 3)
+            return ",".join(self.pick([self.ip(), f"{self.ip()}/{self.r.randint(8, 128)}"])
+                            for _ in range(n)), False
+        return self.ip(), False
+
+    def m_icmp(self, spec, explicit):
+        toks = ["-m", self.pick(["icmp6", "icmp6", "icmpv6", "ipv6-icmp"])] if explicit else []
+        c = self.r.random()
+        if c < 0.45:
+            v = self.pick(ICMP6_NAMES)
+        elif c < 0.65:
+            v = str(self.pick([1, 2, 3, 4, 128, 129, 133, 134, 135, 136, 255,
+                               self.r.randint(0, 255)]))
+        elif c < 0.9:
+            t = self.pick([1, 3, 4, self.r.randint(0, 255)])
+            v = f"{t}/{self.r.randint(0, 15)}"
+            if self.p(0.2):
+                v += f":{self.r.randint(0, 255)}"
+        else:
+            v = self.pick(["foo", "256", "3/256", "-1", "3/", "/3", "1:2",
+                           "echo-request/0", ""])
+        toks += self.neg(0.15) + ["--icmpv6-type", v]
+        spec.add(toks, kind="protomatch")
+
+    def m_iprange(self, spec):
+        import ipaddress
+        toks = ["-m", "iprange"]
+        for opt in self.r.sample(["--src-range", "--dst-range"],
+                                 self.r.randint(1, 2)):
+            if self.p(0.06):
+                v = self.pick(["::1-", "-::1", "::1-::g", "1.2.3.4-1.2.3.5",
+                               "::1/64-::2", "x-y"])
+            elif self.p(0.08):
+                v = self.ip()
+            else:
+                a, b = self.ip(), self.ip()
+                if self.p(0.9):
+                    a, b = sorted([a, b], key=lambda s: int(ipaddress.IPv6Address(s)))
+                v = f"{a}-{b}"
+            toks += self.neg(0.15) + [opt, v]
+        spec.add(toks, kind="match")
+
 class Session:
     def __init__(self, args):
         self.args = args
@@ -1206,7 +1330,7 @@ class Session:
 
     def run(self):
         args = self.args
-        gen = Generator(random.Random(args.seed))
+        gen = (Generator6 if args.family == 6 else Generator)(random.Random(args.seed))
         start = time.time()
         # Starting states must agree.
         st = State(self.oracle.ipt(["-S"]).out)
@@ -1292,10 +1416,15 @@ def main():
     ap.add_argument("--dump-commands", action="store_true",
                     help="only print the generated commands (no oracle "
                          "needed; uses an empty starting state each time)")
+    ap.add_argument("--family", type=int, choices=(4, 6), default=4,
+                    help="6: bpf-ip6tables against ip6tables-legacy, with "
+                         "IPv6 rules (default %(default)s)")
     args = ap.parse_args()
+    if args.family == 6:
+        common.set_family(6)
 
     if args.dump_commands:
-        gen = Generator(random.Random(args.seed))
+        gen = (Generator6 if args.family == 6 else Generator)(random.Random(args.seed))
         st = State("-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n"
                    "-N user1\n-A user1 -j ACCEPT\n")
         for i in range(args.count):
@@ -1305,7 +1434,8 @@ def main():
                       (f"    tags={sorted(c.tags)}" if c.tags else ""))
         return 0
 
-    common.require_oracle(NAME)
+    # IPv6: the live ip6tables-legacy is the only reference, its absence fails
+    common.require_oracle(NAME, strict=args.family == 6)
     if not args.oracle:
         common.require_iut(args.bin)
     session = Session(args)

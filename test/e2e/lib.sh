@@ -84,6 +84,7 @@ bpt6() { local ns=$1; shift; nsx "$ns" "$BIN/bpf-ip6tables" "$@"; }
 
 # ping_ok FROM_NS DST: one echo, 1 s
 ping_ok() { ip netns exec "$1" ping -c1 -W1 -q "$2" >/dev/null 2>&1; }
+ping6_ok() { ip netns exec "$1" ping -6 -c1 -W1 -q "$2" >/dev/null 2>&1; }
 
 # tcp_listen NS PORT: a server accepting connections in the background
 tcp_listen() {

@@ -112,7 +112,7 @@ echo "garbage here" >>"$OFF/conntrack.conf"
 run off -T
 check_eq "a corrupt conntrack.conf: exit 1" 1 "$RC"
 check "a corrupt conntrack.conf: named with its line" \
-	grep -qF "$OFF/conntrack.conf line 19: bad setting" <<<"$ERR"
+	grep -qF "$OFF/conntrack.conf line 20: bad setting" <<<"$ERR"
 cp "$STATE_ROOT/conf.before" "$OFF/conntrack.conf"
 
 # no data plane: an empty table

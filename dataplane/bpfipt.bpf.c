@@ -597,8 +597,12 @@ static __always_inline enum parse_result parse6(void *data, void *data_end, __u3
 	l4 = l3 + off;
 	if (!parse_l4(l4, data_end, end - off, p))
 		goto short_l4;
-	if (p->proto == IPPROTO_ICMPV6 && (p->icmp >> 8) < 128)
+	if (p->proto == IPPROTO_ICMPV6 && (p->icmp >> 8) < 128) {
 		parse_inner6(l4 + 8, data_end, end - off - 8, sc);
+		/* the quoted packet past the linear data: tc pulls it */
+		if (!p->inner_ok && pull && end > (__u32)((long)data_end - (long)l3))
+			return P_SHORT;
+	}
 	return P_OK;
 short_l4:
 	/* the transport header cut short: no L4 fields (as IPv4) */

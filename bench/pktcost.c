@@ -20,13 +20,16 @@
  * 0, "last" only the last rule, "none" no rule with a source no rule names, and
  * "none-worst" no rule though its source and ports each match many rules.
  * Conntrack on: "-m conntrack --ctstate INVALID -j DROP" after the N rules.
+ * --family 6: the same rulesets and packets in IPv6 (bpf-ip6tables): IPv4 address
+ * a.b.c.d/p becomes 2001:db8:aabb:ccdd::/(32 + p), so every prefix relation is
+ * kept; rows are named mixed6, dense6, deny6 (conntrack off).
  * The floor: a program that only returns pass, XDP and tc.
  *
  * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
  * (ns: the best of 5 runs of --repeat packets; map_bytes: memlock of every map
  * of the instance, both generations).
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
- *                [--group-min N] [--no-ct]  (root; runs in a namespace of its own)
+ *                [--group-min N] [--no-ct] [--family 6]  (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  */
 #define _GNU_SOURCE
@@ -46,6 +49,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
@@ -60,6 +64,7 @@
 static unsigned int repeat = 20000;
 static unsigned int group_min;		/* 0: the compiler's default */
 static int ifindex;			/* vA: the packets arrive on it */
+static int family = 4;			/* --family */
 static __u8 ifmac[6];
 
 static void die(const char *what)
@@ -70,7 +75,19 @@ static void die(const char *what)
 
 /* ------------------------------------------------------------ packets ---- */
 
-/* A 64-byte frame: Ethernet to vA, IPv4 src -> 10.1.0.1, UDP sport -> dport. */
+/* IPv4 address a (network order) in the IPv6 form of --family 6 (host bits
+ * after the /64 set to ::1). */
+static void v6_of(__be32 a, __u8 out[16], bool host)
+{
+	static const __u8 base[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+
+	memcpy(out, base, 16);
+	memcpy(out + 4, &a, 4);
+	out[15] = host;
+}
+
+/* A 64-byte frame (--family 6: 80 bytes): Ethernet to vA, src -> 10.1.0.1 (or its
+ * IPv6 form), UDP sport -> dport. */
 static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
 {
 	struct ethhdr *eth = (void *)buf;
@@ -78,6 +95,26 @@ static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
 	struct udphdr *udp = (void *)(ip + 1);
 	size_t len = 64;
 
+	if (family == 6) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		len = 80;
+		memset(buf, 0, len);
+		memcpy(eth->h_dest, ifmac, 6);
+		memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x02", 6);
+		eth->h_proto = htons(ETH_P_IPV6);
+		ip6->version = 6;
+		ip6->payload_len = htons(len - sizeof(*eth) - sizeof(*ip6));
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		v6_of(src, ip6->saddr.s6_addr, true);
+		v6_of(inet_addr("10.1.0.1"), ip6->daddr.s6_addr, true);
+		udp = (void *)(ip6 + 1);
+		udp->source = htons(sport);
+		udp->dest = htons(dport);
+		udp->len = ip6->payload_len;
+		return len;
+	}
 	memset(buf, 0, len);
 	memcpy(eth->h_dest, ifmac, 6);
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x02", 6);
@@ -139,6 +176,22 @@ static void dense_rule(unsigned int i, unsigned int *s, unsigned int *sp, unsign
 	*dp = 1000 + i % 89;
 }
 
+/* "-s a.b.c.d/plen" (host order a), or its IPv6 form (--family 6) */
+static void src_opt(struct strbuf *sb, __u32 a, int plen)
+{
+	char buf[64];
+	__u8 v6[16];
+
+	if (family == 6) {
+		v6_of(htonl(a), v6, false);
+		inet_ntop(AF_INET6, v6, buf, sizeof(buf));
+		sb_addf(sb, "-A INPUT -s %s/%d", buf, 32 + plen);
+		return;
+	}
+	sb_addf(sb, "-A INPUT -s %u.%u.%u.%u/%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255,
+		plen);
+}
+
 static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -152,13 +205,13 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 		switch (k) {
 		case MIXED:
 			mixed_rule(i, &s, &p);
-			sb_addf(&sb, "-A INPUT -s 172.%u.%u.0/24 -p udp --dport %u -j DROP\n",
-				16 + s / 256, s % 256, p);
+			src_opt(&sb, 172u << 24 | (16 + s / 256) << 16 | (s % 256) << 8, 24);
+			sb_addf(&sb, " -p udp --dport %u -j DROP\n", p);
 			break;
 		case DENSE:
 			dense_rule(i, &s, &sp, &dp);
-			sb_addf(&sb, "-A INPUT -s 172.%u.0.0/16 -p udp --sport %u --dport %u "
-				"-j DROP\n", 16 + s, sp, dp);
+			src_opt(&sb, 172u << 24 | (16 + s) << 16, 16);
+			sb_addf(&sb, " -p udp --sport %u --dport %u -j DROP\n", sp, dp);
 			break;
 		default: {
 			/* 11.0.0.0 .. 191.255.255.255: never 10/8 (ours) nor 192.168/16
@@ -167,8 +220,8 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			int plen = r == 0 ? 16 : r < 11 ? 24 : 32;
 
 			a &= plen == 32 ? ~0u : ~0u << (32 - plen);
-			sb_addf(&sb, "-A INPUT -s %u.%u.%u.%u/%d -j DROP\n", a >> 24,
-				(a >> 16) & 255, (a >> 8) & 255, a & 255, plen);
+			src_opt(&sb, a, plen);
+			sb_adds(&sb, " -j DROP\n");
 			if (i == 0)
 				pk[P_FIRST].src = htonl(a | (plen < 32));
 			last = htonl(a | (plen < 32));
@@ -371,9 +424,10 @@ static void measure(enum kind k, unsigned int n, bool ct)
 	double install_ms;
 	unsigned long long bytes;
 	char *text;
-	__u8 buf[64];
+	__u8 buf[128];
 
 	text = ruleset(k, n, ct, pk);
+	ipt_af = family == 6 ? AF_INET6 : AF_INET;
 	if (ipt_table_new(&t) || ipt_restore(text, strlen(text), &t, &ro, &err, &line)) {
 		fprintf(stderr, "pktcost: restore: line %u: %s\n", line, err.msg);
 		exit(1);
@@ -407,7 +461,8 @@ static void measure(enum kind k, unsigned int n, bool ct)
 			bool drop = p == P_FIRST || p == P_LAST;
 			int want = xdp ? (drop ? XDP_DROP : XDP_PASS) : (drop ? TC_ACT_SHOT : TC_ACT_OK);
 
-			printf("%s,%u,%s,%s,%s,%.1f,%.1f,%llu\n", kind_name[k], n, pk_name[p],
+			printf("%s%s,%u,%s,%s,%s,%.1f,%.1f,%llu\n", kind_name[k],
+			       family == 6 ? "6" : "", n, pk_name[p],
 			       xdp ? "xdp" : "tc", ct ? "on" : "off", run(fd, xdp, buf, len, want),
 			       install_ms, bytes);
 			fflush(stdout);
@@ -431,7 +486,7 @@ static void floor_progs(void)
 	};
 	int fx = bpf_prog_load(BPF_PROG_TYPE_XDP, "floor_xdp", "GPL", xdp, 2, NULL);
 	int ft = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "floor_tc", "GPL", tc, 2, NULL);
-	__u8 buf[64];
+	__u8 buf[128];
 	size_t len = packet(buf, a4(192, 168, 1, 1), 40000, 53);
 
 	if (fx < 0 || ft < 0)
@@ -451,7 +506,9 @@ static void netns(void)
 	if (unshare(CLONE_NEWNET))
 		die("unshare(CLONE_NEWNET) (root?)");
 	if (system("ip link set lo up && ip link add vA type veth peer name vB && "
-		   "ip addr add 10.1.0.1/24 dev vA && ip link set vA up && ip link set vB up"))
+		   "ip addr add 10.1.0.1/24 dev vA && "
+		   "ip addr add 2001:db8:a01:1::1/64 dev vA nodad && "
+		   "ip link set vA up && ip link set vB up"))
 		die("setting up the namespace");
 	ifindex = if_nametoindex("vA");
 	s = socket(AF_INET, SOCK_DGRAM, 0);
@@ -476,7 +533,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "repeat", 1, 0, 'r' }, { "sizes", 1, 0, 's' }, { "deny-sizes", 1, 0, 'd' },
 		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
-		{ "running", 0, 0, 'R' }, { 0 } };
+		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 };
 	unsigned int dense_max = 100000;
@@ -492,12 +549,21 @@ int main(int argc, char **argv)
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
 		case 'c': ct = false; break;
 		case 'R': return running();
+		case 'f':
+			family = atoi(optarg);
+			if (family != 4 && family != 6) {
+				fprintf(stderr, "pktcost: --family 4 or 6\n");
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
-				"[--dense-max N] [--group-min N] [--no-ct]\n");
+				"[--dense-max N] [--group-min N] [--no-ct] [--family 6]\n");
 			return 2;
 		}
 	}
+	if (family == 6)
+		ct = false;	/* IPv6 conntrack: not in this data plane yet */
 	netns();
 	printf("ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes\n");
 	floor_progs();

@@ -278,7 +278,7 @@ _bpf_conntrack() {
 			tcp_timeout_syn_sent tcp_timeout_syn_recv tcp_timeout_established
 			tcp_timeout_fin_wait tcp_timeout_close_wait tcp_timeout_last_ack
 			tcp_timeout_time_wait tcp_timeout_close tcp_timeout_syn_sent2
-			udp_timeout udp_timeout_stream icmp_timeout generic_timeout gre_timeout
+			udp_timeout udp_timeout_stream icmp_timeout icmpv6_timeout generic_timeout gre_timeout
 			gre_timeout_stream' -- "$cur"))
 		return
 	fi

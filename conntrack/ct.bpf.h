@@ -12,11 +12,20 @@
  * is only written to the table when the packet is accepted (bpfipt_ct_confirm:
  * Linux confirms a connection after the last hook).
  *
- * Semantics follow Linux 6.x (nf_conntrack_proto_{tcp,udp,icmp,generic}.c) with
- * nf_conntrack_tcp_loose = 1, without TCP window tracking (documented in
+ * Semantics follow Linux 6.x (nf_conntrack_proto_{tcp,udp,icmp,icmpv6,generic}.c)
+ * with nf_conntrack_tcp_loose = 1, without TCP window tracking (documented in
  * docs/conntrack.md): an expired entry is absent; on `lo`, a packet is tracked
  * at egress (OUTPUT) and only looked up again at ingress (INPUT), as Linux
  * tracks it once.
+ *
+ * Both families share the table and the code: a key holds 16-byte addresses
+ * (an IPv4 address in word 0) and the family. IPv4 compares and copies one
+ * word where IPv6 takes four; the family is a test on the packet, never a copy
+ * of the pipeline. ICMPv6 (nf_conntrack_proto_icmpv6.c): echo and node
+ * information queries are tracked as ICMP echo; the error types (below 128)
+ * are RELATED to the connection of the packet they quote; neighbour discovery
+ * and MLD (130-136, 143: the kernel's noct_valid_new) are UNTRACKED; any other
+ * type opens nothing (INVALID).
  */
 #ifndef BPFIPT_CT_BPF_H
 #define BPFIPT_CT_BPF_H
@@ -39,6 +48,7 @@
 
 #define CT_STREAM_NS		2000000000ull	/* UDP: a "stream" after 2 s */
 #define IPPROTO_GRE_		47
+#define IPPROTO_ICMPV6_		58
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -56,13 +66,15 @@ struct {
 
 /* No reassembly, but the fragments of a datagram share its first fragment's
  * state: the first one (offset 0, more to come) leaves its result here, keyed
- * like the kernel's reassembly queue (addresses, protocol, IP id); a later
+ * like the kernel's reassembly queue (addresses, protocol, IP id; IPv6: the
+ * Fragment header's 32-bit identification, proto its next header); a later
  * fragment that finds no entry (it came first, or too late) is INVALID. */
 struct ct_frag_key {
-	__be32 saddr, daddr;
-	__u16 id;
+	__be32 saddr[4], daddr[4];
+	__u32 id;
 	__u8 proto;
-	__u8 pad;
+	__u8 family;
+	__u16 pad;
 };
 
 struct {
@@ -140,9 +152,14 @@ static __always_inline bool tcp_flags_valid(__u32 f)
 	return false;
 }
 
-/* ICMP: query request types and their replies; error types (icmp_is_err). */
-static __always_inline int icmp_req_of_reply(__u32 type)
+/* ICMP: query request types and their replies; error types (icmp_is_err).
+ * ICMPv6 (v6): the kernel's invmap (echo 128/129, node information 139/140)
+ * and its errors, every type below 128 (icmpv6_error: "is not error message?"
+ * is type >= 128). */
+static __always_inline int icmp_req_of_reply(bool v6, __u32 type)
 {
+	if (v6)
+		return type == 129 ? 128 : type == 140 ? 139 : -1;
 	switch (type) {
 	case 0: return 8;	/* echo reply */
 	case 14: return 13;	/* timestamp reply */
@@ -152,14 +169,64 @@ static __always_inline int icmp_req_of_reply(__u32 type)
 	return -1;
 }
 
-static __always_inline bool icmp_is_request(__u32 type)
+static __always_inline bool icmp_is_request(bool v6, __u32 type)
 {
+	if (v6)
+		return type == 128 || type == 139;
 	return type == 8 || type == 13 || type == 15 || type == 17;
 }
 
-static __always_inline bool icmp_is_error(__u32 type)
+static __always_inline bool icmp_is_error(bool v6, __u32 type)
 {
+	if (v6)
+		return type < 128;
 	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+/* ICMPv6 messages conntrack leaves untracked (noct_valid_new): MLD query,
+ * report, done (130-132), router/neighbour solicitation and advertisement,
+ * redirect... 133-136, MLDv2 report (143). */
+static __always_inline bool icmp6_untracked(__u32 type)
+{
+	return (type >= 130 && type <= 136) || type == 143;
+}
+
+static __always_inline bool is_icmp(__u32 proto)
+{
+	return proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6_;
+}
+
+/* a > b for addresses as network-order bytes (4 words for IPv6) */
+static __always_inline bool addr_gt(bool v6, const __be32 *a, const __be32 *b)
+{
+	__u32 x, y;
+
+	if (!v6)
+		return bpf_ntohl(a[0]) > bpf_ntohl(b[0]);
+	for (int i = 0; i < 4; i++) {
+		x = bpf_ntohl(a[i]);
+		y = bpf_ntohl(b[i]);
+		if (x != y)
+			return x > y;
+	}
+	return false;
+}
+
+static __always_inline bool addr_eq(bool v6, const __be32 *a, const __be32 *b)
+{
+	if (!v6)
+		return a[0] == b[0];
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
+}
+
+static __always_inline void addr_cpy(bool v6, __be32 *d, const __be32 *s)
+{
+	d[0] = s[0];
+	if (v6) {
+		d[1] = s[1];
+		d[2] = s[2];
+		d[3] = s[3];
+	}
 }
 
 static __always_inline bool proto_has_ports(__u32 proto)
@@ -168,22 +235,23 @@ static __always_inline bool proto_has_ports(__u32 proto)
 	       proto == IPPROTO_SCTP_ || proto == IPPROTO_DCCP_;
 }
 
-/* The canonical key of a tuple (bpfipt.h), and which end the tuple's source is. */
-static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, __u32 proto, __be32 saddr,
-				      __be32 daddr, __u32 sport, __u32 dport, __u32 icmp,
-				      __u8 *side)
+/* The canonical key of a tuple (bpfipt.h), and which end the tuple's source is.
+ * saddr/daddr: one word (IPv4) or four (v6). */
+static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, bool v6, __u32 proto,
+				      const __be32 *saddr, const __be32 *daddr, __u32 sport,
+				      __u32 dport, __u32 icmp, __u8 *side)
 {
-	__u32 a = bpf_ntohl(saddr), b = bpf_ntohl(daddr);
 	__u32 type = icmp >> 8;
 	bool swap;
 
 	__builtin_memset(k, 0, sizeof(*k));
 	k->proto = proto;
-	if (proto == IPPROTO_ICMP) {
+	k->family = v6 ? 6 : 4;
+	if (proto == (v6 ? IPPROTO_ICMPV6_ : IPPROTO_ICMP)) {
 		/* a query: end 0 is the requester; the identifier is sport's place */
-		int req = icmp_req_of_reply(type);
+		int req = icmp_req_of_reply(v6, type);
 
-		if (icmp_is_request(type)) {
+		if (icmp_is_request(v6, type)) {
 			swap = false;
 			k->type = type;
 		} else if (req >= 0) {
@@ -194,14 +262,15 @@ static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, __u32 proto, __be
 		}
 		k->port[0] = k->port[1] = bpf_htons(sport);
 	} else if (proto_has_ports(proto)) {
-		swap = a > b || (a == b && sport > dport);
+		swap = addr_gt(v6, saddr, daddr) ||
+		       (addr_eq(v6, saddr, daddr) && sport > dport);
 		k->port[swap] = bpf_htons(sport);
 		k->port[!swap] = bpf_htons(dport);
 	} else {
-		swap = a > b;
+		swap = addr_gt(v6, saddr, daddr);
 	}
-	k->addr[swap] = saddr;
-	k->addr[!swap] = daddr;
+	addr_cpy(v6, k->addr[swap], saddr);
+	addr_cpy(v6, k->addr[!swap], daddr);
 	*side = swap;
 	return true;
 }
@@ -210,8 +279,8 @@ static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, __u32 proto, __be
 static __always_inline void ct_export(struct pkt *p, const struct bpfipt_ct_key *k, __u8 orig)
 {
 	orig &= 1;
-	p->ct.osrc = k->addr[orig];
-	p->ct.odst = k->addr[orig ^ 1];
+	__builtin_memcpy(p->ct.osrc, k->addr[orig], sizeof(p->ct.osrc));
+	__builtin_memcpy(p->ct.odst, k->addr[orig ^ 1], sizeof(p->ct.odst));
 	p->ct.osport = bpf_ntohs(k->port[orig]);
 	p->ct.odport = bpf_ntohs(k->port[orig ^ 1]);
 	p->ct.proto = k->proto;
@@ -219,8 +288,8 @@ static __always_inline void ct_export(struct pkt *p, const struct bpfipt_ct_key 
 
 static __always_inline __u64 ct_timeout(const struct bpfipt_ct_conf *cf, __u32 i)
 {
-	_Static_assert(BPFIPT_CTT_MAX <= 16, "timeout_ns has 16 places");
-	return cf->timeout_ns[i & 15];
+	_Static_assert(BPFIPT_CTT_MAX <= 32, "timeout_ns has 32 places");
+	return cf->timeout_ns[i & 31];
 }
 
 /* An ICMP error: the state of the connection its quoted packet belongs to.
@@ -231,12 +300,16 @@ static __always_inline void ct_related(struct scratch *sc, __u64 now)
 	struct pkt *p = &sc->p;
 	struct bpfipt_ct_key *k = &sc->ctk;
 	struct bpfipt_ct_entry *e;
+	bool v6 = p->family == 6;
 	__u8 side;
 
-	if (!p->inner_ok || p->daddr != p->inner_saddr)
+	if (!p->inner_ok)
 		return;
-	if (!ct_key_of(k, p->inner_proto, p->inner_saddr, p->inner_daddr, p->inner_sport,
-		       p->inner_dport, p->inner_icmp, &side))
+	if (v6 ? !addr_eq(true, p->daddr6, p->inner_saddr6) : p->daddr != p->inner_saddr)
+		return;
+	if (!ct_key_of(k, v6, p->inner_proto, v6 ? p->inner_saddr6 : &p->inner_saddr,
+		       v6 ? p->inner_daddr6 : &p->inner_daddr, p->inner_sport, p->inner_dport,
+		       p->inner_icmp, &side))
 		return;
 	e = bpf_map_lookup_elem(&bpfipt_ct, k);
 	if (!e || e->expires <= now)
@@ -257,20 +330,30 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	struct bpfipt_ct_conf *cf;
 	struct bpfipt_ct_key *k;
 	struct pkt *p;
-	__u32 zero = 0, f, old, nst, ti, dir;
+	__u32 zero = 0, f, old = 0, nst = sIV, ti, dir;	/* set: clang reloads p->proto, the verifier cannot tie the two tests */
 	__u64 now, tmo;
+	bool v6;
 	__u8 side;
 
 	p = &sc->p;
 	k = &sc->ctk;
+	v6 = p->family == 6;
 	cf = bpf_map_lookup_elem(&bpfipt_ct_conf, &zero);
 	if (!cf)
 		return;
 	now = bpf_ktime_get_ns();
-	if (p->proto == IPPROTO_ICMP) {
+	/* nf_conntrack_in: no transport header found (ipv6_skip_exthdr fails on a
+	 * cut chain and on "no next header"): no connection, INVALID */
+	if (v6 && (p->cut || p->proto == 59))
+		return;
+	if (p->proto == (v6 ? IPPROTO_ICMPV6_ : IPPROTO_ICMP)) {
 		if (p->icmp == BPFIPT_NO_ICMP)
 			return;
-		if (icmp_is_error(p->icmp >> 8)) {
+		if (v6 && icmp6_untracked(p->icmp >> 8)) {
+			p->ct.state = BPFIPT_CT_UNTRACKED;	/* no connection */
+			return;
+		}
+		if (icmp_is_error(v6, p->icmp >> 8)) {
 			ct_related(sc, now);
 			return;
 		}
@@ -279,8 +362,8 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	}
 	if (p->proto == IPPROTO_TCP && (!tcp_flags_valid(p->tcpflags) || p->tcp_bad))
 		return;
-	if (!ct_key_of(k, p->proto, p->saddr, p->daddr,
-		       p->proto == IPPROTO_ICMP ? p->icmp_id : p->sport, p->dport, p->icmp, &side))
+	if (!ct_key_of(k, v6, p->proto, v6 ? p->saddr6 : &p->saddr, v6 ? p->daddr6 : &p->daddr,
+		       is_icmp(p->proto) ? p->icmp_id : p->sport, p->dport, p->icmp, &side))
 		return;	/* an ICMP type that opens nothing */
 
 	e = bpf_map_lookup_elem(&bpfipt_ct, k);
@@ -313,7 +396,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 			nst = tcp_tr[0][tcp_index(p->tcpflags)][BPFIPT_TCP_NONE];
 			if (nst >= BPFIPT_TCP_MAX)
 				return;
-		} else if (p->proto == IPPROTO_ICMP && side) {
+		} else if (is_icmp(p->proto) && side) {
 			return;	/* a reply without a request */
 		}
 		p->ct.state = BPFIPT_CT_NEW;
@@ -373,6 +456,8 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	} else if (update) {
 		if (p->proto == IPPROTO_ICMP) {
 			tmo = ct_timeout(cf, BPFIPT_CTT_ICMP);
+		} else if (p->proto == IPPROTO_ICMPV6_) {
+			tmo = ct_timeout(cf, BPFIPT_CTT_ICMPV6);
 		} else if (p->proto == IPPROTO_UDP || p->proto == IPPROTO_UDPLITE_) {
 			/* replied and older than 2 s: a stream (nf_conntrack_udp_packet) */
 			tmo = ct_timeout(cf, BPFIPT_CTT_UDP);
@@ -422,9 +507,17 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 	p = &sc->p;
 	sc->ct_create = 0;
 	__builtin_memset(&p->ct, 0, sizeof(p->ct));	/* INVALID */
-	fk.saddr = p->saddr;
-	fk.daddr = p->daddr;
-	fk.id = p->ipid;
+	if (p->family == 6) {
+		__builtin_memcpy(fk.saddr, p->saddr6, sizeof(fk.saddr));
+		__builtin_memcpy(fk.daddr, p->daddr6, sizeof(fk.daddr));
+		fk.id = p->ipid6;
+		fk.family = 6;
+	} else {
+		fk.saddr[0] = p->saddr;
+		fk.daddr[0] = p->daddr;
+		fk.id = p->ipid;
+		fk.family = 4;
+	}
 	fk.proto = p->proto;
 	if (p->frag) {
 		fr = bpf_map_lookup_elem(&bpfipt_ct_frag, &fk);
@@ -467,6 +560,9 @@ __noinline int bpfipt_ct_confirm(struct scratch *sc)
 		break;
 	case IPPROTO_ICMP:
 		ti = BPFIPT_CTT_ICMP;
+		break;
+	case IPPROTO_ICMPV6_:
+		ti = BPFIPT_CTT_ICMPV6;
 		break;
 	case IPPROTO_GRE_:
 		ti = BPFIPT_CTT_GRE;

@@ -63,15 +63,23 @@ const char *ct_tcp_state_name(unsigned int state)
 	return state < BPFIPT_TCP_MAX ? tcp_states[state] : NULL;
 }
 
+int ct_family(const struct bpfipt_ct_key *k)
+{
+	return k->family == 6 ? 6 : 4;
+}
+
 bool ct_proto_has_ports(__u8 proto)
 {
 	return proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE ||
 	       proto == IPPROTO_SCTP || proto == IPPROTO_DCCP;
 }
 
-/* The answer to an ICMP query (the kernel's invmap of nf_conntrack_proto_icmp). */
-static __u8 icmp_reply_type(__u8 type)
+/* The answer to an ICMP query (the kernel's invmap of nf_conntrack_proto_icmp
+ * and nf_conntrack_proto_icmpv6). */
+static __u8 icmp_reply_type(__u8 proto, __u8 type)
 {
+	if (proto == IPPROTO_ICMPV6)
+		return type == 128 ? 129 : type == 139 ? 140 : type;
 	switch (type) {
 	case 8:		return 0;	/* echo */
 	case 13:	return 14;	/* timestamp */
@@ -89,13 +97,15 @@ void ct_tuples(const struct bpfipt_ct_key *k, const struct bpfipt_ct_entry *e,
 	unsigned int o = e->orig & 1, r = !o;
 
 	memset(t, 0, 2 * sizeof(*t));
-	t[0].src = t[1].dst = k->addr[o];
-	t[0].dst = t[1].src = k->addr[r];
-	if (k->proto == IPPROTO_ICMP) {
+	memcpy(t[0].src, k->addr[o], sizeof(t[0].src));
+	memcpy(t[1].dst, k->addr[o], sizeof(t[1].dst));
+	memcpy(t[0].dst, k->addr[r], sizeof(t[0].dst));
+	memcpy(t[1].src, k->addr[r], sizeof(t[1].src));
+	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6) {
 		/* port[0] = port[1] = the identifier */
 		t[0].sport = t[0].dport = t[1].sport = t[1].dport = ntohs(k->port[0]);
 		t[0].type = k->type;
-		t[1].type = icmp_reply_type(k->type);
+		t[1].type = icmp_reply_type(k->proto, k->type);
 		return;
 	}
 	t[0].sport = t[1].dport = ntohs(k->port[o]);
@@ -109,6 +119,8 @@ bool ct_filter_match(const struct ct_filter *f, const struct bpfipt_ct_key *k,
 
 	if (!f)
 		return true;
+	if ((f->set & CT_F_FAMILY) && ct_family(k) != f->family)
+		return false;
 	if ((f->set & CT_F_PROTO) && k->proto != f->proto)
 		return false;
 	if ((f->set & CT_F_STATE) && (k->proto != IPPROTO_TCP || e->tcp_state != f->tcp_state))
@@ -118,9 +130,12 @@ bool ct_filter_match(const struct ct_filter *f, const struct bpfipt_ct_key *k,
 		const struct ct_tuple *d = &t[i >= CT_REPL_SRC];
 		bool src = i == CT_ORIG_SRC || i == CT_REPL_SRC;
 
-		if ((f->set & (CT_F_ADDR0 << i)) &&
-		    ((src ? d->src : d->dst) & f->mask[i]) != (f->addr[i] & f->mask[i]))
-			return false;
+		const __be32 *a = src ? d->src : d->dst;
+
+		if (f->set & (CT_F_ADDR0 << i))
+			for (int w = 0; w < 4; w++)
+				if ((a[w] & f->mask[i][w]) != (f->addr[i][w] & f->mask[i][w]))
+					return false;
 		if ((f->set & (CT_F_PORT0 << i)) && (src ? d->sport : d->dport) != f->port[i])
 			return false;
 	}
@@ -129,24 +144,25 @@ bool ct_filter_match(const struct ct_filter *f, const struct bpfipt_ct_key *k,
 
 /* ------------------------------------------------------------ format ---- */
 
-static void format_tuple(struct strbuf *sb, __u8 proto, const struct ct_tuple *t)
+static void format_tuple(struct strbuf *sb, int af, __u8 proto, const struct ct_tuple *t)
 {
-	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 
-	inet_ntop(AF_INET, &t->src, a, sizeof(a));
-	inet_ntop(AF_INET, &t->dst, b, sizeof(b));
+	inet_ntop(af, t->src, a, sizeof(a));
+	inet_ntop(af, t->dst, b, sizeof(b));
 	sb_addf(sb, "src=%s dst=%s ", a, b);
 	if (ct_proto_has_ports(proto))
 		sb_addf(sb, "sport=%u dport=%u ", t->sport, t->dport);
 	else if (proto == IPPROTO_GRE)
 		sb_addf(sb, "srckey=0x%x dstkey=0x%x ", t->sport, t->dport);
-	else if (proto == IPPROTO_ICMP)
+	else if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
 		sb_addf(sb, "type=%u code=0 id=%u ", t->type, t->sport);
 }
 
 void ct_format(struct strbuf *sb, const struct bpfipt_ct_key *k,
 	       const struct bpfipt_ct_entry *e, __u64 now)
 {
+	int af = ct_family(k) == 6 ? AF_INET6 : AF_INET;
 	struct ct_tuple t[2];
 	const char *st;
 
@@ -157,12 +173,12 @@ void ct_format(struct strbuf *sb, const struct bpfipt_ct_key *k,
 		st = ct_tcp_state_name(e->tcp_state);
 		sb_addf(sb, "%s ", st ? st : "NONE");	/* libnetfilter_conntrack's fallback */
 	}
-	format_tuple(sb, k->proto, &t[0]);
+	format_tuple(sb, af, k->proto, &t[0]);
 	sb_addf(sb, "packets=%llu bytes=%llu ", (unsigned long long)e->packets[0],
 		(unsigned long long)e->bytes[0]);
 	if (!(e->status & BPFIPT_CTS_SEEN_REPLY))
 		sb_adds(sb, "[UNREPLIED] ");
-	format_tuple(sb, k->proto, &t[1]);
+	format_tuple(sb, af, k->proto, &t[1]);
 	sb_addf(sb, "packets=%llu bytes=%llu ", (unsigned long long)e->packets[1],
 		(unsigned long long)e->bytes[1]);
 	if (e->status & BPFIPT_CTS_ASSURED)
@@ -281,15 +297,19 @@ static int cmp_conn(const void *pa, const void *pb)
 {
 	const struct ct_conn *a = pa, *b = pb;
 	struct ct_tuple ta[2], tb[2];
+	int c;
 
+	if (ct_family(&a->key) != ct_family(&b->key))
+		return ct_family(&a->key) < ct_family(&b->key) ? -1 : 1;
 	if (a->key.proto != b->key.proto)
 		return a->key.proto < b->key.proto ? -1 : 1;
 	ct_tuples(&a->key, &a->e, ta);
 	ct_tuples(&b->key, &b->e, tb);
-	if (ta[0].src != tb[0].src)
-		return ntohl(ta[0].src) < ntohl(tb[0].src) ? -1 : 1;
-	if (ta[0].dst != tb[0].dst)
-		return ntohl(ta[0].dst) < ntohl(tb[0].dst) ? -1 : 1;
+	/* network-order bytes compare as the addresses do */
+	if ((c = memcmp(ta[0].src, tb[0].src, sizeof(ta[0].src))))
+		return c < 0 ? -1 : 1;
+	if ((c = memcmp(ta[0].dst, tb[0].dst, sizeof(ta[0].dst))))
+		return c < 0 ? -1 : 1;
 	if (ta[0].sport != tb[0].sport)
 		return ta[0].sport < tb[0].sport ? -1 : 1;
 	if (ta[0].dport != tb[0].dport)

@@ -29,6 +29,7 @@ static const __u64 default_s[BPFIPT_CTT_MAX] = {
 	[BPFIPT_CTT_GENERIC] = 600,
 	[BPFIPT_CTT_GRE] = 30,
 	[BPFIPT_CTT_GRE_STREAM] = 180,
+	[BPFIPT_CTT_ICMPV6] = 30,
 };
 
 static const char *const names[BPFIPT_CTT_MAX] = {
@@ -48,9 +49,10 @@ static const char *const names[BPFIPT_CTT_MAX] = {
 	[BPFIPT_CTT_GENERIC] = "generic_timeout",
 	[BPFIPT_CTT_GRE] = "gre_timeout",
 	[BPFIPT_CTT_GRE_STREAM] = "gre_timeout_stream",
+	[BPFIPT_CTT_ICMPV6] = "icmpv6_timeout",
 };
 
-_Static_assert(BPFIPT_CTT_MAX == 16, "default_s and names cover every timeout");
+_Static_assert(BPFIPT_CTT_MAX == 17, "default_s and names cover every timeout");
 
 void ct_settings_default(struct ct_settings *s)
 {

@@ -40,7 +40,12 @@
  * "src=A dst=B " then "sport=P dport=Q " (tcp, udp, udplite, sctp, dccp),
  * "srckey=0x0 dstkey=0x0 " (gre: the kernel's GREv0 form), "type=T code=0 id=I "
  * (icmp: the reply type is the request's answer, echo 8 -> 0, 13 -> 14, 15 -> 16,
- * 17 -> 18), nothing for the other protocols.
+ * 17 -> 18; icmpv6: 128 -> 129, 139 -> 140), nothing for the other protocols.
+ * IPv6 entries are the same line with the addresses as inet_ntop() writes them
+ * (conntrack's default output has no family column: "icmpv6   58 29 src=::1
+ * dst=::1 type=128 code=0 id=7 ..."). Both families are listed, IPv4 first;
+ * the filter's family (-f ipv4 / -f ipv6, or the family of an address given)
+ * keeps one.
  */
 #ifndef BPFIPT_CT_TABLE_H
 #define BPFIPT_CT_TABLE_H
@@ -58,7 +63,7 @@ struct ct_conn {
 
 /* A connection's tuple in one direction (conntrack's view). */
 struct ct_tuple {
-	__be32 src, dst;
+	__be32 src[4], dst[4];		/* IPv4: word 0, the rest 0 */
 	__u16 sport, dport;	/* host order; ICMP: the identifier in both */
 	__u8 type;		/* ICMP: the message type of this direction */
 };
@@ -79,11 +84,13 @@ enum {
 					 * ORIG_SRC/REPL_SRC, dport of the _DSTs) */
 	CT_F_PROTO	= 1 << 8,
 	CT_F_STATE	= 1 << 9,	/* TCP state (only TCP entries match) */
+	CT_F_FAMILY	= 1 << 10,	/* only entries of `family` (-f, or an address) */
 };
 
 struct ct_filter {
 	__u32 set;				/* CT_F_* */
-	__be32 addr[CT_FIELD_MAX], mask[CT_FIELD_MAX];
+	__u8 family;				/* 4 or 6 (CT_F_FAMILY) */
+	__be32 addr[CT_FIELD_MAX][4], mask[CT_FIELD_MAX][4];
 	__u16 port[CT_FIELD_MAX];		/* host order */
 	__u8 proto;
 	__u8 tcp_state;				/* enum bpfipt_tcp_state */
@@ -96,6 +103,8 @@ __u64 ct_now(void);
  * (NULL past BPFIPT_TCP_MAX). */
 const char *ct_proto_name(__u8 proto);
 const char *ct_tcp_state_name(unsigned int state);
+/* An entry's family: 4 or 6. */
+int ct_family(const struct bpfipt_ct_key *k);
 /* Protocols whose tuples carry ports (tcp udp udplite sctp dccp). */
 bool ct_proto_has_ports(__u8 proto);
 

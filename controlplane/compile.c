@@ -186,6 +186,7 @@ struct pfx6 {
 
 struct atom {
 	bool neg;
+	bool ip;		/* from the rule's IP part (-s/-d, a group's prefixes) */
 	unsigned int n;
 	union {
 		struct pfx *p;		/* IPv4 rulesets */
@@ -591,6 +592,39 @@ static void atom_from_range(struct cctx *x, __u32 lo, __u32 hi, bool neg, struct
 	memcpy(a->p, tmp, n * sizeof(struct pfx));
 }
 
+/* The same for IPv6: [lo, hi] as at most 2 * 128 prefixes. A block at cur is
+ * aligned to its size, so cur + size - 1 never overflows. */
+static void atom_from_range6(struct cctx *x, unsigned __int128 lo, unsigned __int128 hi, bool neg,
+			     struct atom *a)
+{
+	struct pfx6 tmp[2 * 128];
+	unsigned int n = 0;
+
+	a->neg = neg;
+	a->ip = false;
+	if (lo <= hi) {
+		unsigned __int128 cur = lo, last;
+
+		for (;;) {
+			unsigned int size = cur ? ctz128(cur) : 128;
+
+			while (size == 128 ? hi != ~(unsigned __int128)0 :
+			       size && cur + (((unsigned __int128)1 << size) - 1) > hi)
+				size--;
+			tmp[n++] = (struct pfx6){ .addr = cur, .plen = 128 - size };
+			if (size == 128)
+				break;
+			last = cur + (((unsigned __int128)1 << size) - 1);
+			if (last >= hi)
+				break;
+			cur = last + 1;
+		}
+	}
+	a->n = n;
+	a->p6 = arena_alloc(&x->ar, (n ? n : 1) * sizeof(struct pfx6));
+	memcpy(a->p6, tmp, n * sizeof(struct pfx6));
+}
+
 /* ---------------------------------------------------------------- units */
 
 static int find_chain(const struct ipt_table *t, const char *name)
@@ -677,7 +711,8 @@ static bool ctstate_pred(unsigned int k, const void *ctx)
 }
 
 /* The options of -m conntrack the data plane checks on a candidate slot. */
-static void ct_extra(struct bpfipt_extra *e, const struct ipt_conntrack_info *d)
+static void ct_extra(struct bpfipt_extra *e, const struct ipt_conntrack_info *d,
+		     const struct ipt_conntrack6_info *d6)
 {
 	const __u16 *ports[4] = { d->origsrc_port, d->origdst_port, d->replsrc_port,
 				  d->repldst_port };
@@ -686,14 +721,20 @@ static void ct_extra(struct bpfipt_extra *e, const struct ipt_conntrack_info *d)
 	e->ct_inv = d->invert_flags;
 	e->ct_status = d->status_mask;
 	e->ct_proto = (__u8)d->l4proto;
-	e->ct_addr[0] = d->origsrc_addr;
-	e->ct_mask[0] = d->origsrc_mask;
-	e->ct_addr[1] = d->origdst_addr;
-	e->ct_mask[1] = d->origdst_mask;
-	e->ct_addr[2] = d->replsrc_addr;
-	e->ct_mask[2] = d->replsrc_mask;
-	e->ct_addr[3] = d->repldst_addr;
-	e->ct_mask[3] = d->repldst_mask;
+	e->ct_addr[0][0] = d->origsrc_addr;
+	e->ct_mask[0][0] = d->origsrc_mask;
+	e->ct_addr[1][0] = d->origdst_addr;
+	e->ct_mask[1][0] = d->origdst_mask;
+	e->ct_addr[2][0] = d->replsrc_addr;
+	e->ct_mask[2][0] = d->replsrc_mask;
+	e->ct_addr[3][0] = d->repldst_addr;
+	e->ct_mask[3][0] = d->repldst_mask;
+	/* an IPv6 table: the 16-byte addresses follow the payload (IPT_CT_* is the
+	 * order of ct_addr) */
+	for (int i = 0; d6 && i < IPT_CT_NADDR; i++) {
+		memcpy(e->ct_addr[i], d6->addr[i][0].b, sizeof(e->ct_addr[i]));
+		memcpy(e->ct_mask[i], d6->addr[i][1].b, sizeof(e->ct_mask[i]));
+	}
 	for (int i = 0; i < 4; i++) {
 		e->ct_port[i][0] = ports[i][0];
 		e->ct_port[i][1] = ports[i][1];
@@ -758,7 +799,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 
 			u->kind = BPFIPT_S_VERDICT;
 			u->verdict = BPFIPT_V_REJECT;
-			u->reject_with = (__u8)d->with;
+			/* bpfipt.h: an IPv6 table's codes are BPFIPT_REJ6 + ip6t_reject_with */
+			u->reject_with = (__u8)(x->v6 ? BPFIPT_REJ6 + d->with : d->with);
 		} else if (ext_is(&r->target, "LOG")) {
 			const struct log_data *d = r->target.data;
 
@@ -798,7 +840,7 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			if (atom_from_mask6(x, a6, m6, inv, &atoms[i][na[i]]))
 				return rule_error(x, ci, r, "a non-contiguous address mask with "
 						  "more than 16 holes");
-			na[i]++;
+			atoms[i][na[i]++].ip = true;
 			continue;
 		}
 		if (!m && !a && !inv)
@@ -929,25 +971,29 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 				constrain(x, u, RF_CTSTATE, iset_pred(x, 32, ctstate_pred, &sp,
 								   sp.mask | sp.inv << 16));
 			}
-			if (x->v6 && (rest & (XT_CONNTRACK_ORIGSRC | XT_CONNTRACK_ORIGDST |
-					      XT_CONNTRACK_REPLSRC | XT_CONNTRACK_REPLDST)))
-				return rule_error(x, ci, r, "conntrack --ctorigsrc/--ctorigdst/"
-						  "--ctreplsrc/--ctrepldst with IPv6 addresses is not "
-						  "supported yet");
 			if (rest) {
 				if (u->xflags & BPFIPT_X_CT)
 					return rule_error(x, ci, r, "more than one -m conntrack with "
 							  "options other than --ctstate");
 				u->xflags |= BPFIPT_X_CT;
-				ct_extra(&e, d);
+				ct_extra(&e, d, x->v6 ? m->data : NULL);
 				has_extra = true;
 			}
 		} else if (ext_is(m, "iprange")) {
 			const struct iprange_data *d = m->data;
 
-			if (x->v6)
-				return rule_error(x, ci, r, "iprange with IPv6 ranges is not "
-						  "supported yet");
+			if (x->v6) {
+				/* an IPv6 table's payload: the flags, then 16-byte bounds */
+				const struct iprange6_data *d6 = m->data;
+
+				if (d->flags & IPR_SRC)
+					atom_from_range6(x, a128(d6->src_min.b), a128(d6->src_max.b),
+							 d->flags & IPR_SRC_INV, &atoms[0][na[0]++]);
+				if (d->flags & IPR_DST)
+					atom_from_range6(x, a128(d6->dst_min.b), a128(d6->dst_max.b),
+							 d->flags & IPR_DST_INV, &atoms[1][na[1]++]);
+				continue;
+			}
 			if (d->flags & IPR_SRC)
 				atom_from_range(x, d->src_min, d->src_max, d->flags & IPR_SRC_INV,
 						&atoms[0][na[0]++]);
@@ -1173,6 +1219,7 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 	if (u->natoms[which])
 		memcpy(at + 1, u->atoms[which], u->natoms[which] * sizeof(*at));
 	at[0].neg = false;
+	at[0].ip = true;
 	at[0].n = len;
 	if (x->v6) {
 		at[0].p6 = arena_alloc(&x->ar, len * sizeof(struct pfx6));
@@ -1204,6 +1251,42 @@ done:
 	return 0;
 }
 
+/* IPv6: ip6_packet_match() drops a packet whose extension-header chain is cut
+ * at a rule with -p once its -s/-d and interfaces match, before its matches.
+ * The data plane drops at a candidate BPFIPT_X_PROTO6 slot, and for a cut packet
+ * leaves out of the AND the fields only matches constrain (but the addresses:
+ * -m iprange is an address constraint). A rule with -p and an iprange gets a
+ * HOTDROP unit before it: its IP part only, a protocol no packet has (so only a
+ * cut packet, whose protocol is not looked up, finds it), no counter. true when
+ * *h was made. */
+static bool cut_unit(struct cctx *x, const struct unit *u, struct unit *h)
+{
+	unsigned int nip[2] = { 0, 0 };
+
+	if (!x->v6 || !(u->xflags & BPFIPT_X_PROTO6))
+		return false;
+	for (int i = 0; i < 2; i++)
+		while (nip[i] < u->natoms[i] && u->atoms[i][nip[i]].ip)
+			nip[i]++;
+	if (nip[0] == u->natoms[0] && nip[1] == u->natoms[1])
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->rule = u->rule;
+	h->nrules = 1;
+	h->kind = BPFIPT_S_CONTINUE;
+	h->target = -1;
+	h->counter = BPFIPT_NO_COUNTER;
+	h->xflags = BPFIPT_X_PROTO6;
+	h->extra = BPFIPT_NO_EXTRA;
+	h->rs[RF_PROTO] = iset_new(x, 0);
+	for (int i = 0; i < 2; i++) {
+		h->atoms[i] = u->atoms[i];	/* the IP part is their beginning */
+		h->natoms[i] = nip[i];
+		h->ifc[i] = u->ifc[i];
+	}
+	return true;
+}
+
 static int build_chain_units(struct cctx *x, unsigned int ci)
 {
 	struct mchain *mc = &x->ch[ci];
@@ -1213,7 +1296,8 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 	if (mc->built)
 		return 0;
 	mc->built = true;
-	mc->u = xcalloc(ch->nrules ? ch->nrules : 1, sizeof(struct unit));
+	/* IPv6: a rule may take two units (cut_unit()) */
+	mc->u = xcalloc(ch->nrules ? (x->v6 ? 2 : 1) * ch->nrules : 1, sizeof(struct unit));
 	x->cur_chain = ci;
 	for (unsigned int i = 0; i < ch->nrules;) {
 		struct unit *u = &mc->u[mc->nu];
@@ -1234,10 +1318,18 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 				return -1;
 		}
 		u->counter = x->rule_base[ci] + i;
+		if (cut_unit(x, u, u + 1)) {
+			/* its hotdrop slot first */
+			struct unit tmp = u[0];
+
+			u[0] = u[1];
+			u[1] = tmp;
+			mc->nu++;
+		}
 		mc->nu++;
 		i += len;
 	}
-	if (mc->nu < ch->nrules)
+	if (mc->nu < ch->nrules || x->v6)
 		mc->u = xrealloc(mc->u, (mc->nu ? mc->nu : 1) * sizeof(struct unit));
 	return mem_add(x, mc->nu * sizeof(struct unit));
 }

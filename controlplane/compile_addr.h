@@ -27,6 +27,7 @@ static int SUF(atom_from_mask)(struct cctx *x, AT addr, AT mask, bool neg, struc
 	const AT top = (AT)1 << (AW - 1);
 
 	a->neg = neg;
+	a->ip = false;
 	if (addr & ~mask) {		/* can never be equal: the empty set */
 		a->n = 0;
 		APFX(a) = NULL;

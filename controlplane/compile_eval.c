@@ -128,7 +128,8 @@ static bool ct_ok(const struct bpfipt_extra *e, const struct cp_packet *p)
 	if (ct_fails(e, XT_CONNTRACK_DIRECTION, p->ctdir == 0))
 		return false;
 	for (int i = 0; i < 4; i++)
-		if (ct_fails(e, XT_CONNTRACK_ORIGSRC << i, ((a[i] ^ e->ct_addr[i]) & e->ct_mask[i]) == 0))
+		if (ct_fails(e, XT_CONNTRACK_ORIGSRC << i,
+			     ((a[i] ^ e->ct_addr[i][0]) & e->ct_mask[i][0]) == 0))
 			return false;
 	if (ct_fails(e, XT_CONNTRACK_PROTO, p->ct_proto == e->ct_proto))
 		return false;

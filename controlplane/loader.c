@@ -1424,9 +1424,8 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 		if (val >= cc->ncounters || plen > (l->e6 ? 128u : 32u) || key >= cc->ngroups)
 			return dp_fail(err, -EINVAL, "group set: bad entry");
 	}
-	if ((cc->family == AF_INET6) != !!(cc->src.e6 || cc->dst.e6 || cc->group_src.e6 ||
-					   cc->group_dst.e6 || !(cc->src.n + cc->dst.n +
-								 cc->group_src.n + cc->group_dst.n)))
+	if (cc->family == AF_INET6 ? cc->src.e || cc->dst.e || cc->group_src.e || cc->group_dst.e :
+				     cc->src.e6 || cc->dst.e6 || cc->group_src.e6 || cc->group_dst.e6)
 		return dp_fail(err, -EINVAL, "compiled ruleset: address sets of another family");
 	return 0;
 }

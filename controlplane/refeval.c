@@ -231,6 +231,25 @@ static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
 		return ((d->type == 0xFF) || (p->icmp_type == d->type && p->icmp_code >= d->code[0] &&
 					       p->icmp_code <= d->code[1])) ^ !!d->invert;
 	}
+	if (!strcmp(name, "iprange") && p->family == 6) {
+		const struct iprange6_data *d = m->data;
+
+		if (d->v4.flags & IPR_SRC) {
+			bool in = memcmp(p->saddr6, d->src_min.b, 16) >= 0 &&
+				  memcmp(p->saddr6, d->src_max.b, 16) <= 0;
+
+			if (!(in ^ !!(d->v4.flags & IPR_SRC_INV)))
+				return false;
+		}
+		if (d->v4.flags & IPR_DST) {
+			bool in = memcmp(p->daddr6, d->dst_min.b, 16) >= 0 &&
+				  memcmp(p->daddr6, d->dst_max.b, 16) <= 0;
+
+			if (!(in ^ !!(d->v4.flags & IPR_DST_INV)))
+				return false;
+		}
+		return true;
+	}
 	if (!strcmp(name, "iprange")) {
 		const struct iprange_data *d = m->data;
 

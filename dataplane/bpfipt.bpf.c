@@ -135,7 +135,7 @@ struct ct_result {
 	__u8 status;		/* BPFIPT_CTS_* */
 	__u8 proto;
 	__u8 pad[3];
-	__be32 osrc, odst;	/* the original direction's tuple */
+	__be32 osrc[4], odst[4];	/* the original direction's tuple (IPv4: word 0) */
 	__u32 osport, odport;
 	__u32 expire;		/* seconds left */
 };
@@ -610,10 +610,11 @@ short_l4:
 
 /* data..data_end: the linear bytes; wire_len: the whole frame; l2: 14 on
  * Ethernet-like devices, 0 on L3 devices (tun, wireguard, ipip...), a constant
- * at each call. At tc the headers parse() reads are made linear by tc_pull();
- * pull: the caller can pull more (IPv6: P_SHORT). */
+ * at each call; fam: the family the caller found (l3_family(), skb_family()):
+ * 0 IPv4, 1 IPv6, else P_PASS. At tc the headers parse() reads are made linear
+ * by tc_pull(); pull: the caller can pull more (IPv6: P_SHORT). */
 static __always_inline enum parse_result parse(void *data, void *data_end, __u32 wire_len,
-					       __u32 l2, struct scratch *sc, bool pull)
+					       __u32 l2, struct scratch *sc, bool pull, int fam)
 {
 	struct pkt *p = &sc->p;
 	struct ethhdr *eth = data;
@@ -629,13 +630,11 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 		if ((void *)(eth + 1) > data_end)
 			return P_PASS;
 		__builtin_memcpy(p->mac, eth->h_source, 6);
-		if (eth->h_proto == bpf_htons(ETH_P_IPV6))
-			return parse6(data, data_end, wire_len, l2, sc, pull);
-		if (eth->h_proto != bpf_htons(ETH_P_IP))
-			return P_PASS;
-	} else if (data + 1 <= data_end && (*(__u8 *)data >> 4) == 6) {
-		return parse6(data, data_end, wire_len, l2, sc, pull);
 	}
+	if (fam == 1)
+		return parse6(data, data_end, wire_len, l2, sc, pull);
+	if (fam != 0)
+		return P_PASS;
 	p->family = 4;
 	ip = data + l2;
 	if ((void *)(ip + 1) > data_end || ip->version != 4) {
@@ -999,9 +998,11 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
  * itself is the BPFIPT_F_CTSTATE field). */
-static __always_inline bool ct_addr_ok(__be32 a, __be32 addr, __be32 mask)
+static __always_inline bool ct_addr_ok(const __be32 *a, const __be32 *addr, const __be32 *mask)
 {
-	return ((a ^ addr) & mask) == 0;
+	/* IPv4: words 1-3 of the address and of the mask are 0 */
+	return (((a[0] ^ addr[0]) & mask[0]) | ((a[1] ^ addr[1]) & mask[1]) |
+		((a[2] ^ addr[2]) & mask[2]) | ((a[3] ^ addr[3]) & mask[3])) == 0;
 }
 
 static __always_inline bool ct_port_ok(__u32 port, const __u16 *r)
@@ -1473,7 +1474,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 				    struct scratch *sc)
 {
 	const struct pkt *p = &sc->p;
-	__u32 look;
+	__u32 look, cutlook = 0;
 	int step;
 
 	if (chain >= BPFIPT_NCHAINS || conf->nwords > BPFIPT_MAX_WORDS ||
@@ -1486,10 +1487,17 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	if (p->family == 6) {
 		/* a cut chain: no protocol, ports, flags nor type; every slot is a
 		 * candidate for them, the -p ones drop it (bpfipt_step()) */
-		if (p->cut)
+		if (p->cut) {
 			look &= ~(1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT |
 				  1u << BPFIPT_F_DPORT | 1u << BPFIPT_F_TCPFLAGS |
 				  1u << BPFIPT_F_ICMP);
+			/* the kernel tests a -p rule's matches (length, state) only after
+			 * the protocol: those fields are tested per slot, on the rules
+			 * without -p (bpfipt_step(); cutlook is read only for cut
+			 * packets) */
+			cutlook = look & (1u << BPFIPT_F_LEN | 1u << BPFIPT_F_CTSTATE);
+			sc->cutlook = cutlook;
+		}
 		if ((look & (1u << BPFIPT_F_SRC)) &&
 		    (sc->v.src = bpfipt_lpm6_find(sc, conf->addr_set[chain][0], 0)) ==
 		    BPFIPT_IVAL_NONE)
@@ -1539,17 +1547,9 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
-	/* a cut chain: the kernel tests a -p rule's matches (length, state) only
-	 * after the protocol; those fields are tested per slot, on the others
-	 * (bpfipt_step()) */
-	sc->cutlook = 0;
-	if (p->cut) {
-		sc->cutlook = look & (1u << BPFIPT_F_LEN | 1u << BPFIPT_F_CTSTATE);
-		look &= ~sc->cutlook;
-	}
 	sc->cur = cur;
 	sc->chain = chain;
-	sc->look = look;
+	sc->look = look & ~cutlook;
 	sc->cvec = conf->cvec[chain];
 	sc->nwords = conf->nwords;
 	sc->nchunks = conf->nchunks;
@@ -1718,13 +1718,14 @@ static __always_inline void tc_pull(struct __sk_buff *skb, __u32 l2)
 /* Parse the packet of a tc hook into sc->p: 0 to classify it, -1 when the
  * verdict is already known (*r: non-IP passes, a malformed packet drops). */
 static __always_inline int tc_parse(struct __sk_buff *skb, __u32 l2, struct scratch *sc,
-				    int *r)
+				    int *r, int fam)
 {
 	enum parse_result pr;
 	__u32 want;
 
 	tc_pull(skb, l2);
-	pr = parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, sc, true);
+	pr = parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, sc, true,
+		   fam);
 	if (pr == P_SHORT) {
 		/* IPv6 headers past the linear data: pull all parse6() may read */
 		want = skb->len < l2 + IPV6_PULL ? skb->len : l2 + IPV6_PULL;
@@ -1732,7 +1733,7 @@ static __always_inline int tc_parse(struct __sk_buff *skb, __u32 l2, struct scra
 		asm volatile("" ::: "memory");
 		__builtin_memset(&sc->p, 0, sizeof(sc->p));
 		pr = parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, sc,
-			   false);
+			   false, fam);
 	}
 	switch (pr) {
 	case P_PASS:
@@ -1823,7 +1824,7 @@ static __always_inline int tc_rejected_at_xdp(struct __sk_buff *skb, __u32 l2)
 	 * must not look rejected to the next hop's tc */
 	m->magic = 0;
 	sc = scratch(SCR_TC_IN);
-	if (!sc || tc_parse(skb, l2, sc, &r)) {
+	if (!sc || tc_parse(skb, l2, sc, &r, skb_family(skb))) {
 		stat_inc(BPFIPT_ST_REJECT_DROPPED);
 		return TC_ACT_SHOT;
 	}
@@ -1850,7 +1851,7 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	sc = scratch(SCR_XDP);
 	if (!sc)
 		goto out;
-	switch (parse(data, data_end, data_end - data, ETH_HLEN, sc, false)) {
+	switch (parse(data, data_end, data_end - data, ETH_HLEN, sc, false, chain)) {
 	case P_PASS:
 		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
 		goto out;
@@ -1896,9 +1897,9 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	struct bpfipt_conf *conf;
 	struct scratch *sc;
 	__u32 cur, iflags, ifindex = skb->ifindex;
-	int chain, r = TC_ACT_OK;
+	int chain, r = TC_ACT_OK, fam = skb_family(skb);
 
-	if (generation(skb_family(skb), &cur, &iflags, &conf))
+	if (generation(fam, &cur, &iflags, &conf))
 		goto out;
 	if ((iflags & BPFIPT_I_XDP) && !(conf->flags & BPFIPT_C_TC_INGRESS) &&
 	    bpf_map_lookup_elem(&bpfipt_xdpifs, &ifindex)) {
@@ -1917,7 +1918,7 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	sc = scratch(SCR_TC_IN);
 	if (!sc)
 		goto out;
-	if (tc_parse(skb, l2, sc, &r))
+	if (tc_parse(skb, l2, sc, &r, fam))
 		goto out;
 	sc->p.iif = ifindex;
 	sc->p.has_mac = l2 && ifindex != LOOPBACK_IFINDEX;
@@ -1956,9 +1957,9 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	struct bpfipt_conf *conf;
 	struct scratch *sc;
 	__u32 cur, iflags;
-	int r = TC_ACT_OK;
+	int r = TC_ACT_OK, fam = skb_family(skb);
 
-	if (generation(skb_family(skb), &cur, &iflags, &conf))
+	if (generation(fam, &cur, &iflags, &conf))
 		goto out;
 	/* a forwarded packet was judged by FORWARD at ingress */
 	if (skb->ingress_ifindex != 0) {
@@ -1968,7 +1969,7 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	sc = scratch(SCR_TC_OUT);
 	if (!sc)
 		goto out;
-	if (tc_parse(skb, l2, sc, &r))
+	if (tc_parse(skb, l2, sc, &r, fam))
 		goto out;
 	sc->p.oif = skb->ifindex;
 	sc->p.mark = skb->mark;
@@ -2019,14 +2020,14 @@ int bpfipt_test(struct __sk_buff *skb)
 	struct bpfipt_conf *conf;
 	struct scratch *sc;
 	__u32 cur, iflags;
-	int r = BPFIPT_TEST_PASS;
+	int r = BPFIPT_TEST_PASS, fam = skb_family(skb);
 
-	if (generation(skb_family(skb), &cur, &iflags, &conf))
+	if (generation(fam, &cur, &iflags, &conf))
 		goto out;
 	sc = scratch(SCR_TEST);
 	if (!sc)
 		goto out;
-	if (tc_parse(skb, ETH_HLEN, sc, &r)) {
+	if (tc_parse(skb, ETH_HLEN, sc, &r, fam)) {
 		if (r == TC_ACT_SHOT)
 			r = BPFIPT_V_DROP;
 		goto out;

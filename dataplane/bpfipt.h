@@ -144,7 +144,11 @@ enum bpfipt_verdict {
 	BPFIPT_V_MAX,
 };
 
-/* --reject-with of a REJECT slot: the kernel's enum ipt_reject_with values. */
+/* --reject-with of a REJECT slot: for IPv4 the kernel's enum ipt_reject_with
+ * values; for IPv6 BPFIPT_REJ6 + the kernel's enum ip6t_reject_with value (the
+ * compiler maps a REJECT payload of an ip6tables table there), so one byte tells
+ * the family's reply apart (dataplane/reject.bpf.h). A code of the other family
+ * than the packet's is dropped without a reply. */
 enum bpfipt_reject_with {
 	BPFIPT_REJ_NET_UNREACH = 0,
 	BPFIPT_REJ_HOST_UNREACH = 1,
@@ -154,6 +158,16 @@ enum bpfipt_reject_with {
 	BPFIPT_REJ_HOST_PROHIB = 6,
 	BPFIPT_REJ_TCP_RESET = 7,
 	BPFIPT_REJ_ADMIN_PROHIB = 8,
+	BPFIPT_REJ6 = 16,
+	BPFIPT_REJ6_NO_ROUTE = BPFIPT_REJ6 + 0,		/* icmp6-no-route: code 0 */
+	BPFIPT_REJ6_ADM_PROHIBITED = BPFIPT_REJ6 + 1,	/* icmp6-adm-prohibited: 1 */
+	BPFIPT_REJ6_NOT_NEIGHBOUR = BPFIPT_REJ6 + 2,	/* (no option names it): 2 */
+	BPFIPT_REJ6_ADDR_UNREACH = BPFIPT_REJ6 + 3,	/* icmp6-addr-unreachable: 3 */
+	BPFIPT_REJ6_PORT_UNREACH = BPFIPT_REJ6 + 4,	/* icmp6-port-unreachable: 4, the default */
+	BPFIPT_REJ6_ECHOREPLY = BPFIPT_REJ6 + 5,	/* the kernel sends nothing */
+	BPFIPT_REJ6_TCP_RESET = BPFIPT_REJ6 + 6,	/* tcp-reset */
+	BPFIPT_REJ6_POLICY_FAIL = BPFIPT_REJ6 + 7,	/* icmp6-policy-fail: 5 */
+	BPFIPT_REJ6_REJECT_ROUTE = BPFIPT_REJ6 + 8,	/* icmp6-reject-route: 6 */
 };
 
 /* -j LOG (dataplane/log.bpf.h, controlplane/logfmt.c). A LOG slot the walk passes
@@ -302,7 +316,9 @@ struct bpfipt_extra {
 	__u16 ct_flags, ct_inv;
 	__u16 ct_status;			/* IPS_* bits of --ctstatus */
 	__u8 ct_proto, ct_pad;
-	__be32 ct_addr[4], ct_mask[4];		/* origsrc, origdst, replsrc, repldst */
+	/* origsrc, origdst, replsrc, repldst: 16 bytes each (IPv4 in word 0, the
+	 * other words and their masks 0) */
+	__be32 ct_addr[4][4], ct_mask[4][4];
 	__u16 ct_port[4][2];			/* the same four, [lo, hi] host order */
 	__u32 ct_expire[2];			/* seconds, [lo, hi] */
 	/* -j LOG: what the event carries to the reader */
@@ -364,7 +380,8 @@ enum bpfipt_stat {
  */
 #define BPFIPT_ABI		6	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
-					 * 6: IPv6: family generations, bpfipt_lpm6 */
+					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
+					 *    keys of 16-byte addresses */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -460,7 +477,9 @@ enum bpfipt_ct_state {
 	BPFIPT_CT_NEW,
 	BPFIPT_CT_ESTABLISHED,
 	BPFIPT_CT_RELATED,
-	BPFIPT_CT_UNTRACKED,		/* never produced (no raw table / NOTRACK) */
+	BPFIPT_CT_UNTRACKED,		/* ICMPv6 neighbour discovery and MLD (as the
+					 * kernel's noct_valid_new); no raw table /
+					 * NOTRACK */
 	BPFIPT_CT_MAX,
 };
 
@@ -489,6 +508,7 @@ enum bpfipt_ct_timeout {
 	BPFIPT_CTT_GENERIC,
 	BPFIPT_CTT_GRE,
 	BPFIPT_CTT_GRE_STREAM,
+	BPFIPT_CTT_ICMPV6,
 	BPFIPT_CTT_MAX,
 };
 
@@ -501,14 +521,18 @@ enum bpfipt_ct_timeout {
 /* Key: the connection's two ends in a canonical order, so both directions find
  * the same entry. TCP/UDP/UDP-Lite/SCTP/DCCP: ends ordered by (address, port)
  * compared as network-order bytes; ICMP queries (echo, timestamp, info, address
- * mask): end 0 is the requester, port[0] = port[1] = the identifier, type = the
- * request type; other protocols: addresses ordered, ports 0. */
+ * mask) and ICMPv6 queries (echo, node information): end 0 is the requester,
+ * port[0] = port[1] = the identifier, type = the request type; other protocols:
+ * addresses ordered, ports 0. An IPv4 address is word 0 of its addr[] (words
+ * 1-3 zero); family tells the two apart (an IPv4 and an IPv6 connection never
+ * share a key). */
 struct bpfipt_ct_key {
-	__be32 addr[2];
+	__be32 addr[2][4];
 	__be16 port[2];
 	__u8 proto;
-	__u8 type;		/* ICMP request type, else 0 */
-	__u16 pad;
+	__u8 type;		/* ICMP/ICMPv6 request type, else 0 */
+	__u8 family;		/* 4 or 6 */
+	__u8 pad;
 };
 
 struct bpfipt_ct_entry {
@@ -530,7 +554,7 @@ struct bpfipt_ct_entry {
 /* Instance map bpfipt_ct_conf[0], written by userspace (defaults, bpf-conntrack
  * -T); a timeout of 0 is never written (the data plane would expire at once). */
 struct bpfipt_ct_conf {
-	__u64 timeout_ns[16];	/* [BPFIPT_CTT_MAX]; 16: an index & 15 is in bounds */
+	__u64 timeout_ns[32];	/* [BPFIPT_CTT_MAX]; 32: an index & 31 is in bounds */
 };
 
 #define BPFIPT_CT_MAX_DEFAULT	65536	/* entries of bpfipt_ct (bpf-conntrack -T max=N) */

@@ -66,8 +66,9 @@ static struct ct_conn conn(__u8 proto, const char *a0, int p0, const char *a1, i
 	struct ct_conn c;
 
 	memset(&c, 0, sizeof(c));
-	c.key.addr[0] = ip(a0);
-	c.key.addr[1] = ip(a1);
+	c.key.addr[0][0] = ip(a0);
+	c.key.addr[1][0] = ip(a1);
+	c.key.family = 4;
 	c.key.port[0] = htons(p0);
 	c.key.port[1] = htons(p1);
 	c.key.proto = proto;
@@ -229,8 +230,8 @@ static struct ct_filter addr_filter(enum ct_field fld, const char *a, int len)
 {
 	struct ct_filter f = { .set = CT_F_ADDR0 << fld };
 
-	f.mask[fld] = len ? htonl(0xffffffffu << (32 - len)) : 0;
-	f.addr[fld] = ip(a) & f.mask[fld];
+	f.mask[fld][0] = len ? htonl(0xffffffffu << (32 - len)) : 0;
+	f.addr[fld][0] = ip(a) & f.mask[fld][0];
 	return f;
 }
 
@@ -497,7 +498,8 @@ START_TEST(t_settings_tokens)
 		"icmp_timeout 30\n"
 		"generic_timeout 600\n"
 		"gre_timeout 30\n"
-		"gre_timeout_stream 180\n");
+		"gre_timeout_stream 180\n"
+		"icmpv6_timeout 30\n");
 	sb_free(&sb);
 }
 END_TEST
@@ -525,7 +527,7 @@ START_TEST(t_names)
 		ck_assert_uint_eq(t[1].type, rep[i]);
 		ck_assert_uint_eq(t[0].sport, 7);
 		ck_assert_uint_eq(t[1].sport, 7);
-		ck_assert_uint_eq(t[0].src, t[1].dst);
+		ck_assert_mem_eq(t[0].src, t[1].dst, sizeof(t[0].src));
 	}
 	/* a state past the table prints as libnetfilter_conntrack does: NONE */
 	{

@@ -2194,15 +2194,15 @@ static struct dp_inst *ct_setup(void)
 
 static int ct_tcp_state(struct dp_inst *in, const char *a, int ap, const char *b, int bp)
 {
-	struct bpfipt_ct_key k = { .proto = 6 };
+	struct bpfipt_ct_key k = { .proto = 6, .family = 4 };
 	struct bpfipt_ct_entry e;
 	__be32 x = inet_addr(a), y = inet_addr(b);
 	bool swap = ntohl(x) > ntohl(y);
 	int ct, conf;
 
 	ck_assert_int_eq(dp_inst_ct_fds(in, &ct, &conf), 0);
-	k.addr[swap] = x;
-	k.addr[!swap] = y;
+	k.addr[swap][0] = x;
+	k.addr[!swap][0] = y;
 	k.port[swap] = htons(ap);
 	k.port[!swap] = htons(bp);
 	return bpf_map_lookup_elem(ct, &k, &e) ? -1 : e.tcp_state;

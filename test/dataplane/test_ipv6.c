@@ -129,11 +129,10 @@ static void udp_ports(struct ipt_rule *r, int dlo, int dhi)
 	d->dpts[1] = dhi;
 }
 
-/* -m icmp6 --icmpv6-type: the icmp payload (the registry's icmp6 comes with the
- * ip6tables command line; the compiler reads both alike) */
+/* -m icmp6 --icmpv6-type (ip6t_icmp: the payload of -m icmp) */
 static void icmp6_type(struct ipt_rule *r, int type, int code)
 {
-	struct ipt_icmp_info *d = match(r, "icmp");
+	struct ipt_icmp_info *d = match(r, "icmp6");
 
 	d->type = type;
 	d->code[0] = code < 0 ? 0 : code;
@@ -489,7 +488,17 @@ START_TEST(t_addresses)
 	add(t, "INPUT", rule("!2001:db8::/32", NULL, -1, ACC));			/* 3 */
 	add(t, "INPUT", rule("::/0", "2001:db8:2:1::/64", 17, DRP));		/* 4 */
 	add(t, "INPUT", rule(NULL, "2001:db8:2::2", -1, -1));			/* 5: counter only */
-	ipt_chain_find(t, "INPUT")->policy = IPT_V_DROP;			/* 6 + 0 */
+	{
+		/* 6: -m iprange --src-range 2001:db8:5::10-2001:db8:5::1:f -j ACCEPT */
+		struct ipt_rule *r = rule(NULL, NULL, -1, ACC);
+		struct iprange6_data *d = match(r, "iprange");
+
+		d->v4.flags = IPR_SRC;
+		inet_pton(AF_INET6, "2001:db8:5::10", d->src_min.b);
+		inet_pton(AF_INET6, "2001:db8:5::1:f", d->src_max.b);
+		add(t, "INPUT", r);
+	}
+	ipt_chain_find(t, "INPUT")->policy = IPT_V_DROP;			/* 7 + 0 */
 	cc = compile(t);
 	install(in, cc);
 
@@ -501,12 +510,17 @@ START_TEST(t_addresses)
 		{ "/48 not /64, to the /64", P6(.src = "2001:db8:1:2::5", .dst = "2001:db8:2::7"),
 		  ACC, C(2) },
 		{ "/48 not /64, to the /48 not /64", P6(.src = "2001:db8:1:2::5",
-		  .dst = "2001:db8:2:5::7"), DRP, C(6) },
+		  .dst = "2001:db8:2:5::7"), DRP, C(7) },
+		{ "iprange: low end", P6(.src = "2001:db8:5::10"), ACC, C(5, 6) },
+		{ "iprange: high end", P6(.src = "2001:db8:5::1:f"), ACC, C(5, 6) },
+		{ "iprange: inside", P6(.src = "2001:db8:5::ff"), ACC, C(5, 6) },
+		{ "iprange: below", P6(.src = "2001:db8:5::f"), DRP, C(5, 7) },
+		{ "iprange: above", P6(.src = "2001:db8:5::1:10"), DRP, C(5, 7) },
 		{ "outside 2001:db8::/32", P6(.src = "2001:db9::1"), ACC, C(3) },
 		{ "udp to the /64 of rule 4", P6(.src = "2001:db8:7::1", .dst = "2001:db8:2:1::1",
 		  .proto = 17), DRP, C(4) },
 		{ "tcp to it: counter 5 then the policy", P6(.src = "2001:db8:7::1",
-		  .dst = "2001:db8:2::2"), DRP, C(5, 6) },
+		  .dst = "2001:db8:2::2"), DRP, C(5, 7) },
 		{ "fe80::1 to ff02::1", P6(.src = "fe80::1", .dst = "ff02::1"), ACC, C(3) },
 	};
 	run6(in, cs, N(cs));
@@ -612,6 +626,20 @@ static struct ipt_table *rruleset(void)
 			udp_ports(r, 50 + rn(6), 53 + rn(4));
 		if (proto == 58 && !(r->ip.invflags & IPT_INV_PROTO) && rn(2))
 			icmp6_type(r, rn(2) ? 128 : 135, rn(2) ? 0 : -1);
+		if (rn(8) == 0) {
+			struct iprange6_data *ir = match(r, "iprange");
+			char lo[64], hi[64];
+
+			raddr(lo, sizeof(lo));
+			raddr(hi, sizeof(hi));
+			ir->v4.flags = rn(2) ? IPR_SRC : IPR_DST;
+			if (rn(3) == 0)
+				ir->v4.flags |= ir->v4.flags == IPR_SRC ? IPR_SRC_INV : IPR_DST_INV;
+			inet_pton(AF_INET6, lo, ir->src_min.b);
+			inet_pton(AF_INET6, hi, ir->src_max.b);
+			ir->dst_min = ir->src_min;
+			ir->dst_max = ir->src_max;
+		}
 		if (rn(6) == 0) {
 			struct length_data *l = match(r, "length");
 
@@ -770,7 +798,7 @@ START_TEST(t_differential)
 			if (rr)
 				continue;
 			npk++;
-			if (rt.verdict != lt.verdict)
+			if (rt.verdict != lt.verdict || rt.ncounted != lt.ncounted)
 				dump(t, &p);
 			hot += p.cut;
 			ck_assert_int_eq(lr, 0);
@@ -918,21 +946,21 @@ END_TEST
 /* What the compiler refuses for IPv6, with a clear message. */
 START_TEST(t_refused)
 {
-	static const char *const names[] = { "addrtype", "recent", "iprange" };
+	static const char *const names[] = { "addrtype", "recent" };
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 2; i++) {
 		struct ipt_table *t = table6();
 		struct ipt_rule *r = rule(NULL, NULL, -1, ACC);
 		struct cp_compiled *cc = NULL;
 		struct ipt_err err = { 0 };
+		const struct ipt_ext *e = ipt_ext_find(names[i], false);
 
-		if (i == 2) {
-			struct iprange_data *d = match(r, names[i]);
-
-			d->flags = IPR_SRC;
-		} else {
-			match(r, names[i]);
+		if (!e) {	/* not even parsed for IPv6: the compiler never sees it */
+			ipt_rule_free(&r);
+			ipt_table_free(&t);
+			continue;
 		}
+		ipt_rule_add_match(r, e);
 		add(t, "INPUT", r);
 		ck_assert_int_ne(cp_compile(t, NULL, &cc, &err), 0);
 		ck_assert_msg(strstr(err.msg, names[i]) != NULL, "%s", err.msg);
@@ -1052,7 +1080,10 @@ START_TEST(t_wire)
 	ipt_table_free(&t);
 	t = table6();
 	load(t);
-	ck_assert_int_eq(sh(ping, peer), 0);
+	/* neighbour discovery starts over (a FAILED entry waits): retried */
+	snprintf(cmd, sizeof(cmd), ping, peer);
+	ck_assert_int_eq(sh("for i in 1 2 3 4 5 6; do %s && exit 0; sleep 0.5; done; exit 1", cmd),
+			 0);
 	ipt_table_free(&t);
 	{
 		struct ipt_err err = { 0 };

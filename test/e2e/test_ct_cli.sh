@@ -67,7 +67,8 @@ udp_timeout_stream 120
 icmp_timeout 30
 generic_timeout 600
 gre_timeout 30
-gre_timeout_stream 180'
+gre_timeout_stream 180
+icmpv6_timeout 30'
 
 run off -T
 check_eq "-T prints the defaults" "$DEFAULTS" "$OUT"

@@ -1362,6 +1362,34 @@ static void fnv_lpm(__u64 *h, const struct cp_lpm *l)
 	}
 }
 
+/* An extra in the layout of ABI 5 (IPv4-only -m conntrack addresses: one word
+ * each), so the digests recorded before IPv6 still say whether the compiler's
+ * output changed. The IPv6 words of an IPv4 ruleset are 0. */
+#define EXTRA5_SIZE (sizeof(struct bpfipt_extra) - 2 * 4 * 3 * sizeof(__be32))
+
+static void fnv_extra5(__u64 *h, const struct bpfipt_extra *e)
+{
+	const size_t a = offsetof(struct bpfipt_extra, ct_addr);
+	const size_t b = offsetof(struct bpfipt_extra, ct_port);
+	unsigned char buf[sizeof(*e)];
+	size_t n = 0;
+
+	memcpy(buf, e, a);
+	n = a;
+	for (int i = 0; i < 4; i++, n += 4) {
+		memcpy(buf + n, &e->ct_addr[i][0], 4);
+		ck_assert(!e->ct_addr[i][1] && !e->ct_addr[i][2] && !e->ct_addr[i][3]);
+	}
+	for (int i = 0; i < 4; i++, n += 4) {
+		memcpy(buf + n, &e->ct_mask[i][0], 4);
+		ck_assert(!e->ct_mask[i][1] && !e->ct_mask[i][2] && !e->ct_mask[i][3]);
+	}
+	memcpy(buf + n, (const unsigned char *)e + b, sizeof(*e) - b);
+	n += sizeof(*e) - b;
+	ck_assert_uint_eq(n, EXTRA5_SIZE);
+	fnv(h, buf, n);
+}
+
 static struct digest digest(const struct cp_compiled *cc)
 {
 	const struct cp_array_field *af[] = { &cc->proto, &cc->sport, &cc->dport, &cc->tcpflags,
@@ -1390,7 +1418,8 @@ static struct digest digest(const struct cp_compiled *cc)
 	fnv_u32(&h, cc->ncounters);
 	fnv_u32(&h, cc->ngroups);
 	fnv_u32(&h, cc->nextras);
-	fnv(&h, cc->extras, cc->nextras * sizeof(*cc->extras));
+	for (unsigned int i = 0; i < cc->nextras; i++)
+		fnv_extra5(&h, &cc->extras[i]);
 	fnv_u32(&h, cc->nrecent);
 	fnv(&h, cc->recent, cc->nrecent * sizeof(*cc->recent));
 	fnv_u32(&h, cc->nwords);
@@ -1424,7 +1453,18 @@ static struct digest digest(const struct cp_compiled *cc)
 	fnv_lpm(&f, &cc->dst);
 	fnv_lpm(&f, &cc->group_src);
 	fnv_lpm(&f, &cc->group_dst);
-	fnv(&f, &cc->mem, sizeof(cc->mem));
+	{
+		/* the memory count as with ABI 5's struct bpfipt_extra (see fnv_extra5):
+		 * the extras array is counted for (capacity - 32) entries, the
+		 * capacity 64 doubled as needed */
+		size_t mem = cc->mem, cap = 64;
+
+		while (cc->nextras > cap)
+			cap *= 2;
+		if (cc->nextras)
+			mem -= (cap - 32) * (sizeof(struct bpfipt_extra) - EXTRA5_SIZE);
+		fnv(&f, &mem, sizeof(mem));
+	}
 	fnv(&f, &h, sizeof(h));
 	return (struct digest){ h, f };
 }

@@ -201,8 +201,14 @@ _bpf_iptables() {
 			-E --rename-chain -P --policy -h --help -V --version
 			--log-follow --unload --watch'
 	fi
-	opts+=' -4 --ipv4 -s --source --src -d --destination --dst -p --protocol
-		-i --in-interface -o --out-interface -f --fragment -j --jump -g --goto
+	# the family's own: -4 (IPv4, which has -f) or -6 (IPv6, no -f)
+	if [ -n "$v6" ]; then
+		opts+=' -6 --ipv6'
+	else
+		opts+=' -4 --ipv4 -f --fragment'
+	fi
+	opts+=' -s --source --src -d --destination --dst -p --protocol
+		-i --in-interface -o --out-interface -j --jump -g --goto
 		-m --match -c --set-counters -t --table -n --numeric -v --verbose -x --exact
 		--line-numbers -w --wait -W --wait-interval -M --modprobe'
 	for w in $exts $target; do
@@ -272,7 +278,7 @@ _bpf_conntrack() {
 			tcp_timeout_syn_sent tcp_timeout_syn_recv tcp_timeout_established
 			tcp_timeout_fin_wait tcp_timeout_close_wait tcp_timeout_last_ack
 			tcp_timeout_time_wait tcp_timeout_close tcp_timeout_syn_sent2
-			udp_timeout udp_timeout_stream icmp_timeout generic_timeout gre_timeout
+			udp_timeout udp_timeout_stream icmp_timeout icmpv6_timeout generic_timeout gre_timeout
 			gre_timeout_stream' -- "$cur"))
 		return
 	fi

@@ -165,13 +165,34 @@ EMPTY = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n" \
         ":OUTPUT ACCEPT [0:0]\nCOMMIT\n"
 
 
-def mask_of(plen):
-    return (0xffffffff << (32 - plen)) & 0xffffffff if plen else 0
-
-
 class Generator:
     """A ruleset and packets biased toward its addresses, ports and flags.
-    Everything comes from one Random seeded by (seed, ruleset index)."""
+    Everything comes from one Random seeded by (seed, ruleset index).
+    kernel_diff6.Generator6 changes the family-specific parts."""
+
+    nl = nl                     # addresses, topology, packets: netlib or netlib6
+    W = 32                      # address bits
+    ICMP, ICMP_NUM, ICMP_OPT, ICMP_SPECS = "icmp", 1, "--icmp-type", ICMP_SPECS
+    ICMP_TYPES = [0, 3, 4, 5, 8, 11, 12, 13, 14, 17]
+    FRAG_OPT = True             # -f exists
+    LOOPBACK = "127.0.0.1"
+    RUN_PLENS = ([8, 16, 20, 24, 24, 28, 30, 32, 32], [16, 24, 32, 32], [8, 12, 24, 32])
+
+    def mask(self, plen):
+        amax = (1 << self.W) - 1
+        return (amax << (self.W - plen)) & amax if plen else 0
+
+    def _plen(self):
+        return self.r.choice([0, 8, 12, 16, 16, 20, 23, 24, 24, 24, 25, 28, 30, 31,
+                              32, 32, 32, self.r.randrange(33)])
+
+    def _mask_text(self, m):
+        return self.nl.i2a(m)
+
+    def _extras(self, pkt):
+        """Family-specific packet decorations (IPv4 options)."""
+        if self.r.random() < .05:
+            pkt.options = True
 
     def __init__(self, rnd, base, input_fragments=False, long_chains=0.1, runs=0.03,
                  truncated=0.0):
@@ -184,8 +205,8 @@ class Generator:
         r = rnd
         self.flows = FLOWS[base]
         recv = sorted({f[1] for f in self.flows})
-        self.d_anchor = [a for role in recv for a in nl.local_addrs(role)]
-        self.s_anchor = r.sample(nl.all_topology_addrs(), 4) + \
+        self.d_anchor = [a for role in recv for a in self.nl.local_addrs(role)]
+        self.s_anchor = r.sample(self.nl.all_topology_addrs(), 4) + \
             [self._random_addr() for _ in range(3)]
         self.p_anchor = r.sample(PORT_POOL, 5) + [r.randrange(65536) for _ in range(3)]
         self.l_anchor = [r.randrange(28, 200) for _ in range(3)] + \
@@ -200,41 +221,42 @@ class Generator:
         r = self.r
         k = r.randrange(6)
         if k == 0:
-            return nl.i2a(0x0a000000 | r.randrange(1 << 24))
+            return self.nl.i2a(0x0a000000 | r.randrange(1 << 24))
         if k == 1:
-            return nl.i2a(0xc0a80000 | r.randrange(1 << 16))
+            return self.nl.i2a(0xc0a80000 | r.randrange(1 << 16))
         if k == 2:
-            return nl.i2a(0xac100000 | r.randrange(1 << 20))
+            return self.nl.i2a(0xac100000 | r.randrange(1 << 20))
         if k == 3:
-            return nl.i2a(0x0a010000 | r.randrange(1 << 16) if r.random() < .5
+            return self.nl.i2a(0x0a010000 | r.randrange(1 << 16) if r.random() < .5
                           else 0x0a020000 | r.randrange(1 << 16))
-        return nl.i2a(r.randrange(1 << 32))
+        return self.nl.i2a(r.randrange(1 << 32))
 
     def _cidr(self, anchors, ivs):
         r = self.r
-        a = nl.a2i(r.choice(anchors) if r.random() < .85 else self._random_addr())
-        plen = r.choice([0, 8, 12, 16, 16, 20, 23, 24, 24, 24, 25, 28, 30, 31,
-                         32, 32, 32, r.randrange(33)])
-        m = mask_of(plen)
+        a = self.nl.a2i(r.choice(anchors) if r.random() < .85 else self._random_addr())
+        plen = self._plen()
+        m = self.mask(plen)
+        amax = (1 << self.W) - 1
         net = a & m
-        ivs.append((net, net | (~m & 0xffffffff)))
+        ivs.append((net, net | (~m & amax)))
         k = r.random()
         if k < .12 and plen:
-            return f"{nl.i2a(net)}/{nl.i2a(m)}"       # dotted mask
-        if k < .2 and plen < 32:
-            return f"{nl.i2a(a)}/{plen}"              # host bits set
-        if plen == 32 and r.random() < .5:
-            return nl.i2a(net)                        # bare address
-        return f"{nl.i2a(net)}/{plen}"
+            return f"{self.nl.i2a(net)}/{self._mask_text(m)}"   # mask as an address
+        if k < .2 and plen < self.W:
+            return f"{self.nl.i2a(a)}/{plen}"              # host bits set
+        if plen == self.W and r.random() < .5:
+            return self.nl.i2a(net)                        # bare address
+        return f"{self.nl.i2a(net)}/{plen}"
 
     def _range_addr(self, anchors, ivs):
         r = self.r
-        a = nl.a2i(r.choice(anchors))
-        lo = (a - r.choice([0, 0, 1, 2, 5, 100, 300, r.randrange(1 << 16)])) & 0xffffffff
-        hi = min(0xffffffff, a + r.choice([0, 0, 1, 3, 10, 200, r.randrange(1 << 16)]))
+        a = self.nl.a2i(r.choice(anchors))
+        amax = (1 << self.W) - 1
+        lo = max(0, a - r.choice([0, 0, 1, 2, 5, 100, 300, r.randrange(1 << 16)]))
+        hi = min(amax, a + r.choice([0, 0, 1, 3, 10, 200, r.randrange(1 << 16)]))
         lo = min(lo, hi)
         ivs.append((lo, hi))
-        return f"{nl.i2a(lo)}-{nl.i2a(hi)}"
+        return f"{self.nl.i2a(lo)}-{self.nl.i2a(hi)}"
 
     def _port(self):
         r = self.r
@@ -357,16 +379,16 @@ class Generator:
         proto = None
         k = r.random()
         if k < .62:
-            proto = r.choices(["tcp", "udp", "icmp"], [45, 35, 20])[0]
+            proto = r.choices(["tcp", "udp", self.ICMP], [45, 35, 20])[0]
             cl.append(["-p", proto])
             self.proto_used.append(proto)
         elif k < .69:
-            cl.append(["!", "-p", r.choice(["tcp", "udp", "icmp"])])
+            cl.append(["!", "-p", r.choice(["tcp", "udp", self.ICMP])])
         elif k < .72:
             p = r.choice(OTHER)
             cl.append(self._neg(.3) + ["-p", str(p)])
             self.proto_used.append(p)
-        if r.random() < .04:
+        if self.FRAG_OPT and r.random() < .04:
             cl.append(self._neg(.5) + ["-f"])
         if proto in ("tcp", "udp"):
             if r.random() < .3:
@@ -384,10 +406,10 @@ class Generator:
             if r.random() < .15:
                 opt = r.choice(["--dports", "--dports", "--sports", "--ports"])
                 cl.append(["-m", "multiport"] + self._neg(.2) + [opt, self._multiport()])
-        elif proto == "icmp" and r.random() < .65:
-            spec = r.choice(ICMP_SPECS)
+        elif proto == self.ICMP and r.random() < .65:
+            spec = r.choice(self.ICMP_SPECS)
             self.icmp_used.append(spec)
-            cl.append(self._neg(.2) + ["--icmp-type", spec[0]])
+            cl.append(self._neg(.2) + [self.ICMP_OPT, spec[0]])
         if r.random() < .1:
             m = ["-m", "iprange"]
             if r.random() < .6:
@@ -422,23 +444,23 @@ class Generator:
             tmpl.target = ["-j", r.choice(["ACCEPT", "DROP"])]
         anchors, ivs = (self.s_anchor, self.s_iv) if which == "-s" else (self.d_anchor, self.d_iv)
         out = []
-        base = nl.a2i(r.choice(anchors))
+        base = self.nl.a2i(r.choice(anchors))
         for _ in range(n):
             k = r.random()
             if k < .5:          # around one address: nested prefixes
-                a, plen = base, r.choice([8, 16, 20, 24, 24, 28, 30, 32, 32])
+                a, plen = base, r.choice(self.RUN_PLENS[0])
             elif k < .8:
-                a, plen = nl.a2i(r.choice(anchors)), r.choice([16, 24, 32, 32])
+                a, plen = self.nl.a2i(r.choice(anchors)), r.choice(self.RUN_PLENS[1])
             else:
-                a, plen = r.randrange(1 << 32), r.choice([8, 12, 24, 32])
-            m = mask_of(plen)
+                a, plen = r.randrange(1 << self.W), r.choice(self.RUN_PLENS[2])
+            m = self.mask(plen)
             net = a & m
-            ivs.append((net, net | (~m & 0xffffffff)))
-            clause = [which, f"{nl.i2a(net)}/{plen}"]
+            ivs.append((net, net | (~m & ((1 << self.W) - 1))))
+            clause = [which, f"{self.nl.i2a(net)}/{plen}"]
             if r.random() < .04:
                 clause = ["!"] + clause
-            elif r.random() < .03 and plen < 32:
-                clause = [which, f"{nl.i2a(a | 1)}/{plen}"]
+            elif r.random() < .03 and plen < self.W:
+                clause = [which, f"{self.nl.i2a(a | 1)}/{plen}"]
             out.append(Rule([clause] + [list(c) for c in tmpl.clauses], list(tmpl.target)))
         return out
 
@@ -481,28 +503,28 @@ class Generator:
         for _ in range(50):
             k = r.random()
             if k < .5 and self.s_iv:
-                a = self._near(self.s_iv, 0, 0xffffffff)
+                a = self._near(self.s_iv, 0, (1 << self.W) - 1)
             elif k < .85:
-                a = nl.a2i(r.choice(self.s_anchor))
+                a = self.nl.a2i(r.choice(self.s_anchor))
             else:
-                a = nl.a2i(self._random_addr())
-            if loopback or not nl.martian_src(a):
-                return nl.i2a(a)
-        return nl.CLI_IP
+                a = self.nl.a2i(self._random_addr())
+            if loopback or not self.nl.martian_src(a):
+                return self.nl.i2a(a)
+        return self.nl.CLI_IP
 
     def _dst(self, sender, receiver):
         r = self.r
-        cands = nl.local_addrs(receiver)
+        cands = self.nl.local_addrs(receiver)
         if sender == receiver and r.random() < .1:
-            return "127.0.0.1"
-        special = nl.SPECIAL_DST.get((sender, receiver))
+            return self.LOOPBACK
+        special = self.nl.SPECIAL_DST.get((sender, receiver))
         if special and r.random() < .25:
             return r.choice(special)
         if self.d_iv and r.random() < .5:
             # prefer a local address on the edge of a rule's interval
             lo, hi = r.choice(self.d_iv)
-            inside = [a for a in cands if lo <= nl.a2i(a) <= hi]
-            outside = [a for a in cands if not lo <= nl.a2i(a) <= hi]
+            inside = [a for a in cands if lo <= self.nl.a2i(a) <= hi]
+            outside = [a for a in cands if not lo <= self.nl.a2i(a) <= hi]
             pick = inside if (r.random() < .5 and inside) or not outside else outside
             return r.choice(pick)
         return r.choice(cands)
@@ -512,13 +534,13 @@ class Generator:
         snd, rcv = r.choices([(f[0], f[1]) for f in self.flows],
                              [f[2] for f in self.flows])[0]
         loop = snd == rcv
-        protos = {"tcp": 6, "udp": 17, "icmp": 1}
+        protos = {"tcp": 6, "udp": 17, self.ICMP: self.ICMP_NUM}
         if self.proto_used and r.random() < .5:
             p = r.choice(self.proto_used)
             proto = protos.get(p, p)
         else:
-            proto = r.choices([6, 17, 1, r.choice(OTHER)], [40, 30, 22, 8])[0]
-        pkt = nl.Packet(proto, self._src(loop), self._dst(snd, rcv), snd, rcv)
+            proto = r.choices([6, 17, self.ICMP_NUM, r.choice(OTHER)], [40, 30, 22, 8])[0]
+        pkt = self.nl.Packet(proto, self._src(loop), self._dst(snd, rcv), snd, rcv)
         if proto in (6, 17):
             for attr in ("sport", "dport"):
                 k = r.random()
@@ -540,7 +562,7 @@ class Generator:
                 pkt.flags = r.choice(COMMON_FLAGS)
             else:
                 pkt.flags = r.randrange(256)
-        if proto == 1:
+        if proto == self.ICMP_NUM:
             k = r.random()
             if k < .6 and self.icmp_used:
                 _, t, c = r.choice(self.icmp_used)
@@ -549,14 +571,13 @@ class Generator:
                 if r.random() < .25:
                     pkt.icode = r.randrange(16)
             else:
-                pkt.itype = r.choice([0, 3, 4, 5, 8, 11, 12, 13, 14, 17, r.randrange(256)])
+                pkt.itype = r.choice(self.ICMP_TYPES + [r.randrange(256)])
                 pkt.icode = r.choice([0, 0, 0, 1, 3, r.randrange(256)])
-        if proto in nl.L4_HDR and r.random() < self.truncated:
-            pkt.trunc = r.randrange(nl.L4_HDR[proto])
+        if proto in self.nl.L4_HDR and r.random() < self.truncated:
+            pkt.trunc = r.randrange(self.nl.L4_HDR[proto])
             pkt.length = pkt.hdr_len() + pkt.trunc
             return pkt
-        if r.random() < .05:
-            pkt.options = True
+        self._extras(pkt)
         can_frag = self.base != "INPUT" or self.input_fragments
         if can_frag and r.random() < .06:
             pkt.frag = True
@@ -577,17 +598,48 @@ class Generator:
 # The two firewalls
 # ---------------------------------------------------------------------------
 
+class V4:
+    """What the differential test needs to know of a family (kernel_diff6.py
+    has IPv6's)."""
+    name = "IPv4"
+    legacy_restore = "iptables-legacy-restore"
+    bpf_restore = "bpf-iptables-restore"
+
+    @staticmethod
+    def twins():
+        return nl.Twin("a", 1), nl.Twin("b", 2)
+
+    @staticmethod
+    def generator(*args, **kw):
+        return Generator(*args, **kw)
+
+    @staticmethod
+    def udp_packet(dport):
+        p = nl.Packet(17, nl.CLI_IP, nl.SRV_IP, "cli", "srv", sport=5555, dport=dport)
+        p.length = p.min_length()
+        return p
+
+    @staticmethod
+    def send(sock, pkt):
+        return nl.send(sock, pkt)
+
+    @staticmethod
+    def collect(fw, timeout, quiet):
+        return nl.collect(fw.socks, fw.owner, timeout, quiet)
+
+
 class Firewalls:
     """Loads rulesets into both twins and sends packets through both."""
 
-    def __init__(self, bindir, ingress, timeout, quiet, oracle=False, twins=None):
+    def __init__(self, bindir, ingress, timeout, quiet, oracle=False, twins=None, fam=V4):
+        self.fam = fam
         self.bindir = bindir
         self.oracle = oracle      # iptables-legacy in twin B too: harness check
         self.ingress = ingress
         self.timeout, self.quiet = timeout, quiet
         # twins: two topologies labelled "a" and "b" with the same roles
         # (netlib Twin by default, or Star)
-        self.a, self.b = twins or (nl.Twin("a", 1), nl.Twin("b", 2))
+        self.a, self.b = twins or fam.twins()
         self.loaded = {"a": {}, "b": {}}   # role -> text loaded (None: unknown)
         self.next_id = 1
         self.next_nonce = 1
@@ -611,20 +663,21 @@ class Firewalls:
             e.pop("BPF_IPTABLES_INGRESS", None)
             e["BPF_IPTABLES_STATE_DIR"] = nl.tempdir(f"bipt-kd-state-{role}-")
             self.env_b[role] = e
-        self.owner = {}
+        self.owner, self.proto = {}, {}
         for t in (self.a, self.b):
             for role, socks in t.recv_socks.items():
                 for sk in socks:
                     self.owner[sk.fileno()] = (t.label, role)
+            self.proto.update(getattr(t, "sock_proto", {}))
         self.socks = self.a.all_recv_socks() + self.b.all_recv_socks()
 
     # -- loading -----------------------------------------------------------
 
     def _popen(self, twin, role, text, mode):
         if twin is self.a or self.oracle:
-            argv, env = ["iptables-legacy-restore"], self.env_a[(twin.label, role)]
+            argv, env = [self.fam.legacy_restore], self.env_a[(twin.label, role)]
         else:
-            argv = [os.path.join(self.bindir, "bpf-iptables-restore")]
+            argv = [os.path.join(self.bindir, self.fam.bpf_restore)]
             env = self.env_b[role]
             env = dict(env, BPF_IPTABLES_INGRESS=mode)
         p = subprocess.Popen(twin.exec_argv(role, argv), stdin=subprocess.PIPE,
@@ -684,11 +737,11 @@ class Firewalls:
         nl.drain(self.socks)
         errs = []
         for p in pkts:
-            ea = nl.send(self.a.send_sock[p.sender], p)
-            eb = nl.send(self.b.send_sock[p.sender], p)
+            ea = self.fam.send(self.a.send_sock[p.sender], p)
+            eb = self.fam.send(self.b.send_sock[p.sender], p)
             errs.append((ea, eb))
-        got = nl.collect(self.socks, self.owner, self.timeout if timeout is None else timeout,
-                         self.quiet if quiet is None else quiet)
+        got = self.fam.collect(self, self.timeout if timeout is None else timeout,
+                               self.quiet if quiet is None else quiet)
         out = []
         for p, (ea, eb) in zip(pkts, errs):
             k = p.key()
@@ -708,15 +761,15 @@ def verdict(d, err):
 # Checks before the random part: the harness must be able to see verdicts
 # ---------------------------------------------------------------------------
 
-def preflight(bindir):
+def preflight(bindir, fam=V4, oracle=False):
     problems = []
     if os.geteuid() != 0:
         problems.append("must run as root (network namespaces, iptables, BPF)")
-    for tool in ("ip", "iptables-legacy-restore"):
+    for tool in ("ip", fam.legacy_restore):
         if shutil.which(tool) is None:
             problems.append(f"'{tool}' not found in PATH (the reference is "
                             f"iptables-legacy)")
-    for b in ("bpf-iptables-restore",):
+    for b in (() if oracle else (fam.bpf_restore,)):
         if not os.access(os.path.join(bindir, b), os.X_OK):
             problems.append(f"{os.path.join(bindir, b)} not found or not executable")
     return problems
@@ -740,7 +793,7 @@ def self_test(fw, log):
         return problems
     pkts = []
     for base in ("INPUT", "FORWARD", "OUTPUT"):
-        g = Generator(random.Random(rnd.random()), base)
+        g = fw.fam.generator(random.Random(rnd.random()), base)
         pkts += [g.packet() for _ in range(20)]
     res = fw.exchange(pkts, timeout=0.3, quiet=0.1)
     for p, (da, db, ea, eb) in zip(pkts, res):
@@ -758,9 +811,7 @@ def self_test(fw, log):
                     f"rc={rc_a} {err_a}; bpf-iptables-restore ({mode}) rc={rc_b} {err_b}"]
         pkts = []
         for port in (9, 10, 9, 10):
-            p = nl.Packet(17, nl.CLI_IP, nl.SRV_IP, "cli", "srv", sport=5555, dport=port)
-            p.length = p.min_length()
-            pkts.append(p)
+            pkts.append(fw.fam.udp_packet(port))
         res = fw.exchange(pkts, timeout=0.3, quiet=0.1)
         for p, (da, db, ea, eb) in zip(pkts, res):
             want = p.dport != 9
@@ -943,14 +994,20 @@ def main():
                          "(must give 0 failures)")
     ap.add_argument("--max-shown", type=int, default=5,
                     help="disagreeing packets printed per ruleset (default 5)")
+    ap.add_argument("-6", "--ipv6", action="store_true",
+                    help="IPv6: bpf-ip6tables against ip6tables-legacy (kernel_diff6.py)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    fam = V4
+    if args.ipv6:
+        import kernel_diff6
+        fam = kernel_diff6.V6
 
     def log(msg):
         print(msg, flush=True)
 
     bindir = os.path.abspath(args.bin)
-    problems = preflight(bindir)
+    problems = preflight(bindir, fam, args.oracle)
     if problems:
         for p in problems:
             print(f"kernel_diff: FAILED: cannot run: {p}")
@@ -959,7 +1016,7 @@ def main():
 
     t0 = time.monotonic()
     nl.install_cleanup()
-    fw = Firewalls(bindir, args.ingress, args.timeout, args.quiet, args.oracle)
+    fw = Firewalls(bindir, args.ingress, args.timeout, args.quiet, args.oracle, fam=fam)
     try:
         fw.build()
     except (nl.CmdError, OSError) as e:
@@ -983,8 +1040,8 @@ def main():
         rnd = random.Random(f"{args.seed}/{idx}")
         base = rnd.choice(args.chain or list(BASE))
         mode = args.ingress if args.ingress != "mixed" else rnd.choice(["tc", "xdp"])
-        gen = Generator(rnd, base, args.input_fragments, args.long_chains,
-                        truncated=args.truncated)
+        gen = fam.generator(rnd, base, args.input_fragments, args.long_chains,
+                            truncated=args.truncated)
         rs = gen.ruleset()
         pkts = [gen.packet() for _ in range(args.packets)]
         per_chain[base] += 1
@@ -1047,7 +1104,7 @@ def main():
     elapsed = time.monotonic() - t0
     print()
     print("===== kernel_diff summary =====")
-    print(f"seed {args.seed}; rulesets: {sum(per_chain.values())} "
+    print(f"{fam.name}; seed {args.seed}; rulesets: {sum(per_chain.values())} "
           f"(INPUT {per_chain['INPUT']}, FORWARD {per_chain['FORWARD']}, "
           f"OUTPUT {per_chain['OUTPUT']}); packets compared: {npkts} per twin "
           f"(iptables-legacy delivered {ndeliv}, dropped {ndrop}); ingress {args.ingress}; "

@@ -1021,14 +1021,20 @@ static int sh(const char *fmt, ...)
 	return r == -1 ? -1 : WEXITSTATUS(r);
 }
 
-static void load(const struct ipt_table *t)
+static void load_mode(const struct ipt_table *t, enum dp_ingress mode)
 {
 	struct cp_compiled *cc = compile(t);
 	struct ipt_err err = { 0 };
-	int r = dp_load(cc, NULL, 0, NULL, &err);
+	struct dp_opts o = { .ingress = mode };
+	int r = dp_load(cc, NULL, 0, &o, &err);
 
 	ck_assert_msg(r == 0, "dp_load: %d %s", r, err.msg);
 	cp_compiled_free(&cc);
+}
+
+static void load(const struct ipt_table *t)
+{
+	load_mode(t, DP_INGRESS_KEEP);
 }
 
 static __u64 packets(int idx)
@@ -1102,6 +1108,21 @@ START_TEST(t_wire)
 	usleep(200000);
 	ck_assert_uint_eq(packets(0), 1);
 	ck_assert_uint_eq(packets(1), before + 1);
+	ipt_table_free(&t);
+
+	/* the same at tc ingress (the ruleset judged there instead of XDP) */
+	t = table6();
+	r = rule(NULL, NULL, 58, DRP);
+	icmp6_type(r, 128, -1);
+	add(t, "INPUT", r);
+	load_mode(t, DP_INGRESS_TC);
+	ck_assert_int_ne(sh(ping, peer), 0);
+	ck_assert_int_ne(sh(ping_ll, peer), 0);
+	ck_assert_uint_eq(packets(0), 2);
+	ipt_table_free(&t);
+	t = table6();
+	load_mode(t, DP_INGRESS_XDP);
+	ck_assert_int_eq(sh(ping, peer), 0);
 	ipt_table_free(&t);
 
 	/* a DROP policy with nothing else breaks neighbour discovery too, as with

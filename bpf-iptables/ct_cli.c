@@ -154,10 +154,10 @@ static void print_help(void)
 
 /* conntrack's set_family(): the first family given (-f, or an address's) holds;
  * another one is an error. */
-static int set_family(struct ct_filter *f, __u8 family, struct ipt_err *err)
+static int set_family(struct ct_filter *f, __u8 family, const char *tok, struct ipt_err *err)
 {
 	if ((f->set & CT_F_FAMILY) && f->family != family)
-		return ipt_err_param(err, "mismatched address family");
+		return ipt_err_param(err, "mismatched address family `%s'", tok);
 	f->family = family;
 	f->set |= CT_F_FAMILY;
 	return 0;
@@ -195,9 +195,9 @@ static int parse_addr(const char *s, enum ct_field fld, struct ct_filter *f,
 	if (slash) {
 		len = strtoul(slash + 1, &end, 10);
 		if (!slash[1] || *end || len > max)
-			return ipt_err_param(err, "Invalid netmask");
+			return ipt_err_param(err, "Invalid netmask `%s'", s);
 	}
-	if (set_family(f, family, err))
+	if (set_family(f, family, s, err))
 		return -1;
 	for (int w = 0; w < 4; w++) {
 		unsigned long bits = len > 32ul * w ? len - 32ul * w : 0;
@@ -213,9 +213,9 @@ static int parse_addr(const char *s, enum ct_field fld, struct ct_filter *f,
 static int parse_family(const char *s, struct ct_filter *f, struct ipt_err *err)
 {
 	if (!strncmp(s, "ipv4", 4))
-		return set_family(f, 4, err);
+		return set_family(f, 4, s, err);
 	if (!strncmp(s, "ipv6", 4))
-		return set_family(f, 6, err);
+		return set_family(f, 6, s, err);
 	return ipt_err_param(err, "`%s' unsupported protocol", s);
 }
 

@@ -49,6 +49,7 @@
 #define CT_STREAM_NS		2000000000ull	/* UDP: a "stream" after 2 s */
 #define IPPROTO_GRE_		47
 #define IPPROTO_ICMPV6_		58
+#define BPFIPT_CT_IPV6		1	/* IPv6 packets are tracked (bpfipt.bpf.c) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -279,8 +280,9 @@ static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, bool v6, __u32 pr
 static __always_inline void ct_export(struct pkt *p, const struct bpfipt_ct_key *k, __u8 orig)
 {
 	orig &= 1;
-	__builtin_memcpy(p->ct.osrc, k->addr[orig], sizeof(p->ct.osrc));
-	__builtin_memcpy(p->ct.odst, k->addr[orig ^ 1], sizeof(p->ct.odst));
+	/* IPv4: one word (p->ct was zeroed by bpfipt_ct_track) */
+	addr_cpy(k->family == 6, p->ct.osrc, k->addr[orig]);
+	addr_cpy(k->family == 6, p->ct.odst, k->addr[orig ^ 1]);
 	p->ct.osport = bpf_ntohs(k->port[orig]);
 	p->ct.odport = bpf_ntohs(k->port[orig ^ 1]);
 	p->ct.proto = k->proto;
@@ -498,7 +500,7 @@ seen:
  */
 __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 {
-	struct ct_frag_key fk = {};
+	struct ct_frag_key fk;
 	struct ct_result *fr;
 	struct pkt *p;
 
@@ -507,6 +509,11 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 	p = &sc->p;
 	sc->ct_create = 0;
 	__builtin_memset(&p->ct, 0, sizeof(p->ct));	/* INVALID */
+	if (!p->frag && !p->mf) {	/* not a fragment: no fragment key to build */
+		ct_track(sc, update);
+		return 0;
+	}
+	__builtin_memset(&fk, 0, sizeof(fk));
 	if (p->family == 6) {
 		__builtin_memcpy(fk.saddr, p->saddr6, sizeof(fk.saddr));
 		__builtin_memcpy(fk.daddr, p->daddr6, sizeof(fk.daddr));

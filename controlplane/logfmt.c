@@ -234,6 +234,181 @@ static void dump_ip(struct strbuf *sb, const struct view *v, __u32 iphoff,
 		sb_addf(sb, "MARK=0x%x ", ev->mark);
 }
 
+/* ---- IPv6: nf_log_syslog.c's dump_ipv6_packet() ---- */
+
+/* skb->len - off as the kernel computes it: unsigned, it wraps when a header
+ * length led past the end. */
+static __u32 rest6(const struct view *v, __u32 off)
+{
+	return v->len - off;
+}
+
+/* %pI6: eight groups of four hex digits, nothing compressed */
+static void addr6(struct strbuf *sb, const char *name, const __u8 *p)
+{
+	sb_addf(sb, "%s=", name);
+	for (int i = 0; i < 16; i += 2)
+		sb_addf(sb, "%02x%02x%s", p[i], p[i + 1], i < 14 ? ":" : " ");
+}
+
+static void dump_ip6(struct strbuf *sb, const struct view *v, __u32 ip6hoff,
+		     const struct bpfipt_log_event *ev);
+
+static void dump_icmp6(struct strbuf *sb, const struct view *v, __u32 ip6hoff, __u32 off,
+		       bool frag, const struct bpfipt_log_event *ev)
+{
+	const __u8 *ic;
+
+	sb_adds(sb, "PROTO=ICMPv6 ");
+	if (frag)
+		return;
+	ic = hp(v, off, 8);
+	if (!ic) {
+		sb_addf(sb, "INCOMPLETE [%u bytes] ", rest6(v, off));
+		return;
+	}
+	sb_addf(sb, "TYPE=%u CODE=%u ", ic[0], ic[1]);
+	switch (ic[0]) {
+	case 128:	/* echo request */
+	case 129:	/* echo reply */
+		sb_addf(sb, "ID=%u SEQ=%u ", get16(ic + 4), get16(ic + 6));
+		break;
+	case 4:		/* parameter problem */
+		sb_addf(sb, "POINTER=%08x ", get32(ic + 4));
+		/* fall through */
+	case 1:		/* destination unreachable */
+	case 2:		/* packet too big */
+	case 3:		/* time exceeded */
+		if (ip6hoff == 0) {	/* the quoted packet, one level only */
+			sb_adds(sb, "[");
+			dump_ip6(sb, v, off + 8, ev);
+			sb_adds(sb, "] ");
+		}
+		if (ic[0] == 2)
+			sb_addf(sb, "MTU=%u ", get32(ic + 4));
+		break;
+	}
+}
+
+static void dump_ip6(struct strbuf *sb, const struct view *v, __u32 ip6hoff,
+		     const struct bpfipt_log_event *ev)
+{
+	const __u8 *ih = hp(v, ip6hoff, 40), *h, *p;
+	bool ipopt = ev->flags & XT_LOG_IPOPT, frag = false;
+	unsigned int flags = ev->flags;
+	__u32 ptr, hdrlen, w;
+	__u8 nh, hl;
+
+	if (!ih) {
+		sb_adds(sb, "TRUNCATED");
+		return;
+	}
+	addr6(sb, "SRC", ih + 8);
+	addr6(sb, "DST", ih + 24);
+	w = get32(ih);
+	hl = ih[7];
+	/* FORWARD: ip6_forward() decrements the hop limit before the hook */
+	if (!ip6hoff && ev->chain == BPFIPT_FORWARD && hl > 0)
+		hl--;
+	sb_addf(sb, "LEN=%u TC=%u HOPLIMIT=%u FLOWLBL=%u ", get16(ih + 4) + 40u,
+		(w & 0x0ff00000) >> 20, hl, w & 0x000fffff);
+	ptr = ip6hoff + 40;
+	nh = ih[6];
+	/* nf_ip6_ext_hdr() but NONE */
+	while (nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING || nh == IPPROTO_FRAGMENT ||
+	       nh == IPPROTO_ESP || nh == IPPROTO_AH || nh == IPPROTO_DSTOPTS) {
+		h = hp(v, ptr, 2);
+		if (!h) {
+			sb_adds(sb, "TRUNCATED");
+			return;
+		}
+		if (ipopt)
+			sb_adds(sb, "OPT ( ");
+		switch (nh) {
+		case IPPROTO_FRAGMENT:
+			sb_adds(sb, "FRAG:");
+			p = hp(v, ptr, 8);
+			if (!p) {
+				sb_adds(sb, "TRUNCATED ");
+				return;
+			}
+			sb_addf(sb, "%u ", get16(p + 2) & 0xfff8);
+			if (p[3] & 1)
+				sb_adds(sb, "INCOMPLETE ");
+			sb_addf(sb, "ID:%08x ", get32(p + 4));
+			if (get16(p + 2) & 0xfff8)
+				frag = true;
+			hdrlen = 8;
+			break;
+		case IPPROTO_DSTOPTS:
+		case IPPROTO_ROUTING:
+		case IPPROTO_HOPOPTS:
+			if (frag) {
+				if (ipopt)
+					sb_adds(sb, ")");
+				return;
+			}
+			hdrlen = (h[1] + 1u) << 3;
+			break;
+		case IPPROTO_AH:
+			if (ipopt) {
+				sb_adds(sb, "AH ");
+				if (frag) {
+					sb_adds(sb, ")");
+					return;
+				}
+				p = hp(v, ptr, 12);
+				if (!p) {
+					sb_addf(sb, "INCOMPLETE [%u bytes] )", rest6(v, ptr));
+					return;
+				}
+				sb_addf(sb, "SPI=0x%x ", get32(p + 4));
+			}
+			hdrlen = (h[1] + 2u) << 2;
+			break;
+		default:	/* ESP: the end of what can be read */
+			if (ipopt) {
+				sb_adds(sb, "ESP ");
+				if (frag) {
+					sb_adds(sb, ")");
+					return;
+				}
+				p = hp(v, ptr, 8);
+				if (!p) {
+					sb_addf(sb, "INCOMPLETE [%u bytes] )", rest6(v, ptr));
+					return;
+				}
+				sb_addf(sb, "SPI=0x%x )", get32(p));
+			}
+			return;
+		}
+		if (ipopt)
+			sb_adds(sb, ") ");
+		nh = h[0];
+		ptr += hdrlen;
+	}
+	switch (nh) {
+	case IPPROTO_TCP:
+		if (dump_tcp(sb, v, ptr, frag, flags))
+			return;
+		break;
+	case IPPROTO_UDP:
+	case IPPROTO_UDPLITE:
+		if (dump_udp(sb, v, ptr, frag, nh))
+			return;
+		break;
+	case IPPROTO_ICMPV6:
+		dump_icmp6(sb, v, ip6hoff, ptr, frag, ev);
+		break;
+	default:
+		sb_addf(sb, "PROTO=%u ", nh);
+	}
+	if ((flags & XT_LOG_UID) && !ip6hoff && ev->has_uid)
+		sb_addf(sb, "UID=%u GID=%u ", ev->uid, ev->gid);
+	if (!ip6hoff && ev->mark)
+		sb_addf(sb, "MARK=0x%x ", ev->mark);
+}
+
 static void mac_bytes(struct strbuf *sb, const __u8 *p, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
@@ -245,12 +420,17 @@ void lf_format(struct strbuf *sb, const struct bpfipt_log_event *ev, const char 
 {
 	struct view v = { .b = ev->pkt, .cap = ev->caplen, .len = ev->len };
 	char prefix[BPFIPT_LOG_PREFIX + 1];
+	bool v6;
 
 	if (v.cap > sizeof(ev->pkt))
 		v.cap = sizeof(ev->pkt);
-	/* ip_rcv trims the frame to the datagram: Ethernet padding is not packet */
-	if (v.cap >= 4 && get16(ev->pkt + 2) >= 20 && get16(ev->pkt + 2) < v.len)
+	v6 = v.cap >= 1 && (ev->pkt[0] >> 4) == 6;
+	/* ip_rcv / ipv6_rcv trim the frame to the datagram: Ethernet padding is not
+	 * packet */
+	if (!v6 && v.cap >= 4 && get16(ev->pkt + 2) >= 20 && get16(ev->pkt + 2) < v.len)
 		v.len = get16(ev->pkt + 2);
+	if (v6 && v.cap >= 6 && get16(ev->pkt + 4) && get16(ev->pkt + 4) + 40u < v.len)
+		v.len = get16(ev->pkt + 4) + 40u;
 	memcpy(prefix, ev->prefix, BPFIPT_LOG_PREFIX);
 	prefix[BPFIPT_LOG_PREFIX] = '\0';
 	sb_addf(sb, "%sIN=%s OUT=%s ", prefix, in, out);
@@ -268,5 +448,8 @@ void lf_format(struct strbuf *sb, const struct bpfipt_log_event *ev, const char 
 			sb_adds(sb, " ");
 		}
 	}
-	dump_ip(sb, &v, 0, ev);
+	if (v6)
+		dump_ip6(sb, &v, 0, ev);
+	else
+		dump_ip(sb, &v, 0, ev);
 }

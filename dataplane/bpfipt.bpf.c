@@ -213,8 +213,9 @@ struct scratch {
 	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
 	__u32 cursor, depth, verdict, status;
 	__u32 reject_with;		/* the REJECT slot's --reject-with */
-	__u8 buf[1088];			/* REJECT: the ICMP payload being checksummed
-					 * (556 bytes; 1056 for the verifier) */
+	__u8 buf[2064];			/* REJECT: the ICMP payload being checksummed
+					 * (IPv4 556 bytes, IPv6 1240 + a 3-byte pad;
+					 * 2058 for the verifier) */
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u64 first;			/* ... mask of the first word */
@@ -597,8 +598,12 @@ static __always_inline enum parse_result parse6(void *data, void *data_end, __u3
 	l4 = l3 + off;
 	if (!parse_l4(l4, data_end, end - off, p))
 		goto short_l4;
-	if (p->proto == IPPROTO_ICMPV6 && (p->icmp >> 8) < 128)
+	if (p->proto == IPPROTO_ICMPV6 && (p->icmp >> 8) < 128) {
 		parse_inner6(l4 + 8, data_end, end - off - 8, sc);
+		/* the quoted packet past the linear data: tc pulls it */
+		if (!p->inner_ok && pull && end > (__u32)((long)data_end - (long)l3))
+			return P_SHORT;
+	}
 	return P_OK;
 short_l4:
 	/* the transport header cut short: no L4 fields (as IPv4) */

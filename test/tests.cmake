@@ -99,6 +99,11 @@ add_test(NAME e2e.log
 add_test(NAME e2e.log.tc
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/log_diff.py
                  --bin ${CMAKE_BINARY_DIR} --ingress tc)
+# IPv6 LOG lines: logfmt.c's text against the kernel's LOG target (ip6tables-legacy)
+add_test(NAME e2e.log6
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/log6_kernel.py
+                 --bin ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.log6 PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 # the link watcher: interfaces created later are filtered within a second
 add_test(NAME e2e.watch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_watch.sh
                                 ${CMAKE_BINARY_DIR})

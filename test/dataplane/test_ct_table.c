@@ -434,6 +434,137 @@ START_TEST(t_not_a_table)
 END_TEST
 
 /* -T tokens: ct_settings_parse / ct_settings_format (no BPF needed). */
+/* ---- IPv6 entries ---- */
+
+static struct ct_conn conn6(__u8 proto, const char *a0, int p0, const char *a1, int p1,
+			    __u8 orig, __u64 expires)
+{
+	struct ct_conn c = conn(proto, "0.0.0.0", p0, "0.0.0.0", p1, orig, expires);
+
+	ck_assert_int_eq(inet_pton(AF_INET6, a0, c.key.addr[0]), 1);
+	ck_assert_int_eq(inet_pton(AF_INET6, a1, c.key.addr[1]), 1);
+	c.key.family = 6;
+	return c;
+}
+
+static struct ct_filter addr6_filter(enum ct_field fld, const char *a, int len)
+{
+	struct ct_filter f = { .set = (CT_F_ADDR0 << fld) | CT_F_FAMILY, .family = 6 };
+	__u8 m[16] = { 0 };
+
+	ck_assert_int_eq(inet_pton(AF_INET6, a, f.addr[fld]), 1);
+	for (int i = 0; i < len; i++)
+		m[i / 8] |= 0x80 >> (i % 8);
+	memcpy(f.mask[fld], m, 16);
+	return f;
+}
+
+/* conntrack -L of the kernel for IPv6 connections: the same line, the addresses
+ * as inet_ntop() writes them; icmpv6 queries answered by 129 / 140 */
+static const char *const golden6 =
+"icmp     1 28 src=10.2.0.2 dst=10.1.0.2 type=8 code=0 id=1234 packets=2 bytes=168 "
+	"src=10.1.0.2 dst=10.2.0.2 type=0 code=0 id=1234 packets=2 bytes=168 mark=0 use=1\n"
+"tcp      6 431999 ESTABLISHED src=2001:db8:1::2 dst=2001:db8:2::2 sport=40000 dport=22 "
+	"packets=3 bytes=224 src=2001:db8:2::2 dst=2001:db8:1::2 sport=22 dport=40000 "
+	"packets=2 bytes=162 [ASSURED] mark=0 use=1\n"
+"udp      17 29 src=fe80::1 dst=ff02::fb sport=5353 dport=5353 packets=1 bytes=100 "
+	"[UNREPLIED] src=ff02::fb dst=fe80::1 sport=5353 dport=5353 packets=0 bytes=0 "
+	"mark=0 use=1\n"
+"icmpv6   58 29 src=::1 dst=::1 type=139 code=0 id=5 packets=1 bytes=64 [UNREPLIED] "
+	"src=::1 dst=::1 type=140 code=0 id=5 packets=0 bytes=0 mark=0 use=1\n"
+"icmpv6   58 29 src=2001:db8:2::2 dst=2001:db8:1::2 type=128 code=0 id=77 packets=1 "
+	"bytes=104 src=2001:db8:1::2 dst=2001:db8:2::2 type=129 code=0 id=77 packets=1 "
+	"bytes=104 mark=0 use=1\n";
+
+START_TEST(t_ipv6)
+{
+	struct ct_conn c[5];
+	struct strbuf sb = STRBUF_INIT;
+	struct ct_filter f;
+	size_t n;
+
+	c[0] = conn(1, "10.2.0.2", 1234, "10.1.0.2", 1234, 0, now + 28 * S + HALF);
+	c[0].key.type = 8;
+	c[0].e.status |= BPFIPT_CTS_SEEN_REPLY;
+	c[0].e.packets[0] = 2, c[0].e.bytes[0] = 168, c[0].e.packets[1] = 2, c[0].e.bytes[1] = 168;
+	c[1] = conn6(6, "2001:db8:1::2", 40000, "2001:db8:2::2", 22, 0, now + 431999 * S + HALF);
+	c[1].e.tcp_state = BPFIPT_TCP_ESTABLISHED;
+	c[1].e.status |= BPFIPT_CTS_SEEN_REPLY | BPFIPT_CTS_ASSURED;
+	c[1].e.packets[0] = 3, c[1].e.bytes[0] = 224, c[1].e.packets[1] = 2, c[1].e.bytes[1] = 162;
+	/* the opener is end 1 of the key */
+	c[2] = conn6(17, "ff02::fb", 5353, "fe80::1", 5353, 1, now + 29 * S + HALF);
+	c[2].e.packets[0] = 1, c[2].e.bytes[0] = 100;
+	c[3] = conn6(58, "2001:db8:2::2", 77, "2001:db8:1::2", 77, 0, now + 29 * S + HALF);
+	c[3].key.type = 128;
+	c[3].e.status |= BPFIPT_CTS_SEEN_REPLY;
+	c[3].e.packets[0] = 1, c[3].e.bytes[0] = 104, c[3].e.packets[1] = 1, c[3].e.bytes[1] = 104;
+	c[4] = conn6(58, "::1", 5, "::1", 5, 0, now + 29 * S + HALF);
+	c[4].key.type = 139;
+	c[4].e.packets[0] = 1, c[4].e.bytes[0] = 64;
+	for (int i = 4; i >= 0; i--)
+		put(&c[i]);
+
+	/* both families, IPv4 first, then by protocol and tuple */
+	ck_assert_int_eq(ct_list(ct_fd, NULL, now, &sb, &n), 0);
+	ck_assert_str_eq(sb_str(&sb), golden6);
+	ck_assert_uint_eq(n, 5);
+	ct_walk_no_batch = true;
+	sb_reset(&sb);
+	ck_assert_int_eq(ct_list(ct_fd, NULL, now, &sb, &n), 0);
+	ck_assert_str_eq(sb_str(&sb), golden6);
+	ct_walk_no_batch = false;
+
+	/* -f ipv4, -f ipv6 */
+	f = (struct ct_filter){ .set = CT_F_FAMILY, .family = 4 };
+	ck_assert(ct_filter_match(&f, &c[0].key, &c[0].e));
+	for (int i = 1; i < 5; i++)
+		ck_assert(!ct_filter_match(&f, &c[i].key, &c[i].e));
+	f.family = 6;
+	ck_assert(!ct_filter_match(&f, &c[0].key, &c[0].e));
+	for (int i = 1; i < 5; i++)
+		ck_assert(ct_filter_match(&f, &c[i].key, &c[i].e));
+	/* addresses and prefixes in every direction */
+	f = addr6_filter(CT_ORIG_SRC, "2001:db8:1::", 48);
+	ck_assert(ct_filter_match(&f, &c[1].key, &c[1].e));
+	ck_assert(!ct_filter_match(&f, &c[3].key, &c[3].e));
+	f = addr6_filter(CT_ORIG_SRC, "2001:db8::", 32);
+	ck_assert(ct_filter_match(&f, &c[1].key, &c[1].e));
+	ck_assert(ct_filter_match(&f, &c[3].key, &c[3].e));
+	ck_assert(!ct_filter_match(&f, &c[2].key, &c[2].e));
+	f = addr6_filter(CT_ORIG_SRC, "fe80::1", 128);	/* the opener, end 1 of the key */
+	ck_assert(ct_filter_match(&f, &c[2].key, &c[2].e));
+	f = addr6_filter(CT_ORIG_DST, "ff02::fb", 128);
+	ck_assert(ct_filter_match(&f, &c[2].key, &c[2].e));
+	f = addr6_filter(CT_REPL_SRC, "2001:db8:1::2", 128);
+	ck_assert(ct_filter_match(&f, &c[3].key, &c[3].e));
+	ck_assert(!ct_filter_match(&f, &c[1].key, &c[1].e));
+	f = addr6_filter(CT_REPL_DST, "2001:db8:1::2", 127);
+	ck_assert(ct_filter_match(&f, &c[1].key, &c[1].e));
+	f = addr6_filter(CT_REPL_DST, "2001:db8:1::3", 128);
+	ck_assert(!ct_filter_match(&f, &c[1].key, &c[1].e));
+	/* an IPv6 address never matches an IPv4 entry whose words it shares */
+	f = addr6_filter(CT_ORIG_SRC, "::", 0);
+	ck_assert(!ct_filter_match(&f, &c[0].key, &c[0].e));
+	/* the protocol and ports */
+	f = (struct ct_filter){ .set = CT_F_PROTO | (CT_F_PORT0 << CT_ORIG_DST), .proto = 6,
+				.port = { [CT_ORIG_DST] = 22 } };
+	ck_assert(ct_filter_match(&f, &c[1].key, &c[1].e));
+	f = (struct ct_filter){ .set = CT_F_PROTO, .proto = 58 };
+	sb_reset(&sb);
+	ck_assert_int_eq(ct_list(ct_fd, &f, now, &sb, &n), 0);
+	ck_assert_uint_eq(n, 2);
+
+	/* -D -f ipv6: the IPv6 entries go, the IPv4 one stays */
+	f = (struct ct_filter){ .set = CT_F_FAMILY, .family = 6 };
+	ck_assert_int_eq(ct_delete(ct_fd, &f, now, NULL, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert(present(&c[0]));
+	for (int i = 1; i < 5; i++)
+		ck_assert(!present(&c[i]));
+	sb_free(&sb);
+}
+END_TEST
+
 START_TEST(t_settings_tokens)
 {
 	/* a bad token, and what the message must name */
@@ -561,6 +692,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_flush);
 	tcase_add_test(t, t_many);
 	tcase_add_test(t, t_not_a_table);
+	tcase_add_test(t, t_ipv6);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("pure");

@@ -943,6 +943,40 @@ START_TEST(t_families)
 }
 END_TEST
 
+/* Masks that are not prefixes: expanded (2001:db8::/ffff:fff9:: holds 4
+ * prefixes), refused beyond 16 holes. */
+START_TEST(t_masks)
+{
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	struct ipt_rule *r = rule("2001:db8::/32", NULL, -1, DRP);
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+
+	inet_pton(AF_INET6, "ffff:fff9::", r->ip.smsk.b);
+	add(t, "INPUT", r);
+	cc = compile(t);
+	install(in, cc);
+
+	struct tc6 cs[] = {
+		{ "2001:db8::1", P6(.src = "2001:db8::1"), DRP, C(0) },
+		{ "2001:dba::1", P6(.src = "2001:dba::1"), DRP, C(0) },
+		{ "2001:dbe:ff::1", P6(.src = "2001:dbe:ff::1"), DRP, C(0) },
+		{ "2001:db9::1 (bit 0 is in the mask)", P6(.src = "2001:db9::1"), ACC, C(1) },
+		{ "2001:dbf::1", P6(.src = "2001:dbf::1"), ACC, C(1) },
+	};
+	run6(in, cs, N(cs));
+	cp_compiled_free(&cc);
+	/* 17 holes */
+	inet_pton(AF_INET6, "ffff:0000:8000::1", r->ip.smsk.b);
+	memset(&r->ip.src, 0, sizeof(r->ip.src));
+	ck_assert_int_ne(cp_compile(t, NULL, &cc, &err), 0);
+	ck_assert_msg(strstr(err.msg, "16 holes") != NULL, "%s", err.msg);
+	dp_inst_free(&in);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* What the compiler refuses for IPv6, with a clear message. */
 START_TEST(t_refused)
 {
@@ -1105,6 +1139,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_group);
 	tcase_add_test(t, t_families);
 	tcase_add_test(t, t_refused);
+	tcase_add_test(t, t_masks);
 	tcase_add_test(t, t_differential);
 	suite_add_tcase(s, t);
 	t = tcase_create("wire");

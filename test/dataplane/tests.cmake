@@ -17,3 +17,14 @@ add_executable(test_ipv6 ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_ipv6.c)
 target_link_libraries(test_ipv6 PRIVATE bpfipt PkgConfig::CHECK)
 add_test(NAME dataplane.test_ipv6 COMMAND test_ipv6)
 set_tests_properties(dataplane.test_ipv6 PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 900)
+
+# IPv6 conntrack, REJECT and LOG through the programs (conntrack/, reject.bpf.h,
+# log.bpf.h, logfmt.c) with crafted packets.
+add_executable(test_ct6 ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_ct6.c)
+target_link_libraries(test_ct6 PRIVATE bpfipt PkgConfig::CHECK)
+add_test(NAME dataplane.test_ct6 COMMAND test_ct6)
+set_tests_properties(dataplane.test_ct6 PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 300)
+
+# logfmt.c's line for a packet given in hex (test/e2e/log6_kernel.py)
+add_executable(lf_line ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/lf_line.c)
+target_link_libraries(lf_line PRIVATE bpfipt)

@@ -58,6 +58,20 @@ topo_up() {
 	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
 }
 
+# topo_up6 (after topo_up): the same topology in IPv6 too, addresses without
+# duplicate address detection
+#   cli (2001:db8:1::2) -- (2001:db8:1::1) rtr (2001:db8:2::1) -- (2001:db8:2::2) srv
+CLI_IP6=2001:db8:1::2 RTR_IP61=2001:db8:1::1 RTR_IP62=2001:db8:2::1 SRV_IP6=2001:db8:2::2
+topo_up6() {
+	ip -n "$CLI" addr add $CLI_IP6/64 dev eth0 nodad
+	ip -n "$RTR" addr add $RTR_IP61/64 dev eth0 nodad
+	ip -n "$RTR" addr add $RTR_IP62/64 dev eth1 nodad
+	ip -n "$SRV" addr add $SRV_IP6/64 dev eth0 nodad
+	ip -n "$CLI" -6 route add default via $RTR_IP61
+	ip -n "$SRV" -6 route add default via $RTR_IP62
+	ip netns exec "$RTR" sysctl -qw net.ipv6.conf.all.forwarding=1
+}
+
 # nsx NS CMD...: a command of ours in a namespace, with that namespace's state dir
 nsx() {
 	local ns=$1; shift
@@ -65,9 +79,12 @@ nsx() {
 }
 # bpt NS ARGS...: bpf-iptables in a namespace
 bpt() { local ns=$1; shift; nsx "$ns" "$BIN/bpf-iptables" "$@"; }
+# bpt6 NS ARGS...: bpf-ip6tables in a namespace
+bpt6() { local ns=$1; shift; nsx "$ns" "$BIN/bpf-ip6tables" "$@"; }
 
 # ping_ok FROM_NS DST: one echo, 1 s
 ping_ok() { ip netns exec "$1" ping -c1 -W1 -q "$2" >/dev/null 2>&1; }
+ping6_ok() { ip netns exec "$1" ping -6 -c1 -W1 -q "$2" >/dev/null 2>&1; }
 
 # tcp_listen NS PORT: a server accepting connections in the background
 tcp_listen() {
@@ -81,6 +98,17 @@ while True:
 }
 
 # tcp_ok FROM_NS DST PORT: connect and read the greeting within 1 s
+# tcp_listen6 NS PORT: the same on IPv6 (::, IPv6 only)
+tcp_listen6() {
+	ip netns exec "$1" python3 -c '
+import socket,sys
+s=socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind(("::", int(sys.argv[1]))); s.listen(64)
+while True:
+    c,_=s.accept(); c.sendall(b"hi"); c.close()' "$2" &
+	sleep 0.3
+}
 tcp_ok() {
 	ip netns exec "$1" python3 -c '
 import socket,sys

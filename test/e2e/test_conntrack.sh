@@ -18,6 +18,11 @@
 #            (+ udp 9999 for an ICMP error forwarded as RELATED);
 #   expiry   bpf-conntrack -T udp_timeout=2 udp_timeout_stream=2: a reply within
 #            1 s is admitted, one after 4 s of idleness is not (and with 30 s it is);
+#   IPv6     the INPUT section again with bpf-ip6tables (ip6tables-legacy with
+#            CT_ORACLE=1): tcp, udp, ping -6, an ICMPv6 port unreachable RELATED;
+#            neighbour discovery is UNTRACKED: admitted by --ctstate UNTRACKED,
+#            refused by a DROP policy without it (as ip6tables: the server then
+#            cannot reach the client); bpf-conntrack -L -f ipv6 lists the flows;
 #   full     bpf-conntrack -T max=64 in the client before its first command:
 #            200 outbound UDP flows all get their replies (new flows keep working),
 #            a TCP connection opened before and kept active survives (LRU keeps
@@ -34,6 +39,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 ORACLE=${CT_ORACLE:-0}
 topo_up
+topo_up6
 
 # fw NS ARGS...: the firewall under test (bpf-iptables, or iptables-legacy
 # with CT_ORACLE=1)
@@ -43,6 +49,14 @@ fw() {
 		ip netns exec "$ns" iptables-legacy -w "$@"
 	else
 		bpt "$ns" "$@"
+	fi
+}
+fw6() {
+	local ns=$1; shift
+	if [ "$ORACLE" = 1 ]; then
+		ip netns exec "$ns" ip6tables-legacy -w "$@"
+	else
+		bpt6 "$ns" "$@"
 	fi
 }
 # ct_set NS name=value...: conntrack settings (kernel sysctl names without
@@ -72,8 +86,9 @@ nonzero() { [ "${1:-0}" -gt 0 ] 2>/dev/null; }
 udp_responder() {
 	ip netns exec "$1" python3 -c '
 import socket, sys, threading
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", int(sys.argv[1])))
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)    # both families
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.bind(("::", int(sys.argv[1])))
 late = float(sys.argv[2])
 while True:
     d, a = s.recvfrom(2048)
@@ -90,7 +105,8 @@ while True:
 udp_ask() {
 	ip netns exec "$1" python3 -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET,
+                  socket.SOCK_DGRAM); s.settimeout(1)
 try:
     s.sendto(b"q", (sys.argv[1], int(sys.argv[2])))
     sys.exit(0 if s.recv(64) == b"q" else 1)
@@ -102,7 +118,8 @@ except OSError:
 udp_refused() {
 	ip netns exec "$1" python3 -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET,
+                  socket.SOCK_DGRAM); s.settimeout(1)
 s.connect((sys.argv[1], int(sys.argv[2])))
 try:
     s.send(b"q"); s.recv(64)
@@ -197,6 +214,9 @@ udp_responder "$SRV" 5353
 udp_responder "$CLI" 5400 4
 udp_responder "$SRV" 5300
 tcp_echo_server "$SRV" 9000
+tcp_listen6 "$SRV" 22
+tcp_listen6 "$SRV" 80
+tcp_listen6 "$CLI" 8022
 sleep 0.3
 check "baseline tcp cli->srv:80" tcp_ok "$CLI" $SRV_IP 80
 check "baseline tcp srv->cli:8022" tcp_ok "$SRV" $CLI_IP 8022
@@ -300,6 +320,47 @@ check_not "$t: ESTABLISHED only: the port unreachable is not forwarded" \
 	udp_refused "$CLI" $SRV_IP 9999
 fw "$RTR" -F FORWARD
 fw "$RTR" -P FORWARD ACCEPT
+
+# ---- IPv6: INPUT on the server ----
+t="IPv6 INPUT"
+check "$t: baseline tcp cli->srv:22" tcp_ok "$CLI" $SRV_IP6 22
+check "$t: baseline ping -6 srv->cli" ping6_ok "$SRV" $CLI_IP6
+fw6 "$SRV" -P INPUT DROP
+fw6 "$SRV" -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT
+fw6 "$SRV" -A INPUT -m conntrack --ctstate UNTRACKED -j ACCEPT
+fw6 "$SRV" -A INPUT -p tcp --dport 22 -m conntrack --ctstate NEW -j ACCEPT
+ip -n "$SRV" neigh flush all
+check "$t: inbound tcp 22 (NEW) connects" tcp_ok "$CLI" $SRV_IP6 22
+check_not "$t: inbound tcp 80 refused, listener present" tcp_ok "$CLI" $SRV_IP6 80
+check "$t: outbound tcp srv->cli:8022 (SYN-ACK ESTABLISHED)" tcp_ok "$SRV" $CLI_IP6 8022
+check "$t: outbound udp request gets its reply" udp_ask "$SRV" $CLI_IP6 5353
+check "$t: ping -6 srv->cli gets its echo reply" \
+	ping6_ok "$SRV" $CLI_IP6
+check "$t: ICMPv6 port unreachable about an outbound udp flow is RELATED" \
+	udp_refused "$SRV" $CLI_IP6 9999
+check_not "$t: inbound udp (NEW) refused" udp_ask "$CLI" $SRV_IP6 5353
+check_not "$t: inbound ping -6 (NEW) refused" ping6_ok "$CLI" $SRV_IP6
+check "$t: neighbour discovery admitted as UNTRACKED" \
+	nonzero "$(fw6 "$SRV" -L INPUT -v -x -n --line-numbers | awk '$1 == 2 { print $2 }')"
+if [ "$ORACLE" != 1 ]; then
+	l=$(nsx "$SRV" "$BIN/bpf-conntrack" -L -f ipv6 -p tcp --dport 8022 2>/dev/null)
+	check "$t: bpf-conntrack -L -f ipv6 lists the tcp flow to 8022 ($l)" \
+		grep -q "^tcp      6 [0-9]* [A-Z_]* src=$SRV_IP6 dst=$CLI_IP6 sport=[0-9]* dport=8022 " \
+		<<<"$l"
+	check_eq "$t: bpf-conntrack -L -f ipv4 -s $SRV_IP6: mismatched family, exit 2" 2 \
+		"$(nsx "$SRV" "$BIN/bpf-conntrack" -L -f ipv4 -s $SRV_IP6 >/dev/null 2>&1; echo $?)"
+	check_eq "$t: -L -f ipv4 lists no IPv6 entry" 0 \
+		"$(nsx "$SRV" "$BIN/bpf-conntrack" -L -f ipv4 2>/dev/null | grep -c 2001:db8)"
+fi
+# without the UNTRACKED rule the server's neighbour solicitations are answered
+# by advertisements its DROP policy refuses, as with ip6tables
+fw6 "$SRV" -D INPUT -m conntrack --ctstate UNTRACKED -j ACCEPT
+ip -n "$SRV" neigh flush all
+check_not "$t: without --ctstate UNTRACKED, neighbour discovery fails: no ping -6" \
+	ping6_ok "$SRV" $CLI_IP6
+fw6 "$SRV" -F
+fw6 "$SRV" -P INPUT ACCEPT
+ip -n "$SRV" neigh flush all
 
 # ---- expiry (server INPUT: only ESTABLISHED comes in) ----
 t="expiry"

@@ -112,7 +112,7 @@ echo "garbage here" >>"$OFF/conntrack.conf"
 run off -T
 check_eq "a corrupt conntrack.conf: exit 1" 1 "$RC"
 check "a corrupt conntrack.conf: named with its line" \
-	grep -qF "$OFF/conntrack.conf line 19: bad setting" <<<"$ERR"
+	grep -qF "$OFF/conntrack.conf line 20: bad setting" <<<"$ERR"
 cp "$STATE_ROOT/conf.before" "$OFF/conntrack.conf"
 
 # no data plane: an empty table
@@ -162,7 +162,13 @@ bad_param --bogus -L --bogus
 bad_param -C -L -C
 bad_param expect -L expect
 bad_param extra --sweep extra
-bad_param ::1 -L -s ::1
+bad_param ::1/129 -L -s ::1/129
+bad_param fe80::zz -L -d fe80::zz
+bad_param ::1 -L -f ipv4 -s ::1
+bad_param 10.0.0.1 -L -s ::1 -d 10.0.0.1
+bad_param ipv6 -D -s 10.0.0.1 -f ipv6
+bad_param inet6 -L -f inet6
+bad_param -f -C -f ipv6
 
 run off -V
 check_eq "-V" "$VER" "$OUT"
@@ -279,6 +285,11 @@ twin() {
 }
 twin -L
 check_eq "-L: five connections" 5 "$(wc -l <"$STATE_ROOT/e.out")"
+twin -L -f ipv4
+twin -L -f ipv6
+twin -L -f ipv6 -s ::1
+twin -L -s 2001:db8::/32
+twin -D -f ipv6
 twin -C
 for args in "-p tcp" "-p udp" "-p icmp" "-p 200" "-p 17 --dport 53" \
 	    "-p udp --orig-port-src 40002" "-p udp --reply-port-src 5353" \
@@ -305,8 +316,9 @@ check_eq "-T max=2048: stored" "max 2048" "$(ct_e -T | head -1)"
 
 # an expired entry (udp 10.1.0.2:1000 -> 10.1.0.3:2000, deadline 1 s ago)
 hex() { python3 -c 'import sys; print(" ".join("%02x" % b for b in bytes.fromhex(sys.argv[1])))' "$1"; }
-# key: addr 10.1.0.2 10.1.0.3, ports 1000 2000, proto 17, type 0, pad
-key=$(hex "0a010002 0a010003 03e8 07d0 11 00 0000")
+# key: addr 10.1.0.2 10.1.0.3 (16 bytes each), ports 1000 2000, proto 17, type 0,
+# family 4, pad
+key=$(hex "0a010002 000000000000000000000000 0a010003 000000000000000000000000 03e8 07d0 11 00 04 00")
 val=$(python3 -c '
 import struct, time
 now = time.monotonic_ns()

@@ -15,10 +15,14 @@
 # iptables-legacy gives for the same rule in INPUT. Also: counters count the
 # rejected packets, ping gets "port unreachable", and a rejected packet never
 # reaches the server (a listener behind REJECT is not connected to).
+# IPv6: the same comparison with bpf-ip6tables and ip6tables-legacy for every
+# icmp6 --reject-with and tcp-reset (ICMPv6 destination unreachable codes,
+# nf_send_reset6), and ping -6 answered by port unreachable.
 # Usage: test_reject.sh BUILD_DIR
 BIN=$(cd "${1:?usage: test_reject.sh BUILD_DIR}" && pwd)
 . "$(dirname "$0")/lib.sh"
 topo_up
+topo_up6
 
 # probe NS tcp|udp DST PORT: what the application sees
 probe() {
@@ -30,7 +34,8 @@ try:
         s = socket.create_connection((dst, port), timeout=1.5)
         print("connected")
     else:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET,
+                          socket.SOCK_DGRAM)
         s.settimeout(1.5)
         s.connect((dst, port))
         s.send(b"x")
@@ -43,25 +48,32 @@ except OSError as e:
 }
 
 # outcome FW NS CHAIN RULE PROBE_NS PROTO DST PORT: the rule alone in CHAIN of NS
-# (iptables-legacy or bpf-iptables), the probe's result
+# (iptables-legacy or bpf-iptables; ip6tables-legacy or bpf-ip6tables for an
+# IPv6 DST), the probe's result
 outcome() {
-	local fw=$1 ns=$2 chain=$3 rule=$4 r
+	local fw=$1 ns=$2 chain=$3 rule=$4 r legacy=iptables-legacy ours=bpt
 	shift 4
+	case $3 in *:*) legacy=ip6tables-legacy ours=bpt6 ;; esac
 	if [ "$fw" = legacy ]; then
-		ip netns exec "$ns" iptables-legacy -A "$chain" $rule
+		ip netns exec "$ns" $legacy -A "$chain" $rule
 	else
-		bpt "$ns" -A "$chain" $rule
+		$ours "$ns" -A "$chain" $rule
 	fi
 	r=$(probe "$@")
-	if [ "$fw" = legacy ]; then ip netns exec "$ns" iptables-legacy -F; else bpt "$ns" -F; fi
+	if [ "$fw" = legacy ]; then ip netns exec "$ns" $legacy -F; else $ours "$ns" -F; fi
 	echo "$r"
 }
 
 # the kernel limits the ICMP errors it sends to one host (1/s after a burst of
 # 6); the data plane does not (documented): compare without the limit
-for ns in "$SRV" "$RTR"; do ip netns exec "$ns" sysctl -qw net.ipv4.icmp_ratelimit=0; done
+for ns in "$SRV" "$RTR"; do
+	ip netns exec "$ns" sysctl -qw net.ipv4.icmp_ratelimit=0
+	ip netns exec "$ns" sysctl -qw net.ipv6.icmp.ratelimit=0
+done
 tcp_listen "$SRV" 7777
 tcp_listen "$CLI" 7777
+tcp_listen6 "$SRV" 7777
+tcp_listen6 "$CLI" 7777
 WITH=("" icmp-net-unreachable icmp-host-unreachable icmp-proto-unreachable
       icmp-net-prohibited icmp-host-prohibited icmp-admin-prohibited tcp-reset)
 for w in "${WITH[@]}"; do
@@ -84,6 +96,42 @@ for w in "${WITH[@]}"; do
 		done
 	done
 done
+# IPv6: the icmp6 types and tcp-reset, in the same three places
+WITH6=("" icmp6-no-route icmp6-adm-prohibited icmp6-addr-unreachable icmp6-port-unreachable
+       icmp6-policy-fail icmp6-reject-route tcp-reset)
+for w in "${WITH6[@]}"; do
+	opt=${w:+--reject-with $w}
+	for proto in tcp udp; do
+		[ "$w" = tcp-reset ] && [ $proto = udp ] && continue
+		rule="-p $proto --dport 7777 -j REJECT $opt"
+		in_legacy=$(outcome legacy "$SRV" INPUT "$rule" "$CLI" $proto $SRV_IP6 7777)
+		for where in "INPUT $SRV $CLI $SRV_IP6" "FORWARD $RTR $CLI $SRV_IP6" \
+			     "OUTPUT $SRV $SRV $CLI_IP6"; do
+			set -- $where
+			want=$(outcome legacy "$2" "$1" "$rule" "$3" $proto "$4" 7777)
+			got=$(outcome bpf "$2" "$1" "$rule" "$3" $proto "$4" 7777)
+			if [ "$1" = OUTPUT ] && [ $proto = udp ]; then
+				check_eq "ip6tables-legacy: OUTPUT udp ${w:-default}: sendto EPERM" EPERM "$want"
+				want=$in_legacy
+			fi
+			check_eq "IPv6 $1 $proto ${w:-default}: the sender sees what ip6tables gives" \
+				"$want" "$got"
+		done
+	done
+done
+check_eq "IPv6 INPUT tcp default: ECONNREFUSED" ECONNREFUSED \
+	"$(outcome bpf "$SRV" INPUT "-p tcp --dport 7777 -j REJECT" "$CLI" tcp $SRV_IP6 7777)"
+check_eq "IPv6 INPUT udp adm-prohibited: EACCES" EACCES \
+	"$(outcome bpf "$SRV" INPUT "-p udp --dport 7777 -j REJECT --reject-with adm-prohibited" \
+	   "$CLI" udp $SRV_IP6 7777)"
+bpt6 "$SRV" -A INPUT -p ipv6-icmp --icmpv6-type echo-request -j REJECT
+check_eq "ping -6 answered by port unreachable" 1 \
+	"$(ip netns exec "$CLI" ping -6 -c1 -W1 $SRV_IP6 2>&1 | grep -c 'Port unreachable')"
+check_eq "IPv6 icmp REJECT counted 1" 1 \
+	"$(bpt6 "$SRV" -L INPUT -v -x -n | awk '$3 == "REJECT" { print $1 }')"
+bpt6 "$SRV" -F
+check "after -F, tcp 7777 over IPv6 connects to the listener" tcp_ok "$CLI" $SRV_IP6 7777
+
 # the errors are the real ones (not timeouts everywhere)
 check_eq "INPUT tcp default: ECONNREFUSED" ECONNREFUSED \
 	"$(outcome bpf "$SRV" INPUT "-p tcp --dport 7777 -j REJECT" "$CLI" tcp $SRV_IP 7777)"

@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -604,7 +604,7 @@ static const char *rpfx(char *buf, size_t n)
 
 static struct ipt_table *rruleset(void)
 {
-	static const char *const chains[] = { "INPUT", "INPUT", "INPUT", "u1", "u2" };
+	static const char *const chains[] = { "INPUT", "INPUT", "FORWARD", "OUTPUT", "u1", "u2" };
 	static const int protos[] = { -1, -1, 0, 6, 17, 58, 50 };
 	struct ipt_table *t = table6();
 	int nr = 1 + rn(24);
@@ -615,7 +615,7 @@ static struct ipt_table *rruleset(void)
 		char s[80], d[80];
 		const char *sp = rpfx(s, sizeof(s)), *dp = rpfx(d, sizeof(d));
 		int proto = protos[rn(7)], v = rn(10);
-		const char *ch = chains[rn(5)];
+		const char *ch = chains[rn(6)];
 		struct ipt_rule *r = rule(sp, dp, proto, v < 4 ? ACC : v < 7 ? DRP : -1);
 
 		if (proto > 0 && rn(4) == 0)
@@ -656,6 +656,8 @@ static struct ipt_table *rruleset(void)
 		add(t, ch, r);
 	}
 	ipt_chain_find(t, "INPUT")->policy = rn(2) ? IPT_V_DROP : IPT_V_ACCEPT;
+	ipt_chain_find(t, "FORWARD")->policy = rn(2) ? IPT_V_DROP : IPT_V_ACCEPT;
+	ipt_chain_find(t, "OUTPUT")->policy = rn(2) ? IPT_V_DROP : IPT_V_ACCEPT;
 	return t;
 }
 
@@ -789,10 +791,15 @@ START_TEST(t_differential)
 			struct cp_packet p;
 			struct cp_trace rt, lt;
 			size_t len = rpacket6(buf, sizeof(buf), &p);
+			enum bpfipt_chain ch = rn(3);
 			__u64 (*a)[2], (*b)[2];
 			unsigned int na, nb;
-			int rr = cp_ref_eval(t, NULL, BPFIPT_INPUT, &p, &rt);
-			int lr = cp_lbvs_eval(cc, BPFIPT_INPUT, &p, &lt);
+			int rr, lr;
+
+			if (ch == BPFIPT_OUTPUT)
+				p.iif = 0;
+			rr = cp_ref_eval(t, NULL, ch, &p, &rt);
+			lr = cp_lbvs_eval(cc, ch, &p, &lt);
 			int v;
 
 			if (rr)
@@ -808,7 +815,7 @@ START_TEST(t_differential)
 			for (unsigned int j = 0; j < rt.ncounted && j < CP_TRACE_MAX; j++)
 				ck_assert_uint_eq(rt.counted[j], lt.counted[j]);
 			counters(in, AF_INET6, &a, &na);
-			v = classify(in, buf, len, BPFIPT_INPUT, 2, 0);
+			v = classify(in, buf, len, ch, p.iif, 0);
 			counters(in, AF_INET6, &b, &nb);
 			ck_assert_msg(v == (int)rt.verdict, "set %d packet %d: data plane %d, ref %d",
 				      it, k, v, rt.verdict);
@@ -1021,14 +1028,20 @@ static int sh(const char *fmt, ...)
 	return r == -1 ? -1 : WEXITSTATUS(r);
 }
 
-static void load(const struct ipt_table *t)
+static void load_mode(const struct ipt_table *t, enum dp_ingress mode)
 {
 	struct cp_compiled *cc = compile(t);
 	struct ipt_err err = { 0 };
-	int r = dp_load(cc, NULL, 0, NULL, &err);
+	struct dp_opts o = { .ingress = mode };
+	int r = dp_load(cc, NULL, 0, &o, &err);
 
 	ck_assert_msg(r == 0, "dp_load: %d %s", r, err.msg);
 	cp_compiled_free(&cc);
+}
+
+static void load(const struct ipt_table *t)
+{
+	load_mode(t, DP_INGRESS_KEEP);
 }
 
 static __u64 packets(int idx)
@@ -1102,6 +1115,21 @@ START_TEST(t_wire)
 	usleep(200000);
 	ck_assert_uint_eq(packets(0), 1);
 	ck_assert_uint_eq(packets(1), before + 1);
+	ipt_table_free(&t);
+
+	/* the same at tc ingress (the ruleset judged there instead of XDP) */
+	t = table6();
+	r = rule(NULL, NULL, 58, DRP);
+	icmp6_type(r, 128, -1);
+	add(t, "INPUT", r);
+	load_mode(t, DP_INGRESS_TC);
+	ck_assert_int_ne(sh(ping, peer), 0);
+	ck_assert_int_ne(sh(ping_ll, peer), 0);
+	ck_assert_uint_eq(packets(0), 2);
+	ipt_table_free(&t);
+	t = table6();
+	load_mode(t, DP_INGRESS_XDP);
+	ck_assert_int_eq(sh(ping, peer), 0);
 	ipt_table_free(&t);
 
 	/* a DROP policy with nothing else breaks neighbour discovery too, as with

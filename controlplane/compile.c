@@ -910,11 +910,12 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 			constrain(x, u, RF_DPORT, iset_range(x, d->dpts[0], d->dpts[1],
 							      d->invflags & IPT_UDP_INV_DSTPT, 65535));
 		} else if (ext_is(m, "icmp") || ext_is(m, "icmp6")) {
-			/* icmp6 (ip6t_icmp): the same layout; type 0xFF is any */
+			/* icmp6 (ip6t_icmp): the same layout; type 0xFF is any for icmp
+			 * only (ip6t's icmp6_type_code_match has no "any") */
 			const struct ipt_icmp_info *d = m->data;
 			struct iset *s;
 
-			if (d->type == 0xFF)
+			if (d->type == 0xFF && ext_is(m, "icmp"))
 				s = iset_range(x, 0, 65535, d->invert, 65535);
 			else if (d->code[0] > d->code[1])
 				s = iset_range(x, 1, 0, d->invert, 65535);

@@ -228,8 +228,11 @@ static bool match_one(const struct ipt_match *m, const struct cp_packet *p)
 
 		if (frag || !p->has_icmp)
 			return false;
-		return ((d->type == 0xFF) || (p->icmp_type == d->type && p->icmp_code >= d->code[0] &&
-					       p->icmp_code <= d->code[1])) ^ !!d->invert;
+		/* type 0xFF is any for icmp only: icmp6 has no "any" */
+		bool any = d->type == 0xFF && !strcmp(name, "icmp");
+
+		return (any || (p->icmp_type == d->type && p->icmp_code >= d->code[0] &&
+				p->icmp_code <= d->code[1])) ^ !!d->invert;
 	}
 	if (!strcmp(name, "iprange") && p->family == 6) {
 		const struct iprange6_data *d = m->data;

@@ -77,6 +77,13 @@ add_test(NAME e2e.scale COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_s
 add_test(NAME e2e.kernel_diff
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff.py
                  --bin ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.kernel_diff6
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff6.py
+                 --bin ${CMAKE_BINARY_DIR} --rulesets 150 --input-fragments)
+add_test(NAME e2e.filter6 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter6.sh
+                                  ${CMAKE_BINARY_DIR} xdp)
+add_test(NAME e2e.filter6.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter6.sh
+                                     ${CMAKE_BINARY_DIR} tc)
 add_test(NAME e2e.conntrack COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_conntrack.sh
                                     ${CMAKE_BINARY_DIR})
 add_test(NAME e2e.conntrack.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_conntrack.sh
@@ -118,6 +125,7 @@ add_test(NAME e2e.recent.tc
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/recent_diff.py
                  --bin ${CMAKE_BINARY_DIR} --ingress tc)
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff e2e.log e2e.log.tc
+                     e2e.kernel_diff6 e2e.filter6 e2e.filter6.tc
                      e2e.watch e2e.watch.tc e2e.recent e2e.recent.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
                      e2e.limit

@@ -134,6 +134,10 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" --no-ct --group-min 0 \
 		--deny-sizes "$NOGROUP_SIZES" >> "$OUT/pktcost_nogroup.csv" || log "pktcost (no group) FAILED"
 	footer "$OUT/pktcost_nogroup.csv"
+	# IPv6 rows: the same rulesets and packets in IPv6 (bpf-ip6tables, issue 9)
+	header "$OUT/pktcost6.csv"
+	"$BIN/pktcost" "${PK_ARGS[@]}" --family 6 >> "$OUT/pktcost6.csv" || log "pktcost (IPv6) FAILED"
+	footer "$OUT/pktcost6.csv"
 fi
 
 # ---------------------------------------------------------------- veth

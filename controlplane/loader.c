@@ -1107,6 +1107,98 @@ static void lpm_slice(const struct cp_lpm *l, __u32 k, size_t *b, size_t *e)
 	*e = lo;
 }
 
+/* ------------------------------------------------------------ counters ---- */
+
+/* The shared counters of cc (bpfipt.h, struct bpfipt_counter): the id ranges of
+ * its largest groups, at most BPFIPT_SHARED_RANGES of at least BPFIPT_SHARED_MIN
+ * ids, sorted; nper and ncounters follow. */
+static void cnt_layout(const struct cp_compiled *cc, struct bpfipt_conf *cf)
+{
+	const struct cp_lpm *ls[2] = { &cc->group_src, &cc->group_dst };
+	__u32 (*rg)[2], nsh = 0, i, j, l;
+
+	cf->ncounters = cc->ncounters;
+	cf->nper = cc->ncounters;
+	cf->nshared = 0;
+	if (!cc->ngroups)
+		return;
+	rg = calloc(cc->ngroups, sizeof(*rg));	/* per group: first id, last id + 1 */
+	if (!rg)
+		return;			/* every counter per-CPU: correct, only larger */
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < ls[l]->n; i++) {
+			__u32 k = cc->family == AF_INET6 ? ls[l]->e6[i].key : ls[l]->e[i].key;
+			__u32 v = cc->family == AF_INET6 ? ls[l]->e6[i].value : ls[l]->e[i].value;
+
+			if (k >= cc->ngroups || v >= cc->ncounters)
+				continue;
+			if (rg[k][1] == 0 || v < rg[k][0])
+				rg[k][0] = v;
+			if (v + 1 > rg[k][1])
+				rg[k][1] = v + 1;
+		}
+	/* the largest ranges: insertion into a short list sorted by size */
+	for (i = 0; i < cc->ngroups; i++) {
+		__u32 n = rg[i][1] - rg[i][0];
+
+		if (rg[i][1] == 0 || n < BPFIPT_SHARED_MIN)
+			continue;
+		for (j = nsh; j > 0 && cf->shared[j - 1].n < n; j--)
+			if (j < BPFIPT_SHARED_RANGES)
+				cf->shared[j] = cf->shared[j - 1];
+		if (j < BPFIPT_SHARED_RANGES) {
+			cf->shared[j].lo = rg[i][0];
+			cf->shared[j].n = n;
+			if (nsh < BPFIPT_SHARED_RANGES)
+				nsh++;
+		}
+	}
+	free(rg);
+	/* by id; groups are runs of distinct rules, so the ranges never overlap */
+	for (i = 1; i < nsh; i++)
+		for (j = i; j > 0 && cf->shared[j - 1].lo > cf->shared[j].lo; j--) {
+			__typeof__(cf->shared[0]) t = cf->shared[j];
+
+			cf->shared[j] = cf->shared[j - 1];
+			cf->shared[j - 1] = t;
+		}
+	cf->nshared = nsh;
+	for (i = 0; i < nsh; i++)
+		cf->nper -= cf->shared[i].n;
+}
+
+/* The physical index of counter id (BPFIPT_NO_COUNTER stays). */
+static __u32 cnt_phys(const struct bpfipt_conf *cf, __u32 id)
+{
+	__u32 below = 0, r;
+
+	if (id == BPFIPT_NO_COUNTER)
+		return id;
+	for (r = 0; r < cf->nshared && r < BPFIPT_SHARED_RANGES; r++) {
+		if (id < cf->shared[r].lo)
+			break;
+		if (id - cf->shared[r].lo < cf->shared[r].n)
+			return cf->nper + below + (id - cf->shared[r].lo);
+		below += cf->shared[r].n;
+	}
+	return id - below;
+}
+
+/* Entries of the counters map: the per-CPU rows, the carried row, the shared. */
+static size_t cnt_entries(const struct bpfipt_conf *cf)
+{
+	size_t n = (size_t)(cf->ncpus + 1) * cf->nper + (cf->ncounters - cf->nper);
+
+	return n ? n : 1;
+}
+
+/* Entry of the counters map where physical counter P takes carried values (the
+ * carried row, or the shared counter itself). */
+static size_t cnt_carry_at(const struct bpfipt_conf *cf, __u32 P)
+{
+	return (size_t)cf->ncpus * cf->nper + P;
+}
+
 /* Flatten every set and place it: the large ones in pages of their own, then the
  * small ones in windows of shared pages (largest first, so each window is aligned
  * to its size and no window straddles two pages). Pages: cf->npages. */
@@ -1147,6 +1239,10 @@ static int sets_flatten(const struct cp_compiled *cc, struct bpfipt_conf *cf, st
 		}
 		if (cp_ival_flatten(l->e + b, e - b, &s->iv[i]))
 			goto nomem;
+		if (i >= 2 * BPFIPT_NCHAINS && cf->nshared)	/* a group's counters */
+			for (size_t v = 0; v < s->iv[i].n; v++)
+				if (s->iv[i].val[v] != BPFIPT_IVAL_NONE)
+					s->iv[i].val[v] = cnt_phys(cf, s->iv[i].val[v]);
 		if (cp_ival_window(&s->iv[i])) {
 			small[nsmall++] = i;
 			continue;
@@ -1252,7 +1348,7 @@ static int lpm6_fill(int fd, const struct cp_compiled *cc, struct bpfipt_conf *c
 				keys[n].prefixlen = 32 + e->plen;
 				keys[n].set = htonl(id);
 				memcpy(keys[n].addr, e->addr, 16);
-				vals[n] = e->value;
+				vals[n] = l < 2 ? e->value : cnt_phys(cf, e->value);
 			}
 			n++;
 		}
@@ -1459,8 +1555,8 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	memset(cf, 0, sizeof(*cf));
 	cf->nwords = nwords;
 	cf->nchunks = (nwords + BPFIPT_CHUNK_WORDS - 1) / BPFIPT_CHUNK_WORDS;
-	cf->ncounters = cc->ncounters;
 	cf->ncpus = in->ncpus;
+	cnt_layout(cc, cf);
 	cf->nifs = cc->iif.n + cc->oif.n;
 	memset(cv, 0xff, (size_t)BPFIPT_NCHAINS * nwords * 8);
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
@@ -1531,7 +1627,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 {
 	struct bpfipt_conf *cf = &g->conf;
 	struct sets sets = { 0 };
-	size_t total, rows, bytes, i, k;
+	size_t total, bytes, i, k;
 	__u32 nwords, nchunks, nvecs;
 	__u64 *cv = NULL, *pool;
 	bool v6 = cc->family == AF_INET6;
@@ -1552,7 +1648,6 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		goto out;
 	nchunks = cf->nchunks;
 	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT];
-	rows = (size_t)in->ncpus + 1;
 
 	if (v6) {
 		__u32 *gd = calloc(cc->ngroups ? cc->ngroups : 1, sizeof(*gd));
@@ -1578,7 +1673,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
-	    (r = inner_get(in, OM_COUNTERS, slot, cc->ncounters * rows, 0, g, err)))
+	    (r = inner_get(in, OM_COUNTERS, slot, cnt_entries(cf), 0, g, err)))
 		goto out;
 	cp_crash_point("map-write");
 
@@ -1648,9 +1743,11 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		struct bpfipt_slot *sl = (struct bpfipt_slot *)p + cf->slot_base[i];
 
 		memcpy(sl, cc->slots[i], cc->nslots[i] * sizeof(struct bpfipt_slot));
-		for (k = 0; k < cc->nslots[i]; k++)	/* a group slot: its set */
+		for (k = 0; k < cc->nslots[i]; k++) {
 			if (sl[k].xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST))
-				sl[k].ival = sets.gdesc[sl[k].group];
+				sl[k].ival = sets.gdesc[sl[k].group];	/* a group slot: its set */
+			sl[k].counter = cnt_phys(cf, sl[k].counter);
+		}
 	}
 	munmap(p, page_round(bytes));
 	cp_crash_point("map-write");
@@ -1681,8 +1778,8 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		}
 	}
 
-	/* counters: one row per CPU, then the carried row, seeded */
-	g->cnt_len = (cc->ncounters ? cc->ncounters : 1) * rows * sizeof(struct bpfipt_counter);
+	/* counters: one row per CPU, the carried row, the shared ones; seeded */
+	g->cnt_len = cnt_entries(cf) * sizeof(struct bpfipt_counter);
 	g->cnt = map_mmap(g->fd[OM_COUNTERS], g->cnt_len, true, err);
 	if (!g->cnt) {
 		r = -ENOMEM;
@@ -1690,7 +1787,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	}
 	memset(g->cnt, 0, g->cnt_len);
 	for (i = 0; seed && i < nseed && i < cc->ncounters; i++) {
-		struct bpfipt_counter *b = &g->cnt[(size_t)in->ncpus * cc->ncounters + i];
+		struct bpfipt_counter *b = &g->cnt[cnt_carry_at(cf, cnt_phys(cf, i))];
 
 		b->packets = seed[i][0];
 		b->bytes = seed[i][1];
@@ -1709,7 +1806,7 @@ static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfip
 {
 	struct bpfipt_counter *p;
 	__u64 (*v)[2];
-	size_t rows = (size_t)cf->ncpus + 1, len, i, c;
+	size_t len, i, c;
 	__u32 id;
 	int fd;
 
@@ -1722,7 +1819,7 @@ static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfip
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return dp_fail(err, -errno, "cannot open the counters");
-	len = cf->ncounters * rows * sizeof(*p);
+	len = cnt_entries(cf) * sizeof(*p);
 	p = map_mmap(fd, len, false, err);
 	close(fd);
 	if (!p)
@@ -1732,11 +1829,19 @@ static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfip
 		munmap(p, page_round(len));
 		return dp_fail(err, -ENOMEM, "out of memory");
 	}
-	for (c = 0; c < rows; c++)
-		for (i = 0; i < cf->ncounters; i++) {
-			v[i][0] += p[c * cf->ncounters + i].packets;
-			v[i][1] += p[c * cf->ncounters + i].bytes;
+	for (i = 0; i < cf->ncounters; i++) {
+		__u32 P = cnt_phys(cf, i);
+
+		if (P >= cf->nper) {	/* shared: one entry */
+			v[i][0] = p[cnt_carry_at(cf, P)].packets;
+			v[i][1] = p[cnt_carry_at(cf, P)].bytes;
+			continue;
 		}
+		for (c = 0; c <= cf->ncpus; c++) {	/* the CPUs' rows, the carried row */
+			v[i][0] += p[c * cf->nper + P].packets;
+			v[i][1] += p[c * cf->nper + P].bytes;
+		}
+	}
 	munmap(p, page_round(len));
 	*out = v;
 	*n = cf->ncounters;
@@ -1769,6 +1874,13 @@ static int read_cur(const struct dp_inst *in, __u32 *cur, struct bpfipt_conf *cf
 	if (bpf_map_lookup_elem(in->map[IM_CONF], cur, cf))
 		return dp_fail(err, -errno, "cannot read bpfipt_conf");
 	return 0;
+}
+
+int dp_inst_conf(const struct dp_inst *in, struct bpfipt_conf *cf, struct ipt_err *err)
+{
+	__u32 cur;
+
+	return read_cur(in, &cur, cf, err);
 }
 
 static int write_inst(const struct dp_inst *in, const struct bpfipt_inst *iv, struct ipt_err *err)
@@ -1965,10 +2077,17 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		if (r)
 			goto out;
 		for (i = 0; i < ncarry && i < cc->ncounters; i++) {
-			struct bpfipt_counter *b = &g.cnt[(size_t)in->ncpus * cc->ncounters + i];
+			__u32 P = cnt_phys(&g.conf, i);
+			struct bpfipt_counter *b = &g.cnt[cnt_carry_at(&g.conf, P)];
 
 			if (carry[i] == BPFIPT_NO_COUNTER || carry[i] >= ntot)
 				continue;
+			if (P >= g.conf.nper) {
+				/* shared: the data plane adds to it already */
+				__atomic_fetch_add(&b->packets, tot[carry[i]][0], __ATOMIC_RELAXED);
+				__atomic_fetch_add(&b->bytes, tot[carry[i]][1], __ATOMIC_RELAXED);
+				continue;
+			}
 			b->packets = tot[carry[i]][0];
 			b->bytes = tot[carry[i]][1];
 		}
@@ -2194,7 +2313,7 @@ int dp_zero_counters(struct ipt_err *err)
 		r = dp_fail(err, -errno, "cannot open the counters");
 		goto out;
 	}
-	len = (size_t)cf.ncounters * (cf.ncpus + 1) * sizeof(*p);
+	len = cnt_entries(&cf) * sizeof(*p);
 	p = map_mmap(fd, len, true, err);
 	close(fd);
 	if (!p) {

@@ -167,6 +167,8 @@ int dp_inst_log_fd(const struct dp_inst *in);
 int dp_inst_rtlocal_fd(const struct dp_inst *in);
 int dp_inst_counters(const struct dp_inst *in, __u64 (**out)[2], unsigned int *n,
 		     struct ipt_err *err);
+/* The conf of this family's running generation (counter layout, sizes). */
+int dp_inst_conf(const struct dp_inst *in, struct bpfipt_conf *cf, struct ipt_err *err);
 int dp_inst_stats(const struct dp_inst *in, __u64 st[BPFIPT_ST_MAX], struct ipt_err *err);
 void dp_inst_free(struct dp_inst **in);
 

@@ -1345,11 +1345,21 @@ static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u
 	m = bpf_map_lookup_elem(&bpfipt_counters, &cur);
 	if (!m)
 		return;
-	idx += cpu * conf->ncounters;
+	if (idx < conf->nper) {
+		idx += cpu * conf->nper;
+		c = bpf_map_lookup_elem(m, &idx);
+		if (c) {
+			c->packets += 1;
+			c->bytes += p->len;
+		}
+		return;
+	}
+	/* a shared counter (bpfipt.h) */
+	idx += conf->ncpus * conf->nper;
 	c = bpf_map_lookup_elem(m, &idx);
 	if (c) {
-		c->packets += 1;
-		c->bytes += p->len;
+		__sync_fetch_and_add(&c->packets, 1);
+		__sync_fetch_and_add(&c->bytes, p->len);
 	}
 }
 

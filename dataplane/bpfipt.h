@@ -340,11 +340,26 @@ struct bpfipt_limit_state {
 	__u64 last_ns;
 };
 
-/* Per-CPU packet/byte counters, one per model rule and one per chain policy. */
+/*
+ * Packet/byte counters, one per model rule and one per chain policy (the
+ * compiler's counter ids). The data plane sees physical indexes P < ncounters
+ * (struct bpfipt_conf), which the loader writes into the slots and group sets:
+ *   P < nper   a per-CPU counter: entry cpu * nper + P of the counters map, and
+ *              the carried row (values of earlier generations, written by the
+ *              loader only) at ncpus * nper + P;
+ *   P >= nper  a shared counter, entry ncpus * nper + P: one for all CPUs, added
+ *              atomically (by the loader too, when it carries values in).
+ * The members of large groups (deny lists) get shared counters: a 1M-entry list
+ * costs 16 bytes per entry, not 16 x (CPUs + 1); a group member is one rule of
+ * many, where per-CPU rows would cost most and buy least.
+ */
 struct bpfipt_counter {
 	__u64 packets;
 	__u64 bytes;
 };
+
+#define BPFIPT_SHARED_RANGES	16	/* counter id ranges that are shared */
+#define BPFIPT_SHARED_MIN	256	/* the smallest group whose counters are */
 
 /* Per-CPU statistics of the data plane itself. */
 enum bpfipt_stat {
@@ -378,10 +393,11 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		6	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		7	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
-					 *    keys of 16-byte addresses */
+					 *    keys of 16-byte addresses;
+					 * 7: shared counters for large groups */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -446,8 +462,11 @@ enum {
 struct bpfipt_conf {
 	__u32 nwords, nchunks;
 	__u32 flags;				/* BPFIPT_C_* */
-	__u32 ncounters;
-	__u32 ncpus;				/* rows of the counters map (+1: carried values) */
+	__u32 ncounters;			/* physical counters (struct bpfipt_counter) */
+	__u32 nper;				/* ... of which per-CPU: [0, nper) */
+	__u32 ncpus;				/* rows of per-CPU counters (+1: carried values) */
+	__u32 nshared;				/* loader: counter ids shared[r].lo, .., lo + n - 1 */
+	struct { __u32 lo, n; } shared[BPFIPT_SHARED_RANGES];	/* are shared (sorted) */
 	__u32 nslots[BPFIPT_NCHAINS];
 	__u32 slot_base[BPFIPT_NCHAINS];	/* slot s of chain c: entry slot_base[c] + s */
 	__u32 policy[BPFIPT_NCHAINS];		/* the policy slot */

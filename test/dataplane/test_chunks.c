@@ -7,6 +7,10 @@
  * user chain of 5 000 whose block lies in the last chunks (a jump from rule 0 and
  * back), 8 000 packets: verdicts and counters must equal the reference
  * evaluator's (cp_ref_eval).
+ * Shared counters (t_shared_counters): a deny list of 3 000 rules (one group,
+ * its members' counters shared by the CPUs) beside a group of 40 and single
+ * rules (per-CPU counters): seeds, per-packet counts against the reference
+ * evaluator, and values carried into a ruleset whose counter ids all moved.
  * Needs root and BPF; fails (never skips) without them. Runs in a network
  * namespace of its own.
  */
@@ -65,6 +69,47 @@ static struct ipt_table *ruleset(void)
 	ck_assert_int_eq(ipt_table_new(&t), 0);
 	ck_assert_msg(ipt_restore(sb_str(&sb), sb.len, &t, &o, &err, &line) == 0, "line %u: %s",
 		      line, err.msg);
+	sb_free(&sb);
+	return t;
+}
+
+static struct ipt_table *parse(const char *text)
+{
+	struct ipt_restore_opts o = { .prog = "test_chunks" };
+	struct ipt_table *t = NULL;
+	struct ipt_err err = { 0 };
+	unsigned int line = 0;
+
+	ck_assert_int_eq(ipt_table_new(&t), 0);
+	ck_assert_msg(ipt_restore(text, strlen(text), &t, &o, &err, &line) == 0, "line %u: %s",
+		      line, err.msg);
+	return t;
+}
+
+/* The deny list's address i: 10.(i / 250).(i % 250).1 */
+#define DENY(i)	htonl(10u << 24 | ((i) / 250) << 16 | ((i) % 250) << 8 | 1)
+
+/* INPUT: a rule, the 3 000-entry deny list (ids first + 1 ...), a rule, a group of
+ * 40 sources, the policy; `first` more single rules in front shift every id. */
+static struct ipt_table *deny_ruleset(unsigned int first)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct ipt_table *t;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < first; i++)
+		sb_addf(&sb, "-A INPUT -s 192.0.2.%u/32 -p udp --dport 53 -j DROP\n", i + 1);
+	sb_adds(&sb, "-A INPUT -p udp --dport 9 -j ACCEPT\n");
+	for (unsigned int i = 0; i < 3000; i++) {
+		struct in_addr a = { DENY(i) };
+
+		sb_addf(&sb, "-A INPUT -s %s/32 -j DROP\n", inet_ntoa(a));
+	}
+	sb_adds(&sb, "-A INPUT -p udp --dport 7 -j ACCEPT\n");
+	for (unsigned int i = 0; i < 40; i++)
+		sb_addf(&sb, "-A INPUT -s 172.31.%u.0/24 -j DROP\n", i);
+	sb_adds(&sb, "COMMIT\n");
+	t = parse(sb_str(&sb));
 	sb_free(&sb);
 	return t;
 }
@@ -146,6 +191,128 @@ START_TEST(t_long_chains)
 }
 END_TEST
 
+/* One packet through the test program; the counters that moved must be the
+ * reference's. */
+static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p)
+{
+	struct __sk_buff ctx = { .cb = { BPFIPT_INPUT, 0, 0 } };
+	__u8 buf[64];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = packet(buf, p),
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+	__u64 (*a)[2], (*b)[2];
+	unsigned int na, nb, moved = 0;
+	struct ipt_err err = { 0 };
+	struct cp_trace rt;
+
+	ck_assert_int_eq(cp_ref_eval(t, &env, BPFIPT_INPUT, p, &rt), 0);
+	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
+	ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
+	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_msg((int)o.retval == (int)rt.verdict, "src %#x dport %u: verdict %u, reference %d",
+		      ntohl(p->saddr), p->dport, o.retval, rt.verdict);
+	for (unsigned int k = 0; k < nb; k++)
+		moved += b[k][0] - a[k][0];
+	ck_assert_uint_eq(moved, rt.ncounted);
+	for (unsigned int k = 0; k < rt.ncounted && k < CP_TRACE_MAX; k++)
+		ck_assert_msg(b[rt.counted[k]][0] == a[rt.counted[k]][0] + 1 &&
+			      b[rt.counted[k]][1] == a[rt.counted[k]][1] + p->len,
+			      "src %#x: counter %u did not move by one packet", ntohl(p->saddr),
+			      rt.counted[k]);
+	free(a);
+	free(b);
+}
+
+START_TEST(t_shared_counters)
+{
+	struct ipt_table *t = deny_ruleset(0), *t2 = deny_ruleset(2);
+	struct cp_compiled *cc = NULL, *cc2 = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	__u64 (*seed)[2], (*c)[2], (*c2)[2];
+	unsigned int n, n2;
+	__u32 *carry;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(cp_compile(t2, &env, &cc2, &err) == 0, "compile: %s", err.msg);
+	ck_assert_uint_eq(cc->ngroups, 2);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	seed = calloc(cc->ncounters, sizeof(*seed));
+	for (unsigned int i = 0; i < cc->ncounters; i++) {
+		seed[i][0] = 1000 + i;
+		seed[i][1] = 100000 + i;
+	}
+	ck_assert_msg(dp_inst_install(in, cc, (const __u64 (*)[2])seed, cc->ncounters, NULL, 0,
+				      &err) == 0, "%s", err.msg);
+	/* the deny list's 3 000 members are shared, the 40-group's are not */
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_uint_eq(cf.nshared, 1);
+	ck_assert_uint_eq(cf.shared[0].lo, 1);
+	ck_assert_uint_eq(cf.shared[0].n, 3000);
+	ck_assert_uint_eq(cf.ncounters, cc->ncounters);
+	ck_assert_uint_eq(cf.nper, cc->ncounters - 3000);
+	ck_assert_int_eq(dp_inst_counters(in, &c, &n, &err), 0);
+	ck_assert_uint_eq(n, cc->ncounters);
+	for (unsigned int i = 0; i < n; i++)
+		ck_assert_msg(c[i][0] == seed[i][0] && c[i][1] == seed[i][1],
+			      "counter %u: seed %llu, read %llu", i,
+			      (unsigned long long)seed[i][0], (unsigned long long)c[i][0]);
+	free(c);
+	/* the list's first, last and middle members, the small group, the rules */
+	for (int k = 0; k < 600; k++) {
+		unsigned int r = rnd() % 6, i = k < 3 ? (unsigned int[]){ 0, 2999, 1500 }[k]
+							: rnd() % 3000;
+		struct cp_packet p = {
+			.saddr = r < 3 ? DENY(i) : r == 3 ? htonl(0xac1f0000u | (i % 40) << 8 | 5)
+							   : inet_addr("192.168.7.7"),
+			.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+			.sport = 40000, .dport = r == 4 ? 9 : r == 5 ? 7 : 53, .len = 50,
+		};
+
+		send_checked(in, t, &p);
+	}
+	/* rule ids move by 2: the counters follow the carry map (new id -> old) */
+	carry = calloc(cc2->ncounters, sizeof(*carry));
+	for (unsigned int i = 0; i < cc2->ncounters; i++)
+		carry[i] = i < 2 ? BPFIPT_NO_COUNTER : i - 2 < cc->ncounters - BPFIPT_NCHAINS
+			   ? i - 2 : i - cc2->ncounters + cc->ncounters;
+	ck_assert_int_eq(dp_inst_counters(in, &c, &n, &err), 0);
+	ck_assert_msg(dp_inst_install(in, cc2, NULL, 0, carry, cc2->ncounters, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_uint_eq(cf.nshared, 1);
+	ck_assert_uint_eq(cf.shared[0].lo, 3);
+	ck_assert_int_eq(dp_inst_counters(in, &c2, &n2, &err), 0);
+	ck_assert_uint_eq(n2, cc2->ncounters);
+	for (unsigned int i = 0; i < n2; i++) {
+		__u64 want = carry[i] == BPFIPT_NO_COUNTER ? 0 : c[carry[i]][0];
+
+		ck_assert_msg(c2[i][0] == want, "counter %u: carried %llu, want %llu", i,
+			      (unsigned long long)c2[i][0], (unsigned long long)want);
+	}
+	for (int k = 0; k < 200; k++) {
+		struct cp_packet p = {
+			.saddr = k % 2 ? DENY(rnd() % 3000) : inet_addr("192.0.2.2"),
+			.daddr = inet_addr("10.0.0.1"), .proto = 17,
+			.has_ports = true, .sport = 40000, .dport = 53, .len = 50,
+		};
+
+		send_checked(in, t2, &p);
+	}
+	free(c);
+	free(c2);
+	free(carry);
+	free(seed);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	cp_compiled_free(&cc2);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("chunks");
@@ -155,6 +322,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, t_long_chains);
+	tcase_add_test(tc, t_shared_counters);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -222,6 +222,12 @@ struct scratch {
 	__u32 kc;			/* ... next chunk to consider */
 	__u32 top_ready;		/* top[] holds this packet's chunk bitmap */
 	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps */
+	/* a folded group slot (bpfipt_conf.gfold) per address field: its counter
+	 * for the packet; when the address is not in its list, the slot's word and
+	 * bit, which the walk masks out (else gskip_w is NO_SLOT) */
+	__u32 gctr[2];
+	__u32 gskip_w[2];
+	__u64 gskip_b[2];
 	/* conntrack: the packet's key; a connection to write if it is accepted */
 	struct bpfipt_ct_key ctk;
 	struct bpfipt_ct_entry cte;
@@ -898,6 +904,10 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 		x = pc[w];							\
 		if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->w0))		\
 			x &= RD(sc->first);					\
+		if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->gskip_w[0]))	\
+			x &= ~RD(sc->gskip_b[0]);				\
+		if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->gskip_w[1]))	\
+			x &= ~RD(sc->gskip_b[1]);				\
 		x &= p_SRC[w] & p_DST[w] & p_DPORT[w];				\
 		if (x)								\
 			x &= p_SPORT[w] & p_PROTO[w] & p_IIF[w] & p_OIF[w];	\
@@ -1318,19 +1328,15 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 
 /* The counter of a matched slot: a group slot counts on the rule of the run that
  * matches the address first (the group's address set). */
-static __always_inline __u32 slot_counter(__u32 cur, const struct bpfipt_slot *sl,
-					  const struct pkt *p, struct scratch *sc)
+/* A group slot's counter for the packet's address, BPFIPT_IVAL_NONE when the
+ * address is not in its list. */
+static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *sl,
+					   const struct pkt *p, struct scratch *sc)
 {
-	__u32 c;
-
-	if (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
-		return sl->counter;
 	if (p->family == 6)
-		c = bpfipt_lpm6_find(sc, sl->ival, !(sl->xflags & BPFIPT_X_GROUP_SRC));
-	else
-		c = bpfipt_ival_find(cur, sl->ival,
-				     bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
-	return c != BPFIPT_IVAL_NONE ? c : sl->counter;
+		return bpfipt_lpm6_find(sc, sl->ival, !(sl->xflags & BPFIPT_X_GROUP_SRC));
+	return bpfipt_ival_find(cur, sl->ival,
+				bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
 }
 
 static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
@@ -1398,7 +1404,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 {
 	struct bpfipt_conf *conf;
 	struct bpfipt_slot *sl;
-	__u32 cur, chain, s, gi, d;
+	__u32 cur, chain, s, gi, d, ctr, gd;
 	const struct pkt *p;
 	void *slots;
 
@@ -1421,6 +1427,21 @@ __noinline int bpfipt_step(struct scratch *sc)
 	sl = bpf_map_lookup_elem(slots, &gi);
 	if (!sl)
 		return STEP_BROKEN;
+	ctr = sl->counter;
+	if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
+		/* a group slot: its set tells whether the address is in the list (a
+		 * chain whose only constraint on the field is the list does not look
+		 * the field up: bpfipt_conf.gfold), and whose counter */
+		gd = !(sl->xflags & BPFIPT_X_GROUP_SRC);
+		if (conf->gfold[chain][gd & 1] == s + 1)
+			ctr = sc->gctr[gd & 1];		/* searched by classify() */
+		else
+			ctr = group_counter(cur, sl, p, sc);
+		if (ctr == BPFIPT_IVAL_NONE) {
+			sc->cursor = s + 1;
+			return STEP_MORE;
+		}
+	}
 	/* ip6_packet_match(): a rule with -p drops a packet whose extension-header
 	 * chain is cut, uncounted (classify() made every such slot a candidate) */
 	if (p->cut) {
@@ -1444,7 +1465,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 			return STEP_BROKEN;
 		}
 	}
-	count(cur, conf, slot_counter(cur, sl, p, sc), p);
+	count(cur, conf, ctr, p);
 	switch (sl->kind) {
 	case BPFIPT_S_VERDICT:
 	case BPFIPT_S_POLICY:
@@ -1482,6 +1503,25 @@ __noinline int bpfipt_step(struct scratch *sc)
 	default:
 		return STEP_BROKEN;
 	}
+}
+
+/* Folded group slot d of the chain (bpfipt_conf.gfold): its counter for the
+ * packet, or its word and bit to mask out of the walk. */
+static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				       __u32 d, struct scratch *sc)
+{
+	__u32 gs = conf->gfold[chain][d & 1] - 1, set = conf->gfold_set[chain][d & 1], c;
+
+	if (sc->p.family == 6)
+		c = bpfipt_lpm6_find(sc, set, d);
+	else
+		c = bpfipt_ival_find(cur, set, bpf_ntohl(d ? sc->p.daddr : sc->p.saddr));
+	sc->gctr[d & 1] = c;
+	if (c == BPFIPT_IVAL_NONE) {
+		sc->gskip_w[d & 1] = gs / 64;
+		sc->gskip_b[d & 1] = 1ULL << (gs & 63);
+	}
+	return 0;
 }
 
 /* Run chain c of generation cur on the packet: enum bpfipt_verdict. */
@@ -1562,6 +1602,14 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
+	/* the folded group slots: one search each, the slot out of the walk when
+	 * the address is not in its list */
+	sc->gskip_w[0] = NO_SLOT;
+	sc->gskip_w[1] = NO_SLOT;
+	if (conf->gfold[chain][0] && fold_search(cur, conf, chain, 0, sc))
+		goto broken;
+	if (conf->gfold[chain][1] && fold_search(cur, conf, chain, 1, sc))
+		goto broken;
 	sc->cur = cur;
 	sc->chain = chain;
 	sc->look = look & ~cutlook;
@@ -1574,10 +1622,14 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->top_ready = 0;
 	sc->verdict = BPFIPT_V_DROP;
 	/* the first step before the loop: a packet that one step judges (the
-	 * first slot found has a verdict) pays no iterator calls */
+	 * first slot found has a verdict) pays no iterator calls; */
 	sc->status = bpfipt_step(sc);
+	/* and a second one: a deny list's miss (its group slot finds no value,
+	 * the next slot judges) */
+	if (sc->status == STEP_MORE)
+		sc->status = bpfipt_step(sc);
 	if (sc->status == STEP_MORE) {
-		bpf_for(step, 1, BPFIPT_MAX_STEPS) {
+		bpf_for(step, 2, BPFIPT_MAX_STEPS) {
 			sc->status = bpfipt_step(sc);
 			if (sc->status != STEP_MORE)
 				break;

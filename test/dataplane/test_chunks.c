@@ -11,6 +11,8 @@
  * its members' counters shared by the CPUs) beside a group of 40 and single
  * rules (per-CPU counters): seeds, per-packet counts against the reference
  * evaluator, and values carried into a ruleset whose counter ids all moved.
+ * A chain whose only address constraint is a deny list looks no address field
+ * up (t_group_only): the group slot's own set decides, against the reference.
  * Needs root and BPF; fails (never skips) without them. Runs in a network
  * namespace of its own.
  */
@@ -193,9 +195,9 @@ END_TEST
 
 /* One packet through the test program; the counters that moved must be the
  * reference's. */
-static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p)
+static void send_chain(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p, __u32 chain)
 {
-	struct __sk_buff ctx = { .cb = { BPFIPT_INPUT, 0, 0 } };
+	struct __sk_buff ctx = { .cb = { chain, 0, 0 } };
 	__u8 buf[64];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = packet(buf, p),
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
@@ -204,7 +206,7 @@ static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_pack
 	struct ipt_err err = { 0 };
 	struct cp_trace rt;
 
-	ck_assert_int_eq(cp_ref_eval(t, &env, BPFIPT_INPUT, p, &rt), 0);
+	ck_assert_int_eq(cp_ref_eval(t, &env, chain, p, &rt), 0);
 	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
 	ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
 	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
@@ -222,6 +224,61 @@ static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_pack
 	free(a);
 	free(b);
 }
+
+static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p)
+{
+	send_chain(in, t, p, BPFIPT_INPUT);
+}
+
+/* A chain whose only address constraint is a deny list (OUTPUT, -d) has no
+ * destination field set: the group slot tests its set itself. INPUT's list has
+ * a second -s rule beside it: its field stays. */
+START_TEST(t_group_only)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		"-A OUTPUT -p udp --dport 9 -j ACCEPT\n-A INPUT -s 192.0.2.1/32 -j ACCEPT\n");
+	for (unsigned int i = 0; i < 3000; i++) {
+		struct in_addr a = { DENY(i) };
+
+		sb_addf(&sb, "-A OUTPUT -d %s/%u -j DROP\n", inet_ntoa(a), i % 10 ? 32 : 24);
+		if (i < 500)
+			sb_addf(&sb, "-A INPUT -s %s/32 -j DROP\n", inet_ntoa(a));
+	}
+	sb_adds(&sb, "-A OUTPUT -p udp --dport 7 -j ACCEPT\n-A OUTPUT -p udp -j REJECT\nCOMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_uint_eq(cc->ngroups, 2);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert(!(cf.lookup[BPFIPT_OUTPUT] & (1u << BPFIPT_F_DST)));
+	ck_assert(cf.lookup[BPFIPT_INPUT] & (1u << BPFIPT_F_SRC));
+	for (int k = 0; k < 1500; k++) {
+		unsigned int r = rnd() % 4, i = rnd() % 3000;
+		struct cp_packet p = {
+			.saddr = r == 0 ? inet_addr("192.0.2.1") : DENY(i % 600),
+			.daddr = r == 1 ? inet_addr("10.200.0.1")
+				 : r == 2 ? (DENY(i) & htonl(0xffffff00)) | htonl(77) : DENY(i),
+			.proto = 17, .has_ports = true, .sport = 40000,
+			.dport = (unsigned int[]){ 9, 7, 53, 53 }[rnd() % 4], .len = 50,
+		};
+
+		send_chain(in, t, &p, k % 2 ? BPFIPT_OUTPUT : BPFIPT_INPUT);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
 
 START_TEST(t_shared_counters)
 {
@@ -323,6 +380,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, t_long_chains);
 	tcase_add_test(tc, t_shared_counters);
+	tcase_add_test(tc, t_group_only);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -2136,9 +2136,14 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 			if (carry[i] == BPFIPT_NO_COUNTER || carry[i] >= ntot)
 				continue;
 			if (P >= g.conf.nper) {
-				/* shared: the data plane adds to it already */
-				__atomic_fetch_add(&b->packets, tot[carry[i]][0], __ATOMIC_RELAXED);
-				__atomic_fetch_add(&b->bytes, tot[carry[i]][1], __ATOMIC_RELAXED);
+				/* shared: the data plane adds to it already, on top of the
+				 * seed gen_build() wrote there; the carried value replaces
+				 * the seed (unsigned: the difference may be negative) */
+				__u64 sp = seed && i < nseed ? seed[i][0] : 0;
+				__u64 sb = seed && i < nseed ? seed[i][1] : 0;
+
+				__atomic_fetch_add(&b->packets, tot[carry[i]][0] - sp, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&b->bytes, tot[carry[i]][1] - sb, __ATOMIC_RELAXED);
 				continue;
 			}
 			b->packets = tot[carry[i]][0];

@@ -330,23 +330,32 @@ START_TEST(t_shared_counters)
 
 		send_checked(in, t, &p);
 	}
-	/* rule ids move by 2: the counters follow the carry map (new id -> old) */
+	/* rule ids move by 2: the counters follow the carry map (new id -> old),
+	 * which overrides the seed (as a command passes both) */
 	carry = calloc(cc2->ncounters, sizeof(*carry));
+	free(seed);
+	seed = calloc(cc2->ncounters, sizeof(*seed));
+	for (unsigned int i = 0; i < cc2->ncounters; i++) {
+		seed[i][0] = 7;
+		seed[i][1] = 70;
+	}
 	for (unsigned int i = 0; i < cc2->ncounters; i++)
 		carry[i] = i < 2 ? BPFIPT_NO_COUNTER : i - 2 < cc->ncounters - BPFIPT_NCHAINS
 			   ? i - 2 : i - cc2->ncounters + cc->ncounters;
 	ck_assert_int_eq(dp_inst_counters(in, &c, &n, &err), 0);
-	ck_assert_msg(dp_inst_install(in, cc2, NULL, 0, carry, cc2->ncounters, &err) == 0, "%s",
-		      err.msg);
+	ck_assert_msg(dp_inst_install(in, cc2, (const __u64 (*)[2])seed, cc2->ncounters, carry,
+				      cc2->ncounters, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
 	ck_assert_uint_eq(cf.nshared, 1);
 	ck_assert_uint_eq(cf.shared[0].lo, 3);
 	ck_assert_int_eq(dp_inst_counters(in, &c2, &n2, &err), 0);
 	ck_assert_uint_eq(n2, cc2->ncounters);
 	for (unsigned int i = 0; i < n2; i++) {
-		__u64 want = carry[i] == BPFIPT_NO_COUNTER ? 0 : c[carry[i]][0];
+		__u64 want = carry[i] == BPFIPT_NO_COUNTER ? 7 : c[carry[i]][0];
+		__u64 wantb = carry[i] == BPFIPT_NO_COUNTER ? 70 : c[carry[i]][1];
 
-		ck_assert_msg(c2[i][0] == want, "counter %u: carried %llu, want %llu", i,
+		ck_assert_msg(c2[i][0] == want && c2[i][1] == wantb,
+			      "counter %u: carried %llu, want %llu", i,
 			      (unsigned long long)c2[i][0], (unsigned long long)want);
 	}
 	for (int k = 0; k < 200; k++) {

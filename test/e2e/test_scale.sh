@@ -3,7 +3,9 @@
 # 100 000 rules in one chain load and filter correctly: a deny list restored
 # into the server's INPUT, with the client's own address as the LAST of them,
 # blocks the client and nobody else; removing that one rule lets it through;
-# an ordinary rule after the list still works. Prints the restore times.
+# an ordinary rule after the list still works. The list's counters (shared by
+# the CPUs: a large group) count the client's echoes and keep them across a
+# command that moves every rule id. Prints the restore times.
 # Usage: test_scale.sh BUILD_DIR [RULES]
 BIN=$(cd "${1:?usage: test_scale.sh BUILD_DIR [RULES]}" && pwd)
 N=${2:-100000}
@@ -39,6 +41,16 @@ check_eq "rules loaded" $((N + 1)) "$(bpt "$SRV" -S INPUT | grep -c '^-A')"
 tcp_listen "$SRV" 8080
 tcp_listen "$SRV" 9999
 check_not "the client (last rule of the list) is blocked" ping_ok "$CLI" $SRV_IP
+ping_ok "$CLI" $SRV_IP
+# the client rule's packets, from save -c
+client_pkts() { nsx "$SRV" "$BIN/bpf-iptables-save" -c | sed -n 's|^\[\([0-9]*\):[0-9]*\] -A INPUT -s 10.1.0.2/32 -j DROP$|\1|p'; }
+check_eq "the list member counted the client's 2 echoes" 2 "$(client_pkts)"
+bpt "$SRV" -I INPUT 1 -p tcp --dport 9998 -j DROP
+ping_ok "$CLI" $SRV_IP
+check_eq "its counter carried over an -I (every id moved), plus one" 3 "$(client_pkts)"
+check_eq "the list's other members counted nothing" 0 \
+	"$(nsx "$SRV" "$BIN/bpf-iptables-save" -c | grep -v 10.1.0.2/32 | grep -- '-j DROP' | grep -vc '^\[0:0\]')"
+bpt "$SRV" -D INPUT 1
 check "the router (not in the list) passes" ping_ok "$RTR" $SRV_IP
 check_not "rule after the list drops tcp 9999" tcp_ok "$RTR" $SRV_IP 9999
 check "tcp 8080 from the router passes" tcp_ok "$RTR" $SRV_IP 8080

@@ -55,6 +55,7 @@
 #include <linux/rtnetlink.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "bpfipt.h"
 
 #define AF_INET			2
@@ -73,6 +74,39 @@ struct bpf_iter_num {
 extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __weak __ksym;
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __weak __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
+
+/* The kernel's own context of the program (6.3+): the XDP buffer, the skb. */
+extern void *bpf_cast_to_kern_ctx(void *ctx) __weak __ksym;
+
+/* What the route memo (select_ingress()) reads of the kernel, with CO-RE:
+ * libbpf relocates the offsets to the running kernel's BTF, and the verifier
+ * checks every load against it. */
+struct net___bpfipt {
+	struct {
+		struct {
+			int counter;
+		} rt_genid;		/* atomic_t: bumped by rt_cache_flush() */
+		bool fib_has_custom_rules;	/* CONFIG_IP_MULTIPLE_TABLES */
+	} ipv4;
+} __attribute__((preserve_access_index));
+
+struct net_device___bpfipt {
+	struct {
+		struct net___bpfipt *net;
+	} nd_net;
+} __attribute__((preserve_access_index));
+
+struct xdp_rxq_info___bpfipt {
+	struct net_device___bpfipt *dev;
+} __attribute__((preserve_access_index));
+
+struct xdp_buff___bpfipt {
+	struct xdp_rxq_info___bpfipt *rxq;
+} __attribute__((preserve_access_index));
+
+struct sk_buff___bpfipt {
+	struct net_device___bpfipt *dev;
+} __attribute__((preserve_access_index));
 
 #define bpf_for(i, start, end)							\
 	for (struct bpf_iter_num ___it __attribute__((aligned(8),		\
@@ -204,10 +238,23 @@ struct vecs {
 	__u32 src, dst, dport, sport, proto, iif, oif, icmp, tcpflags, len, frag, ctstate;
 };
 
+/* A route the chain selector looked up (select_ingress()): a destination whose
+ * answer is INPUT, valid while the namespace's route generation is genid. */
+struct route_memo {
+	__be32 daddr;
+	__u32 iif;
+	__u32 genid;
+	__u8 tos, valid;
+	__u16 pad;
+};
+
+#define ROUTE_MEMOS	8
+
 struct scratch {
 	struct pkt p;
 	struct walk6 w6;
 	struct bpf_fib_lookup fib;
+	struct route_memo memo[ROUTE_MEMOS];
 	struct vecs v;
 	__u32 cur, chain, look, cvec, nwords, nchunks;
 	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
@@ -1665,15 +1712,41 @@ static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u3
 
 /* ------------------------------------------------------- chain selector ---- */
 
+/* The IPv4 route generation of dev's namespace (net->ipv4.rt_genid), which every
+ * change of routes, addresses, devices, forwarding settings and rules bumps: the
+ * kernel's own route cache is valid while it stays. -1: no memo (no kfunc, no
+ * device, or policy routing rules, whose selectors go beyond the memo's key). */
+static __always_inline __s64 route_genid(struct net_device___bpfipt *dev)
+{
+	struct net___bpfipt *net;
+
+	if (!dev)
+		return -1;
+	/* loads the verifier checks against the kernel's BTF (a fault reads 0) */
+	net = dev->nd_net.net;
+	if (!net)
+		return -1;
+	if (bpf_core_field_exists(net->ipv4.fib_has_custom_rules) &&
+	    net->ipv4.fib_has_custom_rules)
+		return -1;
+	return (__u32)net->ipv4.rt_genid.counter;
+}
+
 /* Ingress: INPUT for a local destination, FORWARD (with the output interface) for
  * a routed one, -1 (leave it to the kernel: blackhole, unreachable, prohibit...)
  * otherwise. See design.md. A packet the kernel is going to drop for want of a
- * route is judged (and counted) by INPUT first. */
-static __always_inline int select_ingress(void *ctx, struct scratch *sc)
+ * route is judged (and counted) by INPUT first.
+ * IPv4 answers of INPUT are kept per CPU in sc->memo, keyed by destination, input
+ * interface and TOS (what the lookup reads without policy rules) and valid for
+ * one route generation (route_genid() of dev): the lookup is most of the cost of
+ * a local packet on a host that forwards. */
+static __always_inline int select_ingress(void *ctx, struct scratch *sc,
+					  struct net_device___bpfipt *dev)
 {
 	struct bpf_fib_lookup *f = &sc->fib;
 	struct pkt *p = &sc->p;
-	__u32 d = bpf_ntohl(p->daddr);
+	__u32 d = bpf_ntohl(p->daddr), m = 0;
+	__s64 genid = -1;
 	long r;
 
 	__builtin_memset(f, 0, sizeof(*f));
@@ -1692,6 +1765,18 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc)
 		 * multicast: local */
 		if (d == 0xffffffffu || (d >> 28) == 0xe)
 			return BPFIPT_INPUT;
+		genid = route_genid(dev);
+		if (genid >= 0) {
+			struct route_memo *e;
+
+			m = ((d ^ p->iif) * 0x9e3779b1u) >> 29;
+			e = &sc->memo[m & (ROUTE_MEMOS - 1)];
+			if (e->valid && e->daddr == p->daddr && e->iif == p->iif &&
+			    e->tos == p->tos && e->genid == (__u32)genid) {
+				stat_inc(BPFIPT_ST_ROUTE_MEMO);
+				return BPFIPT_INPUT;
+			}
+		}
 		f->family = AF_INET;
 		f->tos = p->tos;
 		f->ipv4_src = p->saddr;
@@ -1711,6 +1796,17 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc)
 		/* forwarding off on the input interface: the helper stops before the
 		 * route lookup, even for a local destination; the kernel delivers the
 		 * packet or drops it, so INPUT is the only chain that can apply */
+		if (genid >= 0) {
+			/* genid was read before the lookup: a change during it leaves
+			 * an entry that no later packet takes */
+			struct route_memo *e = &sc->memo[m & (ROUTE_MEMOS - 1)];
+
+			e->daddr = p->daddr;
+			e->iif = p->iif;
+			e->tos = p->tos;
+			e->genid = (__u32)genid;
+			e->valid = 1;
+		}
 		return BPFIPT_INPUT;
 	case BPF_FIB_LKUP_RET_SUCCESS:
 	case BPF_FIB_LKUP_RET_NO_NEIGH:		/* routed; the kernel resolves the neighbour */
@@ -1720,6 +1816,27 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc)
 	default:
 		return -1;
 	}
+}
+
+/* The device a program's context came in on (NULL without the kfunc). */
+static __always_inline struct net_device___bpfipt *xdp_dev(struct xdp_md *ctx)
+{
+	struct xdp_buff___bpfipt *xb;
+
+	if (!bpf_cast_to_kern_ctx)
+		return NULL;
+	xb = bpf_cast_to_kern_ctx(ctx);
+	return xb->rxq->dev;
+}
+
+static __always_inline struct net_device___bpfipt *skb_dev(struct __sk_buff *skb)
+{
+	struct sk_buff___bpfipt *kskb;
+
+	if (!bpf_cast_to_kern_ctx)
+		return NULL;
+	kskb = bpf_cast_to_kern_ctx(skb);
+	return kskb->dev;
 }
 
 /* The family of the packet at data (0: IPv4, 1: IPv6, -1: neither), from the
@@ -1930,7 +2047,7 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	}
 	sc->p.iif = ctx->ingress_ifindex;
 	sc->p.has_mac = sc->p.iif != LOOPBACK_IFINDEX;
-	chain = select_ingress(ctx, sc);
+	chain = select_ingress(ctx, sc, xdp_dev(ctx));
 	if (chain < 0) {
 		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
 		goto out;
@@ -1990,7 +2107,7 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	sc->p.iif = ifindex;
 	sc->p.has_mac = l2 && ifindex != LOOPBACK_IFINDEX;
 	sc->p.mark = skb->mark;
-	chain = select_ingress(skb, sc);
+	chain = select_ingress(skb, sc, skb_dev(skb));
 	if (chain < 0) {
 		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
 		goto out;

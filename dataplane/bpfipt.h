@@ -373,6 +373,7 @@ enum bpfipt_stat {
 	BPFIPT_ST_REJECT_DROPPED,	/* REJECTed without a reply (dataplane/reject.bpf.h) */
 	BPFIPT_ST_LOG_SENT,		/* LOG events written to bpfipt_log */
 	BPFIPT_ST_LOG_LOST,		/* LOG events lost: ring full, or too many per packet */
+	BPFIPT_ST_ROUTE_MEMO,		/* ingress chains chosen from the route memo, not the FIB */
 	BPFIPT_ST_MAX,
 };
 
@@ -393,11 +394,12 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		7	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		8	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
-					 * 7: shared counters for large groups */
+					 * 7: shared counters for large groups;
+					 * 8: the route memo (BPFIPT_ST_ROUTE_MEMO) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

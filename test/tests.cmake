@@ -124,11 +124,17 @@ add_test(NAME e2e.recent
 add_test(NAME e2e.recent.tc
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/recent_diff.py
                  --bin ${CMAKE_BINARY_DIR} --ingress tc)
+# the chain selector's route memo against address, route, rule and forwarding changes
+add_test(NAME e2e.route_memo COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_route_memo.sh
+                                     ${CMAKE_BINARY_DIR})
+add_test(NAME e2e.route_memo.tc
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_route_memo.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.route_memo.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff e2e.log e2e.log.tc
                      e2e.kernel_diff6 e2e.filter6 e2e.filter6.tc
                      e2e.watch e2e.watch.tc e2e.recent e2e.recent.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
-                     e2e.limit
+                     e2e.limit e2e.route_memo e2e.route_memo.tc
                      PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
 
 # ---- fail2ban: Debian's fail2ban with its stock iptables actions, bpf-iptables -w

@@ -11,8 +11,8 @@
 # arriving (the link works); the rule's counters saw the drops. Then a link
 # renamed to eth9 gets the -i rule; a deleted link costs nothing; an address
 # added under traffic is INPUT at once (the chain selector asks the FIB per
-# packet). -V lists the attachments. The watcher logs what it did and exits 0
-# on SIGTERM.
+# packet, or its memo of the current route generation). -V lists the
+# attachments. The watcher logs what it did and exits 0 on SIGTERM.
 BIN=$(cd "${1:?usage: test_watch.sh BUILD_DIR}" && pwd)
 . "$(dirname "$0")/lib.sh"
 topo_up

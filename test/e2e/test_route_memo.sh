@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The chain selector's route memo follows every change of the routing state.
+#
+# At ingress a packet to a local destination is judged by INPUT, a routed one by
+# FORWARD; the answer comes from the FIB, and for IPv4 INPUT answers a per-CPU
+# memo keeps it for as long as the namespace's route generation stays
+# (dataplane/bpfipt.bpf.c, select_ingress()). rtr counts echo requests to srv's
+# address 10.2.0.2 in INPUT and in FORWARD while that address moves: routed to
+# srv; local to rtr (an address on lo, then a local route behind a policy rule);
+# routed again; with forwarding off on rtr's eth0 (INPUT only: the kernel drops
+# them) and on again. After every change each echo must be counted by the chain
+# the kernel took it through, and answered by whoever has the address (or by nobody: a local route
+# without an address). The data
+# plane's statistics must show memo answers, so the changes are tested against
+# a memo in use. XDP and tc ingress (BPF_IPTABLES_INGRESS).
+BIN=$(cd "${1:?usage: test_route_memo.sh BUILD_DIR}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+topo_up
+MODE=${BPF_IPTABLES_INGRESS:-xdp}
+X=$SRV_IP
+
+bpt "$RTR" -A INPUT -p icmp --icmp-type echo-request -d $X -j ACCEPT
+bpt "$RTR" -A FORWARD -p icmp --icmp-type echo-request -d $X -j ACCEPT
+
+pkts() { bpt "$RTR" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
+
+# the index of BPFIPT_ST_ROUTE_MEMO in enum bpfipt_stat
+ST=$(awk '/^enum bpfipt_stat \{/ { on = 1; next } on && /^\};/ { exit }
+	  on && /BPFIPT_ST_/ { if ($1 ~ /^BPFIPT_ST_ROUTE_MEMO,/) { print n; exit } n++ }' \
+	"$HERE/../../dataplane/bpfipt.h")
+# memo answers so far: the statistic summed over the CPUs, from the stats map of
+# the program on rtr's eth0
+memo_hits() {
+	local id
+	if [ "$MODE" = tc ]; then
+		id=$(ip netns exec "$RTR" tc filter show dev eth0 ingress |
+			sed -n 's/.* id \([0-9]*\).*/\1/p' | head -1)
+	else
+		id=$(ip -n "$RTR" -d link show eth0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' |
+			head -1)
+	fi
+	python3 - "$id" "$ST" <<'EOF'
+import json, subprocess, sys
+prog, st = sys.argv[1], int(sys.argv[2])
+bt = lambda *a: json.loads(subprocess.check_output(["bpftool", "-j", *a]))
+for m in bt("prog", "show", "id", prog)["map_ids"]:
+    if bt("map", "show", "id", str(m)).get("name") == "bpfipt_stats":
+        v = bt("map", "lookup", "id", str(m), "key", *[str(b) for b in st.to_bytes(4, "little")])
+        print(sum(int.from_bytes(bytes(int(x, 16) for x in c["value"]), "little")
+                  for c in v["values"]))
+        sys.exit(0)
+sys.exit("no bpfipt_stats map")
+EOF
+}
+
+# echo N: N echoes cli -> X, one at a time; prints how many were answered
+echo_n() {
+	local i ok=0
+	for i in $(seq "$1"); do ping_ok "$CLI" $X && ok=$((ok + 1)); done
+	echo $ok
+}
+
+# step WHAT N ANSWERED DIN DFWD: N echoes, ANSWERED of them answered; INPUT and
+# FORWARD count DIN and DFWD more
+step() {
+	local what=$1 n=$2 want=$3 din=$4 dfwd=$5 in0 fw0 got
+	in0=$(pkts INPUT) fw0=$(pkts FORWARD)
+	got=$(echo_n "$n")
+	check_eq "$what: echoes answered" "$want" "$got"
+	check_eq "$what: INPUT counted" "$din" $(($(pkts INPUT) - in0))
+	check_eq "$what: FORWARD counted" "$dfwd" $(($(pkts FORWARD) - fw0))
+}
+
+step "routed to srv" 3 3 0 3
+ip -n "$RTR" addr add $X/32 dev lo
+h0=$(memo_hits)
+step "an address of rtr" 4 4 4 0
+h1=$(memo_hits)
+check "the memo answered echoes to rtr's address ($h0 -> $h1)" [ "$h1" -gt "$h0" ]
+ip -n "$RTR" addr del $X/32 dev lo
+step "the address removed: routed again" 3 3 0 3
+
+ip netns exec "$RTR" sysctl -qw net.ipv4.conf.eth0.forwarding=0
+step "forwarding off on eth0: INPUT, dropped by the kernel" 2 0 2 0
+ip netns exec "$RTR" sysctl -qw net.ipv4.conf.eth0.forwarding=1
+step "forwarding on again" 3 3 0 3
+
+# a policy rule: its selectors go beyond the memo's key, which then stays unused.
+# (rtr delivers the echoes but cannot answer from an address no device has)
+ip -n "$RTR" route add local $X/32 dev lo table 100
+ip -n "$RTR" rule add to $X/32 lookup 100 pref 100
+step "local through a policy rule" 3 0 3 0
+ip -n "$RTR" rule del pref 100
+step "the rule removed: routed again" 3 3 0 3
+ip -n "$RTR" route del local $X/32 dev lo table 100
+
+# a route change alone (no address, no rule): a host route to srv through lo's
+# blackhole is not local; back to the table's route
+ip -n "$RTR" addr add $X/32 dev lo
+step "an address of rtr again" 2 2 2 0
+ip -n "$RTR" addr del $X/32 dev lo
+ip -n "$RTR" route add blackhole $X/32
+step "a blackhole route: neither chain, the kernel drops them" 2 0 0 0
+ip -n "$RTR" route del blackhole $X/32
+step "the blackhole removed: routed again" 3 3 0 3
+
+finish

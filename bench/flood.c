@@ -20,6 +20,19 @@
  *                                    program or GRO on). Several times the
  *                                    rate of raw, so the receiver's drop path is
  *                                    what the measurement sees
+ *   flood inject IFNAME DSTMAC SRC DST PORT SECS [PROG_ID|drop]
+ *                                    the same frames made by the XDP traffic
+ *                                    generator as if IFNAME had received them:
+ *                                    each runs the XDP program PROG_ID (the one
+ *                                    attached to IFNAME), one that drops every
+ *                                    frame (drop: the generator's own cost) or,
+ *                                    without either, one that passes every
+ *                                    frame to the stack, in
+ *                                    this process, on this CPU. The sender and
+ *                                    the receiver are one loop, so the rate is
+ *                                    what one CPU's receive path (driver work
+ *                                    aside) can drop: the veth and the other
+ *                                    CPU's scheduling are out of it
  *   flood sink PORT SECS             counts the datagrams a UDP socket receives
  *                                    for SECS seconds from the first one; prints
  *                                    "recv N SECS"
@@ -58,7 +71,8 @@ static double now(void)
 static int usage(void)
 {
 	fprintf(stderr, "usage: flood send DST PORT SECS | flood raw IFNAME DSTMAC SRC DST PORT "
-		"SECS | flood xdp IFNAME DSTMAC SRC DST PORT SECS | flood sink PORT SECS\n");
+		"SECS | flood xdp IFNAME DSTMAC SRC DST PORT SECS | flood inject IFNAME DSTMAC SRC DST "
+		"PORT SECS [PROG_ID|drop] | flood sink PORT SECS\n");
 	return 2;
 }
 
@@ -116,9 +130,57 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-/* The XDP traffic generator: a 4-instruction program, "return
- * bpf_redirect(ifindex, 0)", run in live-frame mode: each repetition turns the
- * frame into a real XDP frame that is redirected (transmitted) into ifindex. */
+/* The XDP traffic generator: program fd run in live-frame mode, each repetition
+ * a real XDP frame: redirected (flood xdp) or received on ifindex (flood inject). */
+static int live_loop(int fd, int ifindex, const void *frame, __u32 len, double secs)
+{
+	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
+	union bpf_attr a;
+	unsigned long long sent = 0;
+	double t0, t;
+
+	t0 = t = now();
+	while (t - t0 < secs) {
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = fd;
+		a.test.data_in = (unsigned long)frame;
+		a.test.data_size_in = len;
+		if (ifindex) {
+			a.test.ctx_in = (unsigned long)&ctx;
+			a.test.ctx_size_in = sizeof(ctx);
+		}
+		a.test.repeat = 1 << 16;
+		a.test.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+		a.test.batch_size = BATCH;
+		if (sys_bpf(BPF_PROG_TEST_RUN, &a)) {
+			perror("flood: BPF_PROG_TEST_RUN (live frames)");
+			return 1;
+		}
+		sent += 1 << 16;
+		t = now();
+	}
+	printf("sent %llu err 0 %.3f\n", sent, t - t0);
+	return 0;
+}
+
+static int load_xdp(const struct bpf_insn *prog, unsigned int n)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_XDP;
+	a.insns = (unsigned long)prog;
+	a.insn_cnt = n;
+	a.license = (unsigned long)"GPL";
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0)
+		perror("flood: BPF_PROG_LOAD");
+	return fd;
+}
+
+/* flood xdp: a 4-instruction program, "return bpf_redirect(ifindex, 0)": each
+ * frame is transmitted into ifindex. */
 static int xdp_loop(int ifindex, const void *frame, __u32 len, double secs)
 {
 	struct bpf_insn prog[] = {
@@ -127,40 +189,45 @@ static int xdp_loop(int ifindex, const void *frame, __u32 len, double secs)
 		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_redirect },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	union bpf_attr a;
-	unsigned long long sent = 0;
-	double t0, t;
-	int fd;
+	int fd = load_xdp(prog, sizeof(prog) / sizeof(prog[0])), r;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_XDP;
-	a.insns = (unsigned long)prog;
-	a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
-	a.license = (unsigned long)"GPL";
-	fd = sys_bpf(BPF_PROG_LOAD, &a);
-	if (fd < 0) {
-		perror("flood xdp: BPF_PROG_LOAD");
+	if (fd < 0)
 		return 1;
-	}
-	t0 = t = now();
-	while (t - t0 < secs) {
-		memset(&a, 0, sizeof(a));
-		a.test.prog_fd = fd;
-		a.test.data_in = (unsigned long)frame;
-		a.test.data_size_in = len;
-		a.test.repeat = 1 << 16;
-		a.test.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
-		a.test.batch_size = BATCH;
-		if (sys_bpf(BPF_PROG_TEST_RUN, &a)) {
-			perror("flood xdp: BPF_PROG_TEST_RUN");
-			return 1;
-		}
-		sent += 1 << 16;
-		t = now();
-	}
-	printf("sent %llu err 0 %.3f\n", sent, t - t0);
+	r = live_loop(fd, 0, frame, len, secs);
 	close(fd);
-	return 0;
+	return r;
+}
+
+/* flood inject: the frames received on ifindex, judged by the XDP program
+ * prog (an id; "drop": "return XDP_DROP"; NULL: "return XDP_PASS", the stack gets
+ * every frame as an skb). */
+static int inject_loop(int ifindex, const char *prog, const void *frame, __u32 len,
+		       double secs)
+{
+	struct bpf_insn ret[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	unsigned int prog_id = prog ? strtoul(prog, NULL, 10) : 0;
+	union bpf_attr a;
+	int fd, r;
+
+	if (prog && !strcmp(prog, "drop"))
+		ret[0].imm = XDP_DROP;
+	if (prog_id) {
+		memset(&a, 0, sizeof(a));
+		a.prog_id = prog_id;
+		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+		if (fd < 0)
+			perror("flood inject: BPF_PROG_GET_FD_BY_ID");
+	} else {
+		fd = load_xdp(ret, 2);
+	}
+	if (fd < 0)
+		return 1;
+	r = live_loop(fd, ifindex, frame, len, secs);
+	close(fd);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -186,7 +253,8 @@ int main(int argc, char **argv)
 		}
 		return send_loop(fd, m, atof(argv[4]));
 	}
-	if ((!strcmp(argv[1], "raw") || !strcmp(argv[1], "xdp")) && argc == 8) {
+	if ((!strcmp(argv[1], "raw") || !strcmp(argv[1], "xdp") || !strcmp(argv[1], "inject")) &&
+	    (argc == 8 || (argc == 9 && !strcmp(argv[1], "inject")))) {
 		static __u8 frame[ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + PAYLOAD];
 		struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
 					  .sll_ifindex = if_nametoindex(argv[2]), .sll_halen = 6 };
@@ -197,6 +265,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "flood %s: bad interface or address\n", argv[1]);
 			return 1;
 		}
+		if (!strcmp(argv[1], "inject"))
+			return inject_loop(ll.sll_ifindex, argc == 9 ? argv[8] : NULL, frame,
+					   sizeof(frame), atof(argv[7]));
 		if (!strcmp(argv[1], "xdp"))
 			return xdp_loop(ll.sll_ifindex, frame, sizeof(frame), atof(argv[7]));
 		fd = socket(AF_PACKET, SOCK_RAW, 0);

@@ -16,6 +16,8 @@
  *            for the bit vectors (test/dataplane's benchmark)
  *   deny N   "-s CIDR" random, 10% /24, 1% /16, the rest /32: a deny list, one
  *            group slot (group_min on) or N slots (--group-min 0 turns it off)
+ *   denyacc N  the deny list, then "-s 10.9.0.1 -p udp --dport 9000 -j ACCEPT":
+ *            another rule names a source, so the source field has a set too
  * Packets (UDP, 64 bytes, to the namespace's own address): "first" matches rule
  * 0, "last" only the last rule, "none" no rule with a source no rule names, and
  * "none-worst" no rule though its source and ports each match many rules.
@@ -28,8 +30,11 @@
  * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
  * (ns: the best of 5 runs of --repeat packets; map_bytes: memlock of every map
  * of the instance, both generations).
+ * --forwarding: the namespace forwards (a router): the chain selector's route
+ * lookup then walks the FIB for every packet the route memo does not answer.
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
- *                [--group-min N] [--no-ct] [--family 6]  (root; a namespace of its own)
+ *                [--group-min N] [--no-ct] [--family 6] [--forwarding]
+ *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  */
 #define _GNU_SOURCE
@@ -65,6 +70,7 @@ static unsigned int repeat = 20000;
 static unsigned int group_min;		/* 0: the compiler's default */
 static int ifindex;			/* vA: the packets arrive on it */
 static int family = 4;			/* --family */
+static bool forwarding;			/* --forwarding: the namespace routes */
 static __u8 ifmac[6];
 
 static void die(const char *what)
@@ -145,8 +151,8 @@ static __u32 rnd(void)
 	return rng >> 32;
 }
 
-enum kind { MIXED, DENY, DENSE, KIND_MAX };
-static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense" };
+enum kind { MIXED, DENY, DENSE, DENYACC, KIND_MAX };
+static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense", "denyacc" };
 
 struct pk {
 	__be32 src;
@@ -227,6 +233,10 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			last = htonl(a | (plen < 32));
 		}
 		}
+	}
+	if (k == DENYACC) {
+		src_opt(&sb, 0x0a090001, 32);
+		sb_adds(&sb, " -p udp --dport 9000 -j ACCEPT\n");
 	}
 	if (ct)
 		sb_adds(&sb, "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
@@ -510,6 +520,9 @@ static void netns(void)
 		   "ip addr add 2001:db8:a01:1::1/64 dev vA nodad && "
 		   "ip link set vA up && ip link set vB up"))
 		die("setting up the namespace");
+	if (forwarding && system("sysctl -qw net.ipv4.ip_forward=1 "
+				 "net.ipv6.conf.all.forwarding=1"))
+		die("turning forwarding on");
 	ifindex = if_nametoindex("vA");
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	strcpy(ifr.ifr_name, "vA");
@@ -533,7 +546,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "repeat", 1, 0, 'r' }, { "sizes", 1, 0, 's' }, { "deny-sizes", 1, 0, 'd' },
 		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
-		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { 0 } };
+		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { "forwarding", 0, 0, 'F' },
+		{ 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 };
 	unsigned int dense_max = 100000;
@@ -548,6 +562,7 @@ int main(int argc, char **argv)
 		case 'm': dense_max = strtoul(optarg, NULL, 10); break;
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
 		case 'c': ct = false; break;
+		case 'F': forwarding = true; break;
 		case 'R': return running();
 		case 'f':
 			family = atoi(optarg);
@@ -558,7 +573,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
-				"[--dense-max N] [--group-min N] [--no-ct] [--family 6]\n");
+				"[--dense-max N] [--group-min N] [--no-ct] [--family 6] "
+				"[--forwarding]\n");
 			return 2;
 		}
 	}
@@ -574,7 +590,9 @@ int main(int argc, char **argv)
 		if (sz[i] <= dense_max)
 			measure(DENSE, sz[i], false);
 	}
-	for (int i = 0; i < ndz; i++)
+	for (int i = 0; i < ndz; i++) {
 		measure(DENY, dz[i], false);
+		measure(DENYACC, dz[i], false);
+	}
 	return 0;
 }

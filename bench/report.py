@@ -113,7 +113,9 @@ if pk:
     P("")
     for kind, what in (("mixed", "mixed rules (`-s /24 -p udp --dport`, ungroupable, sparse)"),
                        ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial case)"),
-                       ("deny", "deny list (`-s CIDR -j DROP`, one group slot)")):
+                       ("deny", "deny list (`-s CIDR -j DROP`, one group slot)"),
+                       ("denyacc", "deny list, then `-s 10.9.0.1 -p udp --dport 9000 -j ACCEPT` "
+                                   "(the source field has a set of its own too)")):
         sizes = sorted({k[1] for k in ns if k[0] == kind})
         if not sizes:
             continue
@@ -138,7 +140,8 @@ if pk:
                              ("dense", "last", "dense: last rule"),
                              ("dense", "none-worst", "dense: no match (worst)"),
                              ("deny", "last", "deny list: last entry"),
-                             ("deny", "none", "deny list: no match")):
+                             ("deny", "none", "deny list: no match"),
+                             ("denyacc", "none", "deny list + a source rule: no match")):
         series.append((label + " (XDP)", [(k[1], v) for k, v in ns.items()
                                           if k[0] == kind and k[2] == pkt and k[3] == "xdp"
                                           and k[4] == "off"]))
@@ -246,12 +249,14 @@ if dr:
     provenance(head)
     P("Senders: raw = AF_PACKET frames (rtr's veth receives skbs); xdp = the kernel's XDP")
     P("traffic generator (rtr's veth receives XDP frames, as from a NIC; its NAPI runs on the")
-    P("other CPU).")
+    P("other CPU); inject = the same generator inside rtr, the frames made as received on its")
+    P("eth0 (its XDP program, else the stack), generator and receiver one loop on one CPU: what")
+    P("one CPU can drop, without the veth and two CPUs' scheduling, which cap the xdp sender.")
     P("")
     table(["where", "sender", "sent pkt/s", "dropped pkt/s"],
           [[r["where"], r.get("sender", "raw"), fmt(num(r["sent_pps"])), fmt(num(r["dropped_pps"]))]
            for r in dr])
-    for sender in ("raw", "xdp"):
+    for sender in ("raw", "xdp", "inject"):
         d = {r["where"]: num(r["dropped_pps"]) for r in dr if r.get("sender", "raw") == sender}
         raw = d.get("iptables-raw-prerouting")
         for f in ("bpf-iptables-xdp", "bpf-iptables-xdp-generic"):

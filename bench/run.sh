@@ -12,7 +12,8 @@
 #            ipset, bpf-iptables tc and XDP; INPUT, FORWARD, OUTPUT (deny list)
 #   drop     a flood dropped by the first rule: XDP, tc, nftables netdev
 #            ingress, iptables raw PREROUTING, iptables INPUT; sent as AF_PACKET
-#            frames (raw) and by the kernel's XDP traffic generator (xdp)
+#            frames (raw) and by the kernel's XDP traffic generator (xdp), or
+#            made by the generator as received on rtr's eth0 (inject)
 #   update   restore of N rules; -A/-I/-D of one rule into a chain of N; a
 #            1M-entry deny list; map memory per rule and per entry
 #   report   bench/report.py: summary.md (tables, targets PASS/MISS), PNG plots
@@ -233,7 +234,7 @@ if [[ " $ONLY " == *" veth "* ]]; then
 fi
 
 # ---------------------------------------------------------------- drop
-# Two senders, both from cli's CPU 0 into rtr's eth0:
+# Three senders; raw and xdp from cli's CPU 0 into rtr's eth0:
 #   raw  ready frames on an AF_PACKET socket: the veth hands rtr an skb, which an XDP
 #        program sees only after veth copies it into an XDP buffer
 #   xdp  the kernel's XDP traffic generator (flood xdp): the frames reach rtr's NAPI
@@ -241,6 +242,12 @@ fi
 #        NAPI runs threaded on CPU 1 (GRO on, so the veth has NAPI without an XDP
 #        program): the sender does not share its CPU with the receiver, and the
 #        receiver's drop path is what limits the rate (the rest overflows the ring).
+#   inject the same generator in rtr, on CPU 1, making the frames as received on rtr's
+#        eth0: each frame runs eth0's XDP program (bpf-iptables-xdp) or, for the
+#        others, goes to the stack as an skb. Generator and receiver are one loop on
+#        one CPU: the rate is what a CPU's receive path can drop, without the veth
+#        and the scheduling of two CPUs (which cap the xdp sender's row). Its row
+#        xdp-drop-floor runs "return XDP_DROP": the generator's own cost.
 napi_cpu1() {	# rtr's eth0: NAPI in a thread, on CPU 1
 	ip netns exec "$RTR" ethtool -K eth0 gro on >/dev/null 2>&1
 	ip netns exec "$RTR" sh -c 'echo 1 > /sys/class/net/eth0/threaded' 2>/dev/null
@@ -251,14 +258,15 @@ napi_cpu1() {	# rtr's eth0: NAPI in a thread, on CPU 1
 	return 0
 }
 if [[ " $ONLY " == *" drop "* ]]; then
-	log "drop: a flood dropped by the first rule (senders: raw, xdp)"
+	log "drop: a flood dropped by the first rule (senders: raw, xdp, inject)"
 	header "$OUT/drop.csv"
 	echo "where,sender,sent_pps,dropped_pps" >> "$OUT/drop.csv"
 	mac=$(ip -n "$RTR" -br link show eth0 | awk '{ print $3 }')
-	for sender in raw xdp; do
-	for where in none iptables-input iptables-raw-prerouting nft-netdev-ingress \
-		     bpf-iptables-tc bpf-iptables-xdp bpf-iptables-xdp-generic; do
-		[ "$sender" = xdp ] && [ "$where" = bpf-iptables-xdp-generic ] && continue
+	for sender in raw xdp inject; do
+	for where in xdp-drop-floor none iptables-input iptables-raw-prerouting \
+		     nft-netdev-ingress bpf-iptables-tc bpf-iptables-xdp bpf-iptables-xdp-generic; do
+		[ "$sender" != raw ] && [ "$where" = bpf-iptables-xdp-generic ] && continue
+		[ "$sender" != inject ] && [ "$where" = xdp-drop-floor ] && continue
 		fw_clear
 		rule="-p udp --dport 9999 -j DROP"
 		case $where in
@@ -273,8 +281,27 @@ if [[ " $ONLY " == *" drop "* ]]; then
 			"$BIN/bpf-iptables" -A INPUT $rule ;;
 		esac
 		[ "$sender" = xdp ] && napi_cpu1
-		ip netns exec "$CLI" taskset -c 0 "$BIN/flood" "$sender" eth0 "$mac" "$CLI_IP" \
-			"$RTR_IP1" 9999 "$SECS" > "$WORK/send"
+		if [ "$sender" = inject ]; then
+			prog=
+			[ "$where" = bpf-iptables-xdp ] && prog=$(ip -n "$RTR" -d link show eth0 |
+				sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -1)
+			[ "$where" = bpf-iptables-xdp ] && [ -z "$prog" ] &&
+				{ log "  $where: no XDP program on rtr's eth0"; exit 1; }
+			[ "$where" = xdp-drop-floor ] && prog=drop
+			# the best of 3 runs (this machine's neighbours come and go); every
+			# frame of the 3 is counted against the rule's counter
+			: > "$WORK/send"
+			for i in 1 2 3; do
+				ip netns exec "$RTR" taskset -c 1 "$BIN/flood" inject eth0 "$mac" \
+					"$CLI_IP" "$RTR_IP1" 9999 "$SECS" $prog >> "$WORK/send"
+			done
+			awk '{ n += $2; r = $2 / $5; if (r > b) { b = r } }
+			     END { printf "sent %d err 0 %.6f\n", n, n / b }' "$WORK/send" > "$WORK/send1"
+			mv "$WORK/send1" "$WORK/send"
+		else
+			ip netns exec "$CLI" taskset -c 0 "$BIN/flood" "$sender" eth0 "$mac" \
+				"$CLI_IP" "$RTR_IP1" 9999 "$SECS" > "$WORK/send"
+		fi
 		read -r _ sent _ _ t < "$WORK/send"
 		case $where in
 		iptables-input) d=$(ip netns exec "$RTR" iptables-legacy -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;
@@ -282,6 +309,7 @@ if [[ " $ONLY " == *" drop "* ]]; then
 			d=$(ip netns exec "$RTR" iptables-legacy -t raw -vxnL PREROUTING | awk 'NR == 3 { print $1 }') ;;
 		nft-netdev-ingress) d=$(ip netns exec "$RTR" nft list ruleset | sed -n 's/.*counter packets \([0-9]*\).*/\1/p') ;;
 		bpf-iptables-*) d=$(nsx "$RTR" "$BIN/bpf-iptables" -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;
+		xdp-drop-floor) d=$sent ;;
 		*) d=0 ;;
 		esac
 		awk -v w="$where" -v x="$sender" -v s="$sent" -v d="${d:-0}" -v t="$t" \

@@ -1419,6 +1419,23 @@ static void fill_slot(struct bpfipt_slot *s, const struct unit *u, const __u32 *
 	s->group = u->group;
 }
 
+/* cc->gfold[c]: the chain's only group slot per address field, if any. */
+static void fold_groups(struct cp_compiled *cc, enum bpfipt_chain c)
+{
+	static const __u32 gflag[2] = { BPFIPT_X_GROUP_SRC, BPFIPT_X_GROUP_DST };
+
+	for (int F = 0; F < 2; F++) {
+		unsigned int n = 0, gs = 0;
+
+		for (unsigned int s = 0; s < cc->nslots[c]; s++)
+			if (cc->slots[c][s].xflags & gflag[F]) {
+				n++;
+				gs = s;
+			}
+		cc->gfold[c][F] = n == 1 ? gs + 1 : 0;
+	}
+}
+
 static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach, __u32 *block)
 {
 	struct cp_compiled *cc = x->cc;
@@ -1810,7 +1827,9 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 		if ((cc->nslots[c] + 63) / 64 > cc->nwords)
 			cc->nwords = (cc->nslots[c] + 63) / 64;
 
-	/* 3: vectors */
+	/* 3: vectors (a chain's only group slot on a field: out of its set) */
+	for (int c = 0; c < BPFIPT_NCHAINS; c++)
+		fold_groups(cc, c);
 	x.cur = xmalloc(cc->nwords * sizeof(__u64));
 	x.first = xmalloc((BPFIPT_CLASS_KEYS + 1) * sizeof(*x.first));
 	ht_rehash(&x, 1024);

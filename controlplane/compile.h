@@ -123,6 +123,12 @@ struct cp_compiled {
 	/* group LPMs: key = group id, value = counter index */
 	struct cp_lpm group_src, group_dst;
 	unsigned int ngroups;			/* group ids are 0..ngroups-1 */
+	/* A chain's only group slot on the source (0) / destination (1): slot + 1, 0
+	 * when the chain has none or several. Its list is left out of the field's
+	 * set (its bit is in every vector of the field): the data plane searches the
+	 * group's set once per packet instead (bpfipt_conf.gfold), so a deny list
+	 * beside other rules on the same field costs one set of its prefixes, not two. */
+	__u32 gfold[BPFIPT_NCHAINS][2];
 
 	unsigned int nslots[BPFIPT_NCHAINS];
 	struct bpfipt_slot *slots[BPFIPT_NCHAINS];

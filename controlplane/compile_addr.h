@@ -124,27 +124,33 @@ static int SUF(cmp_mark)(const void *a, const void *b)
 	return x->plen < y->plen ? -1 : x->plen > y->plen;
 }
 
+/* The set of chain c's address field F: its prefixes, each with the vector of the
+ * slots it satisfies. The chain's folded group slot (cc->gfold) leaves its list,
+ * atom 0, out: the slot's bit is set wherever its other atoms hold. */
 static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 {
 	struct cp_lpm *out = F ? &x->cc->dst : &x->cc->src;
-	unsigned int n = x->cc->nslots[c];
+	unsigned int n = x->cc->nslots[c], gs = x->cc->gfold[c][F];
 	size_t natoms = 0, nmarks = 0;
 	__u64 *cur = x->cur;
 	int rc = -1;
 
+	/* a0(s): the first atom of slot s taken */
+#define A0(s) ((s) + 1 == gs ? 1u : 0u)
 	for (unsigned int s = 0; s < n; s++) {
 		const struct unit *u = x->sl[c][s];
 
 		if (!u)
 			continue;
-		natoms += u->natoms[F];
-		for (unsigned int a = 0; a < u->natoms[F]; a++)
+		natoms += u->natoms[F] - A0(s);
+		for (unsigned int a = A0(s); a < u->natoms[F]; a++)
 			nmarks += u->atoms[F][a].n;
 	}
 	__u32 *atom_slot = xmalloc((natoms + 1) * sizeof(__u32));
 	__u8 *atom_neg = xmalloc(natoms + 1);
 	__u32 *cnt = xcalloc(natoms + 1, sizeof(__u32));
 	__u32 *sat = xcalloc(n, sizeof(__u32));
+	__u32 *need = xcalloc(n ? n : 1, sizeof(__u32));
 	struct SUF(mark) *mk = xmalloc((nmarks + 1) * sizeof(*mk));
 	size_t ai = 0, mi = 0;
 
@@ -153,11 +159,12 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 		const struct unit *u = x->sl[c][s];
 		unsigned int nneg = 0;
 
-		if (!u || !u->natoms[F]) {
+		if (!u || u->natoms[F] == A0(s)) {
 			bit_set(cur, s);
 			continue;
 		}
-		for (unsigned int a = 0; a < u->natoms[F]; a++, ai++) {
+		need[s] = u->natoms[F] - A0(s);
+		for (unsigned int a = A0(s); a < u->natoms[F]; a++, ai++) {
 			const struct atom *at = &u->atoms[F][a];
 
 			atom_slot[ai] = s;
@@ -169,9 +176,10 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 					APFX(at)[k].plen, (__u32)ai };
 		}
 		sat[s] = nneg;
-		if (nneg == u->natoms[F])
+		if (nneg == need[s])
 			bit_set(cur, s);
 	}
+#undef A0
 	xqsort(mk, nmarks, sizeof(*mk), SUF(cmp_mark));
 
 	/* preorder walk; stack of [begin, end) mark ranges of the open prefixes */
@@ -184,14 +192,13 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 
 #define TOGGLE(m, on) do {							\
 		__u32 a_ = (m)->atom, s_ = atom_slot[a_];			\
-		const struct unit *u_ = x->sl[c][s_];				\
 		if ((on) ? cnt[a_]++ == 0 : --cnt[a_] == 0) {			\
 			/* truth of the atom flips */				\
 			if (atom_neg[a_] ^ !(on))				\
 				sat[s_]--;					\
 			else							\
 				sat[s_]++;					\
-			if (sat[s_] == u_->natoms[F])				\
+			if (sat[s_] == need[s_])				\
 				bit_set(cur, s_);				\
 			else							\
 				bit_clr(cur, s_);				\
@@ -236,6 +243,7 @@ out:
 	free(atom_neg);
 	free(cnt);
 	free(sat);
+	free(need);
 	free(mk);
 	return rc;
 }

@@ -284,23 +284,28 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 			cursor = s + 1;
 			continue;
 		}
+		/* a group slot: the address in its list, and which rule's counter (a
+		 * chain's only group on a field is in every vector of the field:
+		 * cp_compiled.gfold) */
+		long gv = -1;
+
+		if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
+			bool dst = sl->xflags & BPFIPT_X_GROUP_DST;
+
+			gv = addr_lookup(dst ? &cc->group_dst : &cc->group_src, sl->group, p, dst);
+			if (gv < 0) {
+				cursor = s + 1;
+				continue;
+			}
+		}
 		if (!extras_ok(cc, sl, p, has_ports)) {
 			cursor = s + 1;
 			continue;
 		}
-		if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
-			bool dst = sl->xflags & BPFIPT_X_GROUP_DST;
-			long v = addr_lookup(dst ? &cc->group_dst : &cc->group_src, sl->group, p,
-					     dst);
-
-			if (v < 0) {
-				rc = -1;
-				goto out;
-			}
-			trace_count(tr, (__u32)v);
-		} else if (sl->counter != BPFIPT_NO_COUNTER) {
+		if (gv >= 0)
+			trace_count(tr, (__u32)gv);
+		else if (sl->counter != BPFIPT_NO_COUNTER)
 			trace_count(tr, sl->counter);
-		}
 		switch (sl->kind) {
 		case BPFIPT_S_VERDICT:
 		case BPFIPT_S_POLICY:

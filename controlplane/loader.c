@@ -1543,49 +1543,6 @@ static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
 	return true;
 }
 
-/* A chain whose only constraint on an address field is one group slot's (a deny
- * list): its vectors of the field differ in that slot's bit only. The slot tests
- * its group set itself (bpfipt_step(): no value, no match), so the field need not
- * be looked up: it folds into the chain's constant vector (cvc) with the slot's
- * bit set. A 1M-entry list then has one address set, not two. */
-static bool lpm_group_only(const struct cp_compiled *cc, const struct cp_lpm *l, __u32 c,
-			   __u32 gflag, __u64 *cvc, __u32 *fold)
-{
-	const __u64 *first = NULL;
-	__u32 gs = BPFIPT_NO_VEC, k, w, nwords = cc->nwords;
-	__u64 gb;
-	size_t i;
-
-	for (k = 0; k < cc->nslots[c]; k++)
-		if (cc->slots[c][k].xflags & gflag) {
-			if (gs != BPFIPT_NO_VEC)
-				return false;
-			gs = k;
-		}
-	if (gs == BPFIPT_NO_VEC)
-		return false;
-	gb = 1ULL << (gs % 64);
-	for (i = 0; i < l->n; i++) {
-		__u32 key = l->e6 ? l->e6[i].key : l->e[i].key;
-		const __u64 *v;
-
-		if (key != c)
-			continue;
-		v = cc->pool + (size_t)(l->e6 ? l->e6[i].value : l->e[i].value) * nwords;
-		if (!first)
-			first = v;
-		for (w = 0; v != first && w < nwords; w++)
-			if ((v[w] ^ first[w]) & ~(w == gs / 64 ? gb : 0))
-				return false;
-	}
-	if (!first)
-		return false;
-	for (w = 0; w < nwords; w++)
-		cvc[w] &= first[w] | (w == gs / 64 ? gb : 0);
-	*fold = gs + 1;
-	return true;
-}
-
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
  * up: folded into one vector per chain, written to cv). */
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
@@ -1642,11 +1599,11 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			if (cst && cc->family == AF_INET6 && vid != BPFIPT_NO_VEC &&
 			    ((1u << field) & CUT_FIELDS) && !vec_full(cc, vid, cc->nslots[c]))
 				cst = false;
-			if (!cst && f < -2 &&
-			    lpm_group_only(cc, f == -4 ? &cc->src : &cc->dst, c,
-					   f == -4 ? BPFIPT_X_GROUP_SRC : BPFIPT_X_GROUP_DST,
-					   cv + (size_t)c * nwords, &cf->gfold[c][f == -3]))
-				continue;
+			/* the chain's only group slot on an address field: its list is
+			 * not in the field's set (cp_compiled.gfold), classify()
+			 * searches it; the field itself may be constant then */
+			if (f < -2)
+				cf->gfold[c][f == -3] = cc->gfold[c][f == -3];
 			if (!cst) {
 				cf->lookup[c] |= 1u << field;
 				continue;

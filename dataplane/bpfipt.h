@@ -479,10 +479,12 @@ struct bpfipt_conf {
 						 * (IPv6: its id in bpfipt_lpm6) */
 	__u32 npages, nifs;			/* bpfipt_ival pages, hash entries (loader) */
 	__u32 nlpm6;				/* bpfipt_lpm6 entries (loader) */
-	/* A chain whose only constraint on an address field is one group slot's
-	 * (a deny list) does not look the field up (controlplane/loader.c
-	 * lpm_group_only()): per field (0 source, 1 destination), that slot + 1
-	 * (0: none) and its set; classify() searches it once per packet. */
+	/* A chain's only group slot on an address field (a deny list): its list is
+	 * not in the field's set, where its bit is set for every address
+	 * (controlplane/compile.h, cp_compiled.gfold); per field (0 source, 1
+	 * destination), that slot + 1 (0: none) and the group's set. classify()
+	 * searches it once per packet and masks the slot out of the walk when the
+	 * address is not in the list. */
 	__u32 gfold[BPFIPT_NCHAINS][2];
 	__u32 gfold_set[BPFIPT_NCHAINS][2];
 };

@@ -232,7 +232,9 @@ static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_pack
 
 /* A chain whose only address constraint is a deny list (OUTPUT, -d) has no
  * destination field set: the group slot tests its set itself. INPUT's list has
- * a second -s rule beside it: its field stays. */
+ * a second -s rule beside it: its field stays, without the list's prefixes
+ * (cp_compiled.gfold). FORWARD has two lists on -s: both stay in the field's
+ * set, neither is folded. */
 START_TEST(t_group_only)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -250,19 +252,38 @@ START_TEST(t_group_only)
 		sb_addf(&sb, "-A OUTPUT -d %s/%u -j DROP\n", inet_ntoa(a), i % 10 ? 32 : 24);
 		if (i < 500)
 			sb_addf(&sb, "-A INPUT -s %s/32 -j DROP\n", inet_ntoa(a));
+		if (i < 600)
+			sb_addf(&sb, "-A FORWARD -s %s/32 -j %s\n", inet_ntoa(a),
+				i < 300 ? "DROP" : "ACCEPT");
+		if (i == 299)
+			sb_adds(&sb, "-A FORWARD -p udp --dport 53 -j ACCEPT\n");
 	}
-	sb_adds(&sb, "-A OUTPUT -p udp --dport 7 -j ACCEPT\n-A OUTPUT -p udp -j REJECT\nCOMMIT\n");
+	sb_adds(&sb, "-A OUTPUT -p udp --dport 7 -j ACCEPT\n-A OUTPUT -p udp -j REJECT\n"
+		"-A FORWARD -j DROP\nCOMMIT\n");
 	t = parse(sb_str(&sb));
 	sb_free(&sb);
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-	ck_assert_uint_eq(cc->ngroups, 2);
+	ck_assert_uint_eq(cc->ngroups, 4);
+	/* INPUT's source set: 0/0 and 192.0.2.1 only; FORWARD's: both lists */
+	{
+		unsigned int nin = 0, nfw = 0;
+
+		for (size_t i = 0; i < cc->src.n; i++) {
+			nin += cc->src.e[i].key == BPFIPT_INPUT;
+			nfw += cc->src.e[i].key == BPFIPT_FORWARD;
+		}
+		ck_assert_uint_le(nin, 2);
+		ck_assert_uint_ge(nfw, 600);
+	}
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
 	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
 	ck_assert(!(cf.lookup[BPFIPT_OUTPUT] & (1u << BPFIPT_F_DST)));
 	ck_assert(cf.lookup[BPFIPT_INPUT] & (1u << BPFIPT_F_SRC));
-	for (int k = 0; k < 1500; k++) {
+	ck_assert(cf.gfold[BPFIPT_OUTPUT][1] && cf.gfold[BPFIPT_INPUT][0]);
+	ck_assert(!cf.gfold[BPFIPT_FORWARD][0]);
+	for (int k = 0; k < 2400; k++) {
 		unsigned int r = rnd() % 4, i = rnd() % 3000;
 		struct cp_packet p = {
 			.saddr = r == 0 ? inet_addr("192.0.2.1") : DENY(i % 600),
@@ -272,7 +293,7 @@ START_TEST(t_group_only)
 			.dport = (unsigned int[]){ 9, 7, 53, 53 }[rnd() % 4], .len = 50,
 		};
 
-		send_chain(in, t, &p, k % 2 ? BPFIPT_OUTPUT : BPFIPT_INPUT);
+		send_chain(in, t, &p, (__u32[]){ BPFIPT_INPUT, BPFIPT_OUTPUT, BPFIPT_FORWARD }[k % 3]);
 	}
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);

@@ -28,7 +28,7 @@
  * The floor: a program that only returns pass, XDP and tc.
  *
  * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
- * (ns: the best of 5 runs of --repeat packets; map_bytes: memlock of every map
+ * (ns: the best of 8 runs of --repeat packets, 40 ms apart; map_bytes: memlock of every map
  * of the instance, both generations).
  * --forwarding: the namespace forwards (a router): the chain selector's route
  * lookup then walks the FIB for every packet the route memo does not answer.
@@ -291,7 +291,12 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 
 /* ------------------------------------------------------------ running ---- */
 
-/* The best of 5 runs of `repeat` packets; checks the verdict. */
+/* The best of RUNS runs of `repeat` packets, RUN_GAP_US apart; checks the
+ * verdict. The gaps: on this machine (a VM on shared cores) the cost of a
+ * program moves between two levels, ~30% apart, for stretches of tens to
+ * hundreds of milliseconds; back-to-back runs all fall into the same one. */
+#define RUNS		8
+#define RUN_GAP_US	40000
 static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 {
 	struct __sk_buff ctx = { .ifindex = ifindex, .ingress_ifindex = ifindex };
@@ -306,7 +311,9 @@ static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 		o.ctx_in = &ctx;
 		o.ctx_size_in = sizeof(ctx);
 	}
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < RUNS; i++) {
+		if (i)
+			usleep(RUN_GAP_US);
 		if (bpf_prog_test_run_opts(fd, &o))
 			die("bpf_prog_test_run_opts");
 		if (want >= 0 && (int)o.retval != want) {

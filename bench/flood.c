@@ -25,7 +25,8 @@
  *                                    generator as if IFNAME had received them:
  *                                    each runs the XDP program PROG_ID (the one
  *                                    attached to IFNAME), one that drops every
- *                                    frame (drop: the generator's own cost) or,
+ *                                    frame (drop: the generator's own cost; it
+ *                                    is attached to IFNAME for the run) or,
  *                                    without either, one that passes every
  *                                    frame to the stack, in
  *                                    this process, on this CPU. The sender and
@@ -210,7 +211,7 @@ static int inject_loop(int ifindex, const char *prog, const void *frame, __u32 l
 	};
 	unsigned int prog_id = prog ? strtoul(prog, NULL, 10) : 0;
 	union bpf_attr a;
-	int fd, r;
+	int fd, r, link = -1;
 
 	if (prog && !strcmp(prog, "drop"))
 		ret[0].imm = XDP_DROP;
@@ -225,7 +226,24 @@ static int inject_loop(int ifindex, const char *prog, const void *frame, __u32 l
 	}
 	if (fd < 0)
 		return 1;
+	if (prog && !strcmp(prog, "drop")) {
+		/* attached to ifindex for the run, as a firewall's program is: the
+		 * kernel then calls it directly (the XDP dispatcher), not through a
+		 * retpoline */
+		memset(&a, 0, sizeof(a));
+		a.link_create.prog_fd = fd;
+		a.link_create.target_ifindex = ifindex;
+		a.link_create.attach_type = BPF_XDP;
+		link = sys_bpf(BPF_LINK_CREATE, &a);
+		if (link < 0) {
+			perror("flood inject: attaching the drop program");
+			close(fd);
+			return 1;
+		}
+	}
 	r = live_loop(fd, ifindex, frame, len, secs);
+	if (link >= 0)
+		close(link);
 	close(fd);
 	return r;
 }

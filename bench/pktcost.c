@@ -18,6 +18,7 @@
  *            group slot (group_min on) or N slots (--group-min 0 turns it off)
  *   denyacc N  the deny list, then "-s 10.9.0.1 -p udp --dport 9000 -j ACCEPT":
  *            another rule names a source, so the source field has a set too
+ *            (not with --group-min)
  * Packets (UDP, 64 bytes, to the namespace's own address): "first" matches rule
  * 0, "last" only the last rule, "none" no rule with a source no rule names, and
  * "none-worst" no rule though its source and ports each match many rules.
@@ -28,12 +29,12 @@
  * The floor: a program that only returns pass, XDP and tc.
  *
  * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
- * (ns: the best of 8 runs of --repeat packets, 40 ms apart; map_bytes: memlock of every map
- * of the instance, both generations).
+ * (ns: the best of --runs (8) runs of --repeat packets, 40 ms apart; map_bytes:
+ * memlock of every map of the instance, both generations).
  * --forwarding: the namespace forwards (a router): the chain selector's route
  * lookup then walks the FIB for every packet the route memo does not answer.
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
- *                [--group-min N] [--no-ct] [--family 6] [--forwarding]
+ *                [--group-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  */
@@ -67,6 +68,7 @@
 #include "csum.h"
 
 static unsigned int repeat = 20000;
+static unsigned int runs = 8;		/* --runs */
 static unsigned int group_min;		/* 0: the compiler's default */
 static int ifindex;			/* vA: the packets arrive on it */
 static int family = 4;			/* --family */
@@ -291,11 +293,10 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 
 /* ------------------------------------------------------------ running ---- */
 
-/* The best of RUNS runs of `repeat` packets, RUN_GAP_US apart; checks the
+/* The best of `runs` runs of `repeat` packets, RUN_GAP_US apart; checks the
  * verdict. The gaps: on this machine (a VM on shared cores) the cost of a
  * program moves between two levels, ~30% apart, for stretches of tens to
  * hundreds of milliseconds; back-to-back runs all fall into the same one. */
-#define RUNS		8
 #define RUN_GAP_US	40000
 static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 {
@@ -311,7 +312,7 @@ static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 		o.ctx_in = &ctx;
 		o.ctx_size_in = sizeof(ctx);
 	}
-	for (int i = 0; i < RUNS; i++) {
+	for (unsigned int i = 0; i < runs; i++) {
 		if (i)
 			usleep(RUN_GAP_US);
 		if (bpf_prog_test_run_opts(fd, &o))
@@ -554,7 +555,7 @@ int main(int argc, char **argv)
 		{ "repeat", 1, 0, 'r' }, { "sizes", 1, 0, 's' }, { "deny-sizes", 1, 0, 'd' },
 		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
 		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { "forwarding", 0, 0, 'F' },
-		{ 0 } };
+		{ "runs", 1, 0, 'n' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 };
 	unsigned int dense_max = 100000;
@@ -570,6 +571,7 @@ int main(int argc, char **argv)
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
 		case 'c': ct = false; break;
 		case 'F': forwarding = true; break;
+		case 'n': runs = strtoul(optarg, NULL, 10); if (!runs) runs = 1; break;
 		case 'R': return running();
 		case 'f':
 			family = atoi(optarg);
@@ -581,7 +583,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
 				"[--dense-max N] [--group-min N] [--no-ct] [--family 6] "
-				"[--forwarding]\n");
+				"[--forwarding] [--runs N]\n");
 			return 2;
 		}
 	}
@@ -599,7 +601,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < ndz; i++) {
 		measure(DENY, dz[i], false);
-		measure(DENYACC, dz[i], false);
+		if (!group_min)		/* --group-min: grouping's own comparison, deny only */
+			measure(DENYACC, dz[i], false);
 	}
 	return 0;
 }

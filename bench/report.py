@@ -173,7 +173,7 @@ if ng and pk:
     P("")
     rows = []
     for r in ng:
-        if r["packet"] != "last" or r["hook"] != "xdp":
+        if r["packet"] != "last" or r["hook"] != "xdp" or r["ruleset"] != "deny":
             continue
         n = int(r["rules"])
         on = ns.get(("deny", n, "last", "xdp", "off"))

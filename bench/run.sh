@@ -53,7 +53,7 @@ OUT=$(cd "$OUT" && pwd)
 
 if [ $QUICK = 1 ]; then
 	SIZES="100" BIG=1000 SECS=${SECS:-0.5} SLOW_SECS=0.5 PINGS=50 REPS=1 UPD_SIZES="100"
-	PK_ARGS=(--repeat 1000 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10)
+	PK_ARGS=(--repeat 1000 --runs 2 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10)
 	NOGROUP_SIZES=100
 else
 	SIZES="10 100 1000 10000 100000" BIG=1000000 SECS=${SECS:-3} SLOW_SECS=2 PINGS=1000 REPS=2
@@ -288,10 +288,10 @@ if [[ " $ONLY " == *" drop "* ]]; then
 			[ "$where" = bpf-iptables-xdp ] && [ -z "$prog" ] &&
 				{ log "  $where: no XDP program on rtr's eth0"; exit 1; }
 			[ "$where" = xdp-drop-floor ] && prog=drop
-			# the best of 3 runs (this machine's neighbours come and go); every
-			# frame of the 3 is counted against the rule's counter
+			# the best of 3 runs (this machine's neighbours come and go; --quick:
+			# 1); every frame of them is counted against the rule's counter
 			: > "$WORK/send"
-			for i in 1 2 3; do
+			for i in $(seq $((QUICK ? 1 : 3))); do
 				ip netns exec "$RTR" taskset -c 1 "$BIN/flood" inject eth0 "$mac" \
 					"$CLI_IP" "$RTR_IP1" 9999 "$SECS" $prog >> "$WORK/send"
 			done

@@ -1749,13 +1749,13 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 	__s64 genid = -1;
 	long r;
 
-	__builtin_memset(f, 0, sizeof(*f));
 	if (p->family == 6) {
 		/* multicast (ff00::/8): local. Link-local and every other destination:
 		 * the routing table's answer, as the kernel's (an address of ours,
 		 * fe80:: ones too, is a local route: INPUT) */
 		if ((bpf_ntohl(p->daddr6[0]) >> 24) == 0xff)
 			return BPFIPT_INPUT;
+		__builtin_memset(f, 0, sizeof(*f));
 		f->family = AF_INET6;
 		f->flowinfo = bpf_htonl((__u32)p->tos << 20);
 		__builtin_memcpy(f->ipv6_src, p->saddr6, 16);
@@ -1777,6 +1777,7 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 				return BPFIPT_INPUT;
 			}
 		}
+		__builtin_memset(f, 0, sizeof(*f));
 		f->family = AF_INET;
 		f->tos = p->tos;
 		f->ipv4_src = p->saddr;

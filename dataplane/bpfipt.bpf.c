@@ -75,9 +75,6 @@ extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __weak 
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __weak __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
 
-/* The kernel's own context of the program (6.3+): the XDP buffer, the skb. */
-extern void *bpf_cast_to_kern_ctx(void *ctx) __weak __ksym;
-
 /* What the route memo (select_ingress()) reads of the kernel, with CO-RE:
  * libbpf relocates the offsets to the running kernel's BTF, and the verifier
  * checks every load against it. */
@@ -1714,8 +1711,8 @@ static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u3
 
 /* The IPv4 route generation of dev's namespace (net->ipv4.rt_genid), which every
  * change of routes, addresses, devices, forwarding settings and rules bumps: the
- * kernel's own route cache is valid while it stays. -1: no memo (no kfunc, no
- * device, or policy routing rules, whose selectors go beyond the memo's key). */
+ * kernel's own route cache is valid while it stays. -1: no memo (no device, or
+ * policy routing rules, whose selectors go beyond the memo's key). */
 static __always_inline __s64 route_genid(struct net_device___bpfipt *dev)
 {
 	struct net___bpfipt *net;
@@ -1819,24 +1816,18 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 	}
 }
 
-/* The device a program's context came in on (NULL without the kfunc). */
+/* The device a program's context came in on (bpf_cast_to_kern_ctx(): log.bpf.h). */
 static __always_inline struct net_device___bpfipt *xdp_dev(struct xdp_md *ctx)
 {
-	struct xdp_buff___bpfipt *xb;
+	struct xdp_buff___bpfipt *xb = bpf_cast_to_kern_ctx(ctx);
 
-	if (!bpf_cast_to_kern_ctx)
-		return NULL;
-	xb = bpf_cast_to_kern_ctx(ctx);
 	return xb->rxq->dev;
 }
 
 static __always_inline struct net_device___bpfipt *skb_dev(struct __sk_buff *skb)
 {
-	struct sk_buff___bpfipt *kskb;
+	struct sk_buff___bpfipt *kskb = bpf_cast_to_kern_ctx(skb);
 
-	if (!bpf_cast_to_kern_ctx)
-		return NULL;
-	kskb = bpf_cast_to_kern_ctx(skb);
 	return kskb->dev;
 }
 

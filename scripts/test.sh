@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build
 cd build
-ctest --output-on-failure "$@"
+# -j2: the tests that may run beside another one do (test/tests.cmake: RUN_SERIAL
+# marks the ones that must run alone)
+ctest --output-on-failure -j2 "$@"

@@ -8,8 +8,9 @@
 
 /* Apply a modifying command (or -C) to t. On error t may be half-changed:
  * callers apply to a copy and keep the original on failure. The whole-table
- * checks are ipt_table_validate()'s, run once before the result is kept. */
-int ipt_table_apply(struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err);
+ * checks are ipt_table_validate()'s, run once before the result is kept. The
+ * rules of -A, -I and -R move into t (cmd->rules[i] become NULL). */
+int ipt_table_apply(struct ipt_table *t, struct ipt_cmd *cmd, struct ipt_err *err);
 /* The checks the kernel makes when a table is loaded: loops reachable from a
  * built-in chain, jumps to built-in chains, extensions outside their hooks. */
 int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err);

@@ -872,7 +872,10 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 		r = set_option(ps, t, OPT_JUMP);
 		if (!r)
 			r = parse_target_name(ps, t);
-		if (!r) {
+		/* the standard verdicts are no extension (a 1M-line deny list asked
+		 * both tables for DROP: 6% of its restore) */
+		if (!r && strcmp(t->arg, "ACCEPT") && strcmp(t->arg, "DROP") &&
+		    strcmp(t->arg, "RETURN")) {
 			ps->target = ipt_ext_find(t->arg, true);
 			/* iptables would load it (its options follow): say so now, not
 			 * "unknown option" at the first of them */

@@ -2133,15 +2133,17 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	struct bpfipt_conf *conf;
 	struct scratch *sc;
 	__u32 cur, iflags;
-	int r = TC_ACT_OK, fam = skb_family(skb);
+	int r = TC_ACT_OK, fam;
 
-	if (generation(fam, &cur, &iflags, &conf))
-		goto out;
-	/* a forwarded packet was judged by FORWARD at ingress */
+	/* a forwarded packet was judged by FORWARD at ingress: tested first, it
+	 * passes without the generation's lookups */
 	if (skb->ingress_ifindex != 0) {
 		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
 		goto out;
 	}
+	fam = skb_family(skb);
+	if (generation(fam, &cur, &iflags, &conf))
+		goto out;
 	sc = scratch(SCR_TC_OUT);
 	if (!sc)
 		goto out;

@@ -241,6 +241,26 @@ if ve:
                     target(f"{chain} veth throughput, 10 000 rules, {f} >= 10 x iptables-legacy",
                            f"{v / legacy:.1f} x ({fmt(v)} / {fmt(legacy)} pkt/s)", v / legacy >= 10)
 
+# ------------------------------------------------------------------ tcp
+head, tc = load("tcp.csv")
+if tc:
+    P("## A TCP stream through FORWARD (iperf3, Gbit/s, the best run)")
+    P("")
+    provenance(head)
+    P("bpf-iptables-auto is the default of a new data plane: tc ingress on veth. XDP on a")
+    P("veth copies every skb its peer sends into a page of its own and gives up GSO.")
+    P("")
+    fws = ["none", "bpf-iptables-tc", "bpf-iptables-xdp", "bpf-iptables-auto"]
+    g = {(r["firewall"], int(r["rules"])): num(r["gbits"]) for r in tc}
+    rows = []
+    for n in sorted({k[1] for k in g}):
+        base = g.get(("none", n))
+        rows.append([fmt(n)] + [
+            fmt(g.get((f, n)), 2) + (f" ({g[(f, n)] / base:.2f})" if base and f != "none" and
+                                     g.get((f, n)) is not None else "")
+            for f in fws])
+    table(["rules"] + fws, rows)
+
 # ------------------------------------------------------------------ drop
 head, dr = load("drop.csv")
 if dr:

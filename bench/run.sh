@@ -10,6 +10,10 @@
 #            the last rule: packets/s, CPU ns per packet, ping p50/p99, for no
 #            firewall, iptables-legacy, iptables-nft, nftables (rules, set),
 #            ipset, bpf-iptables tc and XDP; INPUT, FORWARD, OUTPUT (deny list)
+#   tcp      a TCP stream (iperf3) from cli to srv through rtr's FORWARD: Gbit/s
+#            with no firewall and bpf-iptables at tc, at XDP and by default
+#            (auto: tc on veth), 10 and 10k rules; what the ingress hook costs
+#            a veth (XDP on it copies every skb and gives up GSO)
 #   drop     a flood dropped by the first rule: XDP, tc, nftables netdev
 #            ingress, iptables raw PREROUTING, iptables INPUT; sent as AF_PACKET
 #            frames (raw) and by the kernel's XDP traffic generator (xdp), or
@@ -30,7 +34,7 @@ usage() { echo "usage: bench/run.sh BUILD_DIR [--quick] [--out DIR] [--only SECT
 BIN=$(cd "$1" && pwd) || usage
 shift
 HERE=$(cd "$(dirname "$0")" && pwd)
-QUICK=0 OUT=$BIN/bench-results ONLY="pktcost veth drop update report" SECS=""
+QUICK=0 OUT=$BIN/bench-results ONLY="pktcost veth tcp drop update report" SECS=""
 CMDLINE="bench/run.sh $*"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -45,7 +49,7 @@ done
 for t in pktcost flood bpf-iptables; do
 	[ -x "$BIN/$t" ] || { echo "bench/run.sh: $BIN/$t missing: build first" >&2; exit 1; }
 done
-for t in iptables-legacy iptables-nft nft ipset ping gnuplot python3 taskset; do
+for t in iptables-legacy iptables-nft nft ipset ping gnuplot python3 taskset iperf3; do
 	command -v "$t" >/dev/null || { echo "bench/run.sh: $t missing (scripts/setup.sh)" >&2; exit 1; }
 done
 mkdir -p "$OUT"
@@ -53,10 +57,12 @@ OUT=$(cd "$OUT" && pwd)
 
 if [ $QUICK = 1 ]; then
 	SIZES="100" BIG=1000 SECS=${SECS:-0.5} SLOW_SECS=0.5 PINGS=50 REPS=1 UPD_SIZES="100"
+	TCP_SIZES="10" TCP_SECS=1
 	PK_ARGS=(--repeat 1000 --runs 2 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10)
 	NOGROUP_SIZES=100
 else
 	SIZES="10 100 1000 10000 100000" BIG=1000000 SECS=${SECS:-3} SLOW_SECS=2 PINGS=1000 REPS=2
+	TCP_SIZES="10 10000" TCP_SECS=3
 	UPD_SIZES="1000 10000 100000"
 	PK_ARGS=(--repeat 50000 --sizes 10,100,1000,2048,10000,100000,1000000
 		 --deny-sizes 10,100,1000,10000,100000,1000000 --dense-max 100000)
@@ -231,6 +237,45 @@ if [[ " $ONLY " == *" veth "* ]]; then
 		done
 	done
 	footer "$OUT/veth.csv"
+fi
+
+# ---------------------------------------------------------------- tcp
+# iperf3 from cli to srv (through rtr's FORWARD), the best of REPS runs of TCP_SECS;
+# the ruleset is the mixed one with the last rule accepting the stream's port
+tcp_run() {
+	ip netns exec "$SRV" iperf3 -s -1 -D >/dev/null 2>&1
+	sleep 0.3
+	ip netns exec "$CLI" iperf3 -c "$SRV_IP" -t "$TCP_SECS" -J 2>/dev/null | python3 -c '
+import json, sys
+try: print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e9))
+except Exception: print(0)'
+}
+if [[ " $ONLY " == *" tcp "* ]]; then
+	log "tcp: iperf3 through FORWARD (${TCP_SECS}s, best of $REPS), sizes $TCP_SIZES"
+	header "$OUT/tcp.csv"
+	echo "firewall,rules,gbits" >> "$OUT/tcp.csv"
+	for n in $TCP_SIZES; do
+		for fw in none bpf-iptables-tc bpf-iptables-xdp bpf-iptables-auto; do
+			fw_clear
+			if [ $fw != none ]; then
+				rules mixed FORWARD "$n" iptables |
+					sed 's/-p udp --dport 9000/-p tcp --dport 5201/' > "$WORK/rules"
+				ing=${fw#bpf-iptables-}
+				[ "$ing" = auto ] && ing=	# the default of a new data plane
+				BPF_IPTABLES_INGRESS=$ing nsx "$RTR" "$BIN/bpf-iptables-restore" \
+					< "$WORK/rules" || log "loading $fw $n FAILED"
+			fi
+			best=0
+			for _ in $(seq "$REPS"); do
+				g=$(tcp_run)
+				best=$(awk -v a="$g" -v b="$best" 'BEGIN { print (a > b ? a : b) }')
+			done
+			echo "$fw,$n,$best" >> "$OUT/tcp.csv"
+			log "  $fw $n rules: $best Gbit/s"
+		done
+	done
+	fw_clear
+	footer "$OUT/tcp.csv"
 fi
 
 # ---------------------------------------------------------------- drop
@@ -430,6 +475,7 @@ for s in $ONLY; do
 	case $s in
 	pktcost) files="pktcost.csv pktcost_nogroup.csv" ;;
 	veth) files="veth.csv" ;;
+	tcp) files="tcp.csv" ;;
 	drop) files="drop.csv" ;;
 	update) files="update.csv memory.csv" ;;
 	report) files="summary.md pktcost.png veth_input.png veth_forward.png veth_output.png update.png" ;;

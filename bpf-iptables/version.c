@@ -62,7 +62,10 @@ void ipt_print_version_report(const char *prog)
 		       "kernel (Linux >= 6.4 with BTF is needed); BPF_IPTABLES_DATAPLANE=off "
 		       "keeps the rule language only\n");
 	printf("hooks: ingress at %s, egress at tc\n",
-	       !ing || !*ing ? "the running data plane's choice (XDP for a new one)" :
+	       !ing || !*ing ? "the running data plane's choice (auto for a new one: XDP "
+			       "where the driver runs it natively, not veth; tc elsewhere)" :
+	       !strcmp(ing, "auto") ? "XDP where the driver runs it natively (not veth), "
+				      "tc elsewhere" :
 	       !strcmp(ing, "xdp") ? "XDP (native where the driver has it, else generic)" :
 	       !strcmp(ing, "xdp-generic") ? "XDP generic" : "tc");
 	if (!cp_dataplane_enabled()) {

@@ -32,6 +32,7 @@
 #include "strbuf.h"
 #include "ct.h"
 #include "rtlocal.h"
+#include "xdpfeat.h"
 #include "bpfipt.skel.h"
 
 /* ------------------------------------------------------------- logging ---- */
@@ -492,6 +493,9 @@ struct iface {
 	int ifindex;
 	char name[IF_NAMESIZE];
 	enum ifclass cls;
+	bool veth;		/* rtnetlink's kind "veth" */
+	bool xdp;		/* dp_load(): the policy wants XDP tried here */
+	bool xdp_on;		/* ... and it judges there (in bpfipt_xdpifs) */
 };
 
 #ifndef ARPHRD_RAWIP
@@ -528,7 +532,8 @@ static enum ifclass iface_class(int sock, const char *name)
 
 static void detach_iface(const struct dp_inst *in, const struct iface *f);
 
-/* Members of a bridge, bond or team (rtnetlink: their master and its kind). */
+/* Members of a bridge, bond or team (rtnetlink: their master and its kind);
+ * the veth devices. */
 static void mark_ports(struct iface *v, int n)
 {
 	struct nl_sock *sk = nl_socket_alloc();
@@ -542,8 +547,9 @@ static void mark_ports(struct iface *v, int n)
 	}
 	for (i = 0; i < n; i++) {
 		struct rtnl_link *l = rtnl_link_get(cache, v[i].ifindex), *m = NULL;
-		const char *kind;
+		const char *kind = l ? rtnl_link_get_type(l) : NULL;
 
+		v[i].veth = kind && !strcmp(kind, "veth");
 		if (l && rtnl_link_get_master(l))
 			m = rtnl_link_get(cache, rtnl_link_get_master(l));
 		kind = m ? rtnl_link_get_type(m) : NULL;
@@ -696,9 +702,19 @@ static int xdp_mark(const struct dp_inst *in, int ifindex, bool on)
 	return 0;
 }
 
+/* How attach_iface() puts XDP on a device. */
+enum xdp_how {
+	XH_NONE,	/* tc judges its ingress */
+	XH_NATIVE,	/* native XDP, else tc (DP_INGRESS_AUTO) */
+	XH_ANY,		/* native XDP, else generic (DP_INGRESS_XDP) */
+	XH_GENERIC,	/* generic XDP (DP_INGRESS_XDP_GENERIC) */
+};
+
 /* tc ingress + egress on every IP-capable interface; XDP on the Ethernet ones
- * when asked. Idempotent: what is already attached stays. */
-static int attach_iface(const struct dp_inst *in, const struct iface *f, bool xdp, bool generic,
+ * when asked (f->xdp), f->xdp_on set where it judges. Idempotent: what is
+ * already attached stays (an XDP program the policy no longer wants is left to
+ * dp_load(), which detaches it after the switch). */
+static int attach_iface(const struct dp_inst *in, struct iface *f, enum xdp_how how,
 			struct ipt_err *err)
 {
 	int pin = f->cls == IF_ETH ? DP_PROG_TC_IN : DP_PROG_TC_IN3;
@@ -732,27 +748,56 @@ static int attach_iface(const struct dp_inst *in, const struct iface *f, bool xd
 		return r;
 	if (!id_out && (r = tc_attach(f, BPF_TC_EGRESS, handle, in->prog[pout], err)))
 		return r;
-	if (!xdp || f->cls != IF_ETH)
+	if (how == XH_NONE || !f->xdp || f->cls != IF_ETH)
 		return 0;
 	xdp_ids(f->ifindex, &drv, &skb);
-	if (prog_named(drv, prog_names[DP_PROG_XDP]) || prog_named(skb, prog_names[DP_PROG_XDP]))
+	if (prog_named(drv, prog_names[DP_PROG_XDP]) ||
+	    (how != XH_NATIVE && prog_named(skb, prog_names[DP_PROG_XDP]))) {
+		f->xdp_on = true;
 		return xdp_mark(in, f->ifindex, true);
-	if (drv || skb) {
+	}
+	if (drv || (skb && !prog_named(skb, prog_names[DP_PROG_XDP]))) {
 		dp_log(DP_WARN, "%s: another XDP program is attached: ingress judged at tc",
 		       f->name);
 		return 0;
 	}
+	if (skb)	/* ours, generic, where only native is wanted: tc judges */
+		return 0;
 	r = -EOPNOTSUPP;
-	if (!generic)
+	if (how != XH_GENERIC)
 		r = bpf_xdp_attach(f->ifindex, in->prog[DP_PROG_XDP],
 				   XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
+	if (r && how == XH_NATIVE) {
+		dp_log(DP_DEBUG, "%s: no native XDP (%s): ingress judged at tc", f->name,
+		       strerror(-r));
+		return 0;
+	}
 	if (r)
 		r = bpf_xdp_attach(f->ifindex, in->prog[DP_PROG_XDP],
 				   XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE, NULL);
 	if (r)
 		return dp_fail(err, r, "cannot attach XDP to %s", f->name);
 	dp_log(DP_DEBUG, "%s: XDP attached", f->name);
+	f->xdp_on = true;
 	return xdp_mark(in, f->ifindex, true);
+}
+
+/* DP_INGRESS_AUTO: XDP where the driver runs it natively on received frames.
+ * Not on veth: its XDP copies every skb the peer sends into a page of its own
+ * and gives up GSO (a TCP stream through a veth with XDP attached moved 2-3
+ * Gbit/s against 13-19 with tc on this machine; docs/performance.md), and not
+ * on lo or drivers without native XDP, where only generic XDP would run (after
+ * the skb is built: tc's place, at a higher cost). A kernel that cannot say
+ * (before 6.3) gets a try at native XDP on every other Ethernet device. */
+static bool xdp_auto_wanted(const struct iface *f)
+{
+	__u64 feat;
+	int r;
+
+	if (f->cls != IF_ETH || f->veth || !strcmp(f->name, "lo"))
+		return false;
+	r = cp_xdp_features(f->ifindex, &feat);
+	return r ? r == -EOPNOTSUPP : (feat & CP_XDP_ACT_BASIC) != 0;
 }
 
 static void detach_xdp(const struct dp_inst *in, const struct iface *f)
@@ -2203,16 +2248,49 @@ static void detach_all(const struct dp_inst *in, const struct iface *v, int n)
 		detach_iface(in, &v[i]);
 }
 
-static int set_xdp_flag(const struct dp_inst *in, bool on, struct ipt_err *err)
+/* Set the BPFIPT_I_* bits of mask to those of val. */
+static int set_iflags(const struct dp_inst *in, __u32 mask, __u32 val, struct ipt_err *err)
 {
 	struct bpfipt_inst iv;
 	__u32 zero = 0;
 
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
 		return dp_fail(err, -errno, "cannot read bpfipt_inst");
-	iv.flags = on ? iv.flags | BPFIPT_I_XDP : iv.flags & ~BPFIPT_I_XDP;
+	if ((iv.flags & mask) == (val & mask))
+		return 0;
+	iv.flags = (iv.flags & ~mask) | (val & mask);
 	if (bpf_map_update_elem(in->map[IM_INST], &zero, &iv, BPF_ANY))
 		return dp_fail(err, -errno, "cannot write bpfipt_inst");
+	return 0;
+}
+
+/* After the switch: the devices whose XDP program the policy no longer wants
+ * are judged at tc again (bpfipt_xdpifs forgets them; BPFIPT_I_XDP goes when no
+ * device judges at XDP), then, after a grace period, their XDP goes. */
+static int xdp_retire(const struct dp_inst *in, const struct iface *v, int n,
+		      struct ipt_err *err)
+{
+	bool stale[n > 0 ? n : 1], any_on = false, any_stale = false;
+	__u32 drv, skb;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		xdp_ids(v[i].ifindex, &drv, &skb);
+		stale[i] = !v[i].xdp_on && (prog_named(drv, prog_names[DP_PROG_XDP]) ||
+					    prog_named(skb, prog_names[DP_PROG_XDP]));
+		if (!v[i].xdp_on)
+			xdp_mark(in, v[i].ifindex, false);
+		any_on |= v[i].xdp_on;
+		any_stale |= stale[i];
+	}
+	if (!any_on && (r = set_iflags(in, BPFIPT_I_XDP, 0, err)))
+		return r;
+	if (!any_stale)
+		return 0;
+	sync_rcu();
+	for (i = 0; i < n; i++)
+		if (stale[i])
+			detach_xdp(in, &v[i]);
 	return 0;
 }
 
@@ -2258,13 +2336,16 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	struct iface *v = NULL;
 	struct bpfipt_inst iv = {};
 	unsigned int need = 1u << DP_PROG_TC_IN | 1u << DP_PROG_TC_OUT;
-	bool fresh = false, was_xdp, xdp, generic;
+	bool fresh = false, was_xdp, was_auto, xdp = false;
+	enum dp_ingress ing;
+	enum xdp_how how;
 	__u32 zero = 0;
 	int n = 0, i, r;
 
 	dp_log_init();
 	if (!o)
 		o = &dflt;
+	ing = o->ingress;
 	if ((r = iface_list(&v, &n, err)))
 		return r;
 	for (i = 0; i < n; i++)
@@ -2280,9 +2361,18 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 		goto out;
 	}
 	was_xdp = iv.flags & BPFIPT_I_XDP;
-	xdp = o->ingress == DP_INGRESS_KEEP ? fresh || was_xdp :
-	      o->ingress == DP_INGRESS_XDP || o->ingress == DP_INGRESS_XDP_GENERIC;
-	generic = o->ingress == DP_INGRESS_XDP_GENERIC;
+	was_auto = iv.flags & BPFIPT_I_AUTO;
+	if (ing == DP_INGRESS_KEEP)
+		ing = fresh || was_auto ? DP_INGRESS_AUTO : was_xdp ? DP_INGRESS_XDP :
+		      DP_INGRESS_TC;
+	how = ing == DP_INGRESS_AUTO ? XH_NATIVE : ing == DP_INGRESS_XDP ? XH_ANY :
+	      ing == DP_INGRESS_XDP_GENERIC ? XH_GENERIC : XH_NONE;
+	for (i = 0; i < n; i++) {
+		v[i].xdp = how == XH_NATIVE ? xdp_auto_wanted(&v[i]) :
+			   how != XH_NONE && v[i].cls == IF_ETH;
+		xdp |= v[i].xdp;
+	}
+	/* no XDP program loaded where no device would take it */
 	if (xdp)
 		need |= 1u << DP_PROG_XDP;
 	if ((r = inst_need(in, v, n, need, err)))
@@ -2295,11 +2385,13 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	 * generation is installed (nwords == 0), so a command killed half-way
 	 * through the interfaces leaves the old ruleset (none) in force everywhere,
 	 * never the new one on some interfaces only. */
-	if (xdp && !was_xdp && (r = set_xdp_flag(in, true, err)))
+	if ((r = set_iflags(in, BPFIPT_I_XDP | BPFIPT_I_AUTO,
+			    (xdp || was_xdp ? BPFIPT_I_XDP : 0) |
+			    (how == XH_NATIVE ? BPFIPT_I_AUTO : 0), err)))
 		goto out;
 	for (i = 0; i < n && !r; i++) {
 		cp_crash_point("attach");
-		r = attach_iface(in, &v[i], xdp, generic, err);
+		r = attach_iface(in, &v[i], how, err);
 	}
 	if (r)
 		goto out;
@@ -2307,16 +2399,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
 	if (r)
 		goto out;
-	if (!xdp && was_xdp) {
-		/* tc judges again where xdpifs no longer says XDP does, then XDP goes */
-		for (i = 0; i < n; i++)
-			xdp_mark(in, v[i].ifindex, false);
-		if ((r = set_xdp_flag(in, false, err)))
-			goto out;
-		sync_rcu();
-		for (i = 0; i < n; i++)
-			detach_xdp(in, &v[i]);
-	}
+	r = xdp_retire(in, v, n, err);
 out:
 	if (r && fresh && in)
 		detach_all(in, v, n);	/* no half-attached first install */

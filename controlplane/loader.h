@@ -65,10 +65,13 @@
 #define DP_TC_HANDLE_THEIRS	0xb1f0		/* ... handle when it was already there */
 
 enum dp_ingress {
-	DP_INGRESS_KEEP,	/* the running instance's; XDP for a new one */
+	DP_INGRESS_KEEP,	/* the running instance's; DP_INGRESS_AUTO for a new one */
 	DP_INGRESS_TC,		/* tc ingress (clsact) */
 	DP_INGRESS_XDP,		/* XDP, native where the driver has it, else generic */
 	DP_INGRESS_XDP_GENERIC,	/* XDP, generic (skb) mode everywhere */
+	DP_INGRESS_AUTO,	/* XDP native where the driver has it on the wire (not
+				 * veth: its XDP copies every skb and gives up GSO),
+				 * tc elsewhere */
 	DP_INGRESS_MAX,
 };
 

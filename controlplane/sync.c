@@ -97,9 +97,11 @@ static struct cp_link *read_links(unsigned int *n)
 	return l;
 }
 
-/* Ingress hook: BPF_IPTABLES_INGRESS=xdp (native where the driver has it, else
- * generic), =xdp-generic, =tc. Unset: what the running data plane uses, so a
- * mode chosen once (a service's environment) stays until asked otherwise; XDP
+/* Ingress hook: BPF_IPTABLES_INGRESS=auto (XDP native on devices whose driver
+ * runs it on the wire, tc on the others: veth, lo, drivers without native XDP),
+ * =xdp (native where the driver has it, else generic, on every Ethernet
+ * device), =xdp-generic, =tc. Unset: what the running data plane uses, so a
+ * mode chosen once (a service's environment) stays until asked otherwise; auto
  * for a new one. */
 static enum dp_ingress ingress_mode(void)
 {
@@ -107,6 +109,8 @@ static enum dp_ingress ingress_mode(void)
 
 	if (!v || !*v)
 		return DP_INGRESS_KEEP;
+	if (!strcmp(v, "auto"))
+		return DP_INGRESS_AUTO;
 	if (!strcmp(v, "xdp"))
 		return DP_INGRESS_XDP;
 	if (!strcmp(v, "xdp-generic"))

@@ -459,6 +459,9 @@ struct bpfipt_inst {
 enum {
 	BPFIPT_I_XDP	= 1 << 0,	/* XDP attached: ingress judged there (unless BPFIPT_C_TC_INGRESS) */
 	BPFIPT_I_PENDING = 1 << 1,	/* switched; the grace period not yet waited for */
+	BPFIPT_I_AUTO	= 1 << 2,	/* userspace: the ingress hook is chosen per device
+					 * (DP_INGRESS_AUTO); BPFIPT_I_XDP says whether
+					 * some device got XDP */
 };
 
 struct bpfipt_conf {

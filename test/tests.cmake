@@ -130,12 +130,18 @@ add_test(NAME e2e.route_memo COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/t
 add_test(NAME e2e.route_memo.tc
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_route_memo.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.route_memo.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
+# The XDP twins of the .tc tests ask for XDP: the default (auto) judges veth's
+# ingress at tc (controlplane/loader.c xdp_auto_wanted); e2e.ingress tests the choice.
+set_tests_properties(e2e.filter e2e.conntrack e2e.reject e2e.watch e2e.route_memo
+                     PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=xdp")
+add_test(NAME e2e.ingress COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ingress.sh
+                                  ${CMAKE_BINARY_DIR})
 # Each test builds its own namespaces (names with its pid) and gives iptables-legacy
 # a lock file of its own: these run beside other tests (scripts/test.sh: ctest -j2).
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff
                      e2e.kernel_diff6 e2e.filter6 e2e.filter6.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
-                     e2e.route_memo e2e.route_memo.tc
+                     e2e.route_memo e2e.route_memo.tc e2e.ingress
                      PROPERTIES TIMEOUT 600)
 # Alone: the kernel log is the machine's (LOG), and rates, ages and "within a
 # second" are measured against the clock (limit, recent, the link watcher).
@@ -148,6 +154,7 @@ set_tests_properties(e2e.log e2e.log.tc e2e.watch e2e.watch.tc e2e.recent e2e.re
 set(F2B_TEST ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_fail2ban.sh)
 add_test(NAME e2e.fail2ban COMMAND bash ${F2B_TEST} ${CMAKE_BINARY_DIR})
 add_test(NAME e2e.fail2ban.tc COMMAND bash ${F2B_TEST} ${CMAKE_BINARY_DIR})
+set_tests_properties(e2e.fail2ban PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=xdp")
 set_tests_properties(e2e.fail2ban.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 add_test(NAME e2e.fail2ban.oracle COMMAND bash ${F2B_TEST} ${CMAKE_BINARY_DIR} --oracle)
 set_tests_properties(e2e.fail2ban e2e.fail2ban.tc e2e.fail2ban.oracle

@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/if_tun.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
@@ -2860,6 +2861,99 @@ static void fresh_ns(void)
 	ck_assert_int_eq(sh("ip link set lo up"), 0);
 }
 
+/* An ICMP echo request for 10.77.0.1 written into the tap tp0 (from its fd: as
+ * a frame the device receives), from 10.77.0.2. 0, or -1. */
+static int tap_echo(int fd, const __u8 mac[6])
+{
+	__u8 f[14 + 20 + 8] = { 0 }, *ip = f + 14, *icmp = ip + 20;
+	__u16 s;
+
+	memcpy(f, mac, 6);
+	memcpy(f + 6, "\x02\x00\x00\x00\x77\x02", 6);
+	f[12] = 0x08;
+	memcpy(ip, "\x45\x00\x00\x1c\x00\x01\x40\x00\x40\x01\x00\x00\x0a\x4d\x00\x02"
+		   "\x0a\x4d\x00\x01", 20);
+	s = ~sum16(ip, 20, 0);
+	ip[10] = s >> 8;
+	ip[11] = s & 0xff;
+	icmp[0] = 8;
+	icmp[5] = 1;
+	s = ~sum16(icmp, 8, 0);
+	icmp[2] = s >> 8;
+	icmp[3] = s & 0xff;
+	return write(fd, f, sizeof(f)) == (ssize_t)sizeof(f) ? 0 : -1;
+}
+
+START_TEST(t_loader_auto)
+{
+	/* The default ingress (DP_INGRESS_AUTO): native XDP where the driver runs it
+	 * on received frames (a tap: tun's XDP), tc on veth and lo; a packet is
+	 * judged once, where the policy says; XDP asked for explicitly goes on veth
+	 * too and stays with later commands that do not say; auto takes it off. */
+	struct cp_compiled *drop = icmp_drop(DRP);
+	struct ipt_err err = { 0 };
+	struct dp_opts xdp = { .ingress = DP_INGRESS_XDP }, tc = { .ingress = DP_INGRESS_TC },
+		       aut = { .ingress = DP_INGRESS_AUTO };
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	__u8 mac[6];
+	int fd, sk;
+	char *s;
+
+	ck_assert_int_eq(sh("ip link set lo up && ip link add vX type veth peer name vY && "
+			    "ip link set vX up && ip link set vY up && "
+			    "ip tuntap add dev tp0 mode tap && ip addr add 10.77.0.1/24 dev tp0 && "
+			    "ip link set tp0 up"), 0);
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "tp0");
+	ck_assert_int_eq(ioctl(fd, TUNSETIFF, &ifr), 0);	/* carrier up */
+	sk = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert_int_eq(ioctl(sk, SIOCGIFHWADDR, &ifr), 0);
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(sk);
+
+	ck_assert_int_eq(dp_load(drop, NULL, 0, NULL, &err), 0);
+	ck_assert_int_eq(sh("ip link show dev tp0 | grep -q 'prog/xdp .*bpfipt_xdp'"), 0);
+	ck_assert_int_ne(sh("ip link show dev vX | grep -q 'prog/xdp'"), 0);
+	ck_assert_int_ne(sh("ip link show dev lo | grep -q 'prog/xdp'"), 0);
+	ck_assert_int_eq(sh("bpftool net show dev vX | grep -q 'bpfipt_tc_in'"), 0);
+	/* judged once: at XDP on the tap (tc ingress there passes it on), at tc on lo */
+	ck_assert_int_eq(tap_echo(fd, mac), 0);
+	ck_assert_int_eq(tap_echo(fd, mac), 0);
+	ck_assert_int_ne(sh("ping -c1 -W1 -q 127.0.0.1 >/dev/null"), 0);
+	s = probe("counters");
+	ck_assert_msg(!strncmp(s, "3 3/", 4), "counters: %s", s);
+
+	/* XDP asked for: on veth and lo too; a command that does not say keeps it */
+	ck_assert_int_eq(dp_load(drop, NULL, 0, &xdp, &err), 0);
+	ck_assert_int_eq(sh("ip link show dev vX | grep -q 'prog/xdp .*bpfipt_xdp'"), 0);
+	ck_assert_int_eq(dp_load(drop, NULL, 0, NULL, &err), 0);
+	ck_assert_int_eq(sh("ip link show dev vX | grep -q 'prog/xdp .*bpfipt_xdp'"), 0);
+	ck_assert_int_eq(sh("ip link show dev lo | grep -q 'prog/xdp .*bpfipt_xdp'"), 0);
+
+	/* auto again: off veth and lo, on the tap still, filtering goes on */
+	ck_assert_int_eq(dp_load(drop, NULL, 0, &aut, &err), 0);
+	ck_assert_int_ne(sh("ip link show dev vX | grep -q 'prog/xdp'"), 0);
+	ck_assert_int_ne(sh("ip link show dev lo | grep -q 'prog/xdp'"), 0);
+	ck_assert_int_eq(sh("ip link show dev tp0 | grep -q 'prog/xdp .*bpfipt_xdp'"), 0);
+	ck_assert_int_eq(dp_load(drop, NULL, 0, NULL, &err), 0);
+	ck_assert_int_eq(sh("ip link show dev tp0 | grep -q 'prog/xdp .*bpfipt_xdp'"), 0);
+	ck_assert_int_ne(sh("ping -c1 -W1 -q 127.0.0.1 >/dev/null"), 0);
+
+	/* tc: no XDP anywhere; the tap's packets judged at tc, once */
+	ck_assert_int_eq(dp_load(drop, NULL, 0, &tc, &err), 0);
+	ck_assert_int_ne(sh("ip link show | grep -q 'prog/xdp'"), 0);
+	ck_assert_int_eq(dp_zero_counters(&err), 0);
+	ck_assert_int_eq(tap_echo(fd, mac), 0);
+	s = probe("counters");
+	ck_assert_msg(!strncmp(s, "3 1/", 4), "counters: %s", s);
+	ck_assert_int_eq(dp_remove(&err), 0);
+	close(fd);
+	sh("ip link del vX; ip link del tp0");
+	cp_compiled_free(&drop);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dataplane");
@@ -2899,6 +2993,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_atomic_switch);
 	tcase_add_test(t, t_loader_lifecycle);
 	tcase_add_test(t, t_loader_xdp_and_interfaces);
+	tcase_add_test(t, t_loader_auto);
 	tcase_add_test(t, t_reject);
 	suite_add_tcase(s, t);
 

@@ -1041,7 +1041,7 @@ static void load_mode(const struct ipt_table *t, enum dp_ingress mode)
 
 static void load(const struct ipt_table *t)
 {
-	load_mode(t, DP_INGRESS_KEEP);
+	load_mode(t, DP_INGRESS_XDP);
 }
 
 static __u64 packets(int idx)

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The ingress hook a namespace gets, command after command (separate processes):
+# by default (auto) XDP only where the driver runs it natively on received frames,
+# so a veth is judged at tc ingress; BPF_IPTABLES_INGRESS=xdp puts XDP on the veth,
+# later commands without the variable keep it, =auto takes it off again. At every
+# step a flood of datagrams to a dropped port is judged exactly once (the rule's
+# counter grows by the datagrams sent, none arrives) and an allowed port passes;
+# -V names the hooks.
+BIN=$(cd "${1:?usage: test_ingress.sh BUILD_DIR}" && pwd)
+. "$(dirname "$0")/lib.sh"
+topo_up
+unset BPF_IPTABLES_INGRESS
+
+xdp_on() { ip -n "$RTR" link show eth0 | grep -q "prog/xdp"; }
+drops() { bpt "$RTR" -L INPUT -v -x -n | awk '$NF == "dpt:9000" { print $1 }'; }
+# step NAME: 20 datagrams to the dropped port, 20 to an allowed one
+step() {
+	local before after
+	before=$(drops)
+	check_eq "$1: port 9000 dropped" 0 "$(udp_count "$CLI" "$RTR" "$RTR_IP1" 9000 20)"
+	after=$(drops)
+	check_eq "$1: each datagram counted once" 20 "$((after - before))"
+	check_eq "$1: port 9001 passes" 20 "$(udp_count "$CLI" "$RTR" "$RTR_IP1" 9001 20)"
+}
+
+bpt "$RTR" -A INPUT -p udp --dport 9000 -j DROP
+check_not "default (auto): no XDP on a veth" xdp_on
+check "default (auto): tc ingress on it" \
+	grep -Eq "^  eth0 +ethernet: tc ingress\+egress$" <<<"$(bpt "$RTR" -V)"
+check "-V names the automatic choice" grep -q "^hooks: ingress at the running data plane" \
+	<<<"$(bpt "$RTR" -V)"
+step "auto"
+
+BPF_IPTABLES_INGRESS=xdp bpt "$RTR" -A INPUT -p udp --dport 7 -j DROP
+check "BPF_IPTABLES_INGRESS=xdp: XDP on the veth" xdp_on
+check "-V: XDP native" grep -Eq "^  eth0 +ethernet: tc ingress\+egress, XDP native$" \
+	<<<"$(bpt "$RTR" -V)"
+step "xdp"
+bpt "$RTR" -D INPUT -p udp --dport 7 -j DROP
+check "a command without the variable keeps XDP" xdp_on
+step "xdp kept"
+
+BPF_IPTABLES_INGRESS=auto bpt "$RTR" -A INPUT -p udp --dport 7 -j DROP
+check_not "BPF_IPTABLES_INGRESS=auto: XDP off the veth" xdp_on
+step "auto again"
+bpt "$RTR" -D INPUT -p udp --dport 7 -j DROP
+check_not "a command without the variable keeps auto" xdp_on
+step "auto kept"
+check_eq "the ruleset is what the commands left" \
+	"-P INPUT ACCEPT|-P FORWARD ACCEPT|-P OUTPUT ACCEPT|-A INPUT -p udp -m udp --dport 9000 -j DROP" \
+	"$(bpt "$RTR" -S | paste -sd'|')"
+finish

@@ -260,6 +260,8 @@ if tc:
                                      g.get((f, n)) is not None else "")
             for f in fws])
     table(["rules"] + fws, rows)
+    plot("tcp.png", "TCP stream through FORWARD (veth)", "rules", "Gbit/s",
+         [(f, [(n, g.get((f, n))) for n in sorted({k[1] for k in g})]) for f in fws])
 
 # ------------------------------------------------------------------ drop
 head, dr = load("drop.csv")

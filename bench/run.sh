@@ -478,7 +478,7 @@ for s in $ONLY; do
 	tcp) files="tcp.csv" ;;
 	drop) files="drop.csv" ;;
 	update) files="update.csv memory.csv" ;;
-	report) files="summary.md pktcost.png veth_input.png veth_forward.png veth_output.png update.png" ;;
+	report) files="summary.md pktcost.png veth_input.png veth_forward.png veth_output.png tcp.png update.png" ;;
 	*) log "unknown section $s FAILED"; files= ;;
 	esac
 	for f in $files; do

@@ -33,7 +33,7 @@ static const char *feature(int r, bool *missing)
 void ipt_print_version_report(const char *prog)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const char *ing = getenv("BPF_IPTABLES_INGRESS");
+	const char *ing = getenv("BPF_IPTABLES_INGRESS"), *how;
 	bool missing = false;
 	struct utsname u;
 	int n;
@@ -61,13 +61,17 @@ void ipt_print_version_report(const char *prog)
 		printf("  a feature marked NO is missing: the data plane cannot load on this "
 		       "kernel (Linux >= 6.4 with BTF is needed); BPF_IPTABLES_DATAPLANE=off "
 		       "keeps the rule language only\n");
-	printf("hooks: ingress at %s, egress at tc\n",
-	       !ing || !*ing ? "the running data plane's choice (auto for a new one: XDP "
-			       "where the driver runs it natively, not veth; tc elsewhere)" :
-	       !strcmp(ing, "auto") ? "XDP where the driver runs it natively (not veth), "
-				      "tc elsewhere" :
-	       !strcmp(ing, "xdp") ? "XDP (native where the driver has it, else generic)" :
-	       !strcmp(ing, "xdp-generic") ? "XDP generic" : "tc");
+	how = !ing || !*ing ? "the running data plane's choice (auto for a new one: XDP "
+			      "where the driver runs it natively, not veth; tc elsewhere)" :
+	      !strcmp(ing, "auto") ? "XDP where the driver runs it natively (not veth), "
+				     "tc elsewhere" :
+	      !strcmp(ing, "xdp") ? "XDP (native where the driver has it, else generic)" :
+	      !strcmp(ing, "xdp-generic") ? "XDP generic" : !strcmp(ing, "tc") ? "tc" : NULL;
+	if (how)
+		printf("hooks: ingress at %s, egress at tc\n", how);
+	else
+		printf("hooks: BPF_IPTABLES_INGRESS=%s is not an ingress hook (auto, xdp, "
+		       "xdp-generic or tc): commands refuse it; egress at tc\n", ing);
 	if (!cp_dataplane_enabled()) {
 		printf("data plane: off (BPF_IPTABLES_DATAPLANE=off)\n");
 		return;

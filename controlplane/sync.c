@@ -102,7 +102,7 @@ static struct cp_link *read_links(unsigned int *n)
  * =xdp (native where the driver has it, else generic, on every Ethernet
  * device), =xdp-generic, =tc. Unset: what the running data plane uses, so a
  * mode chosen once (a service's environment) stays until asked otherwise; auto
- * for a new one. */
+ * for a new one. DP_INGRESS_MAX: none of these (a typo must not pick a hook). */
 static enum dp_ingress ingress_mode(void)
 {
 	const char *v = getenv("BPF_IPTABLES_INGRESS");
@@ -115,7 +115,9 @@ static enum dp_ingress ingress_mode(void)
 		return DP_INGRESS_XDP;
 	if (!strcmp(v, "xdp-generic"))
 		return DP_INGRESS_XDP_GENERIC;
-	return DP_INGRESS_TC;
+	if (!strcmp(v, "tc"))
+		return DP_INGRESS_TC;
+	return DP_INGRESS_MAX;
 }
 
 bool cp_running_tag(__u32 *tag)
@@ -153,6 +155,10 @@ int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 
 	if (!cp_dataplane_enabled())
 		return 0;
+	if (ingress_mode() == DP_INGRESS_MAX)
+		return ipt_err_set(err, IPT_EXIT_PARAM, IPT_ES_IPTC,
+				   "BPF_IPTABLES_INGRESS=%s: not an ingress hook (auto, xdp, "
+				   "xdp-generic or tc)", getenv("BPF_IPTABLES_INGRESS"));
 	if (ct_settings_load(state_dir, &cts, err))
 		return -1;
 	links = read_links(&env.nlinks);

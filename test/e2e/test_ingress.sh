@@ -5,7 +5,7 @@
 # later commands without the variable keep it, =auto takes it off again. At every
 # step a flood of datagrams to a dropped port is judged exactly once (the rule's
 # counter grows by the datagrams sent, none arrives) and an allowed port passes;
-# -V names the hooks.
+# -V names the hooks. A value that is no hook is refused, and changes nothing.
 BIN=$(cd "${1:?usage: test_ingress.sh BUILD_DIR}" && pwd)
 . "$(dirname "$0")/lib.sh"
 topo_up
@@ -46,6 +46,15 @@ step "auto again"
 bpt "$RTR" -D INPUT -p udp --dport 7 -j DROP
 check_not "a command without the variable keeps auto" xdp_on
 step "auto kept"
+# a value that is no hook: refused (exit 2, naming it), nothing changes
+out=$(BPF_IPTABLES_INGRESS=xpd bpt "$RTR" -A INPUT -p udp --dport 7 -j DROP 2>&1)
+check_eq "BPF_IPTABLES_INGRESS=xpd: exit 2" 2 "$?"
+check "... the message names it" grep -q "BPF_IPTABLES_INGRESS=xpd: not an ingress hook" <<<"$out"
+out=$(printf '*filter\n-A INPUT -j DROP\nCOMMIT\n' |
+	BPF_IPTABLES_INGRESS=xpd nsx "$RTR" "$BIN/bpf-iptables-restore" 2>&1)
+check_eq "bpf-iptables-restore refuses it too" 2 "$?"
+check_not "... the hook stays" xdp_on
+step "after the refused commands"
 check_eq "the ruleset is what the commands left" \
 	"-P INPUT ACCEPT|-P FORWARD ACCEPT|-P OUTPUT ACCEPT|-A INPUT -p udp -m udp --dport 9000 -j DROP" \
 	"$(bpt "$RTR" -S | paste -sd'|')"

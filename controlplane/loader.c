@@ -2266,8 +2266,10 @@ static int set_iflags(const struct dp_inst *in, __u32 mask, __u32 val, struct ip
 
 /* After the switch: the devices whose XDP program the policy no longer wants
  * are judged at tc again (bpfipt_xdpifs forgets them; BPFIPT_I_XDP goes when no
- * device judges at XDP), then, after a grace period, their XDP goes. */
-static int xdp_retire(const struct dp_inst *in, const struct iface *v, int n,
+ * device judges at XDP), then, after a grace period, their XDP goes. was_xdp:
+ * BPFIPT_I_XDP before this command; without it no device had our XDP (the flag
+ * is set before any is attached), and a host of veths asks nothing per device. */
+static int xdp_retire(const struct dp_inst *in, const struct iface *v, int n, bool was_xdp,
 		      struct ipt_err *err)
 {
 	bool stale[n > 0 ? n : 1], any_on = false, any_stale = false;
@@ -2275,12 +2277,14 @@ static int xdp_retire(const struct dp_inst *in, const struct iface *v, int n,
 	int i, r;
 
 	for (i = 0; i < n; i++) {
-		xdp_ids(v[i].ifindex, &drv, &skb);
-		stale[i] = !v[i].xdp_on && (prog_named(drv, prog_names[DP_PROG_XDP]) ||
-					    prog_named(skb, prog_names[DP_PROG_XDP]));
-		if (!v[i].xdp_on)
-			xdp_mark(in, v[i].ifindex, false);
+		stale[i] = false;
 		any_on |= v[i].xdp_on;
+		if (!was_xdp || v[i].xdp_on)
+			continue;
+		xdp_mark(in, v[i].ifindex, false);
+		xdp_ids(v[i].ifindex, &drv, &skb);
+		stale[i] = prog_named(drv, prog_names[DP_PROG_XDP]) ||
+			   prog_named(skb, prog_names[DP_PROG_XDP]);
 		any_stale |= stale[i];
 	}
 	if (!any_on && (r = set_iflags(in, BPFIPT_I_XDP, 0, err)))
@@ -2399,7 +2403,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
 	if (r)
 		goto out;
-	r = xdp_retire(in, v, n, err);
+	r = xdp_retire(in, v, n, was_xdp, err);
 out:
 	if (r && fresh && in)
 		detach_all(in, v, n);	/* no half-attached first install */

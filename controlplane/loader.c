@@ -2265,16 +2265,18 @@ static int set_iflags(const struct dp_inst *in, __u32 mask, __u32 val, struct ip
 }
 
 /* After the switch: the devices whose XDP program the policy no longer wants
- * are judged at tc again (bpfipt_xdpifs forgets them; BPFIPT_I_XDP goes when no
- * device judges at XDP), then, after a grace period, their XDP goes. was_xdp:
- * BPFIPT_I_XDP before this command; without it no device had our XDP (the flag
- * is set before any is attached), and a host of veths asks nothing per device. */
+ * are judged at tc again (bpfipt_xdpifs forgets them), then, after a grace
+ * period, their XDP goes, and BPFIPT_I_XDP with it when no device judges at XDP
+ * (last: a command killed before the detach leaves the flag, and the next one
+ * finishes the work). was_xdp: BPFIPT_I_XDP before this command; without it no
+ * device had our XDP (the flag is set before any is attached), and a host of
+ * veths asks nothing per device. */
 static int xdp_retire(const struct dp_inst *in, const struct iface *v, int n, bool was_xdp,
 		      struct ipt_err *err)
 {
 	bool stale[n > 0 ? n : 1], any_on = false, any_stale = false;
 	__u32 drv, skb;
-	int i, r;
+	int i;
 
 	for (i = 0; i < n; i++) {
 		stale[i] = false;
@@ -2287,15 +2289,13 @@ static int xdp_retire(const struct dp_inst *in, const struct iface *v, int n, bo
 			   prog_named(skb, prog_names[DP_PROG_XDP]);
 		any_stale |= stale[i];
 	}
-	if (!any_on && (r = set_iflags(in, BPFIPT_I_XDP, 0, err)))
-		return r;
-	if (!any_stale)
-		return 0;
-	sync_rcu();
-	for (i = 0; i < n; i++)
-		if (stale[i])
-			detach_xdp(in, &v[i]);
-	return 0;
+	if (any_stale) {
+		sync_rcu();
+		for (i = 0; i < n; i++)
+			if (stale[i])
+				detach_xdp(in, &v[i]);
+	}
+	return any_on ? 0 : set_iflags(in, BPFIPT_I_XDP, 0, err);
 }
 
 static bool uses_addrtype(const struct cp_compiled *cc)

@@ -35,6 +35,7 @@
  * lookup then walks the FIB for every packet the route memo does not answer.
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
  *                [--group-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
+ *                [--packets first,last,none,none-worst] [--hook xdp|tc]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  */
@@ -73,6 +74,8 @@ static unsigned int group_min;		/* 0: the compiler's default */
 static int ifindex;			/* vA: the packets arrive on it */
 static int family = 4;			/* --family */
 static bool forwarding;			/* --forwarding: the namespace routes */
+static const char *only_packets;	/* --packets: a list of packet names */
+static const char *only_hook;		/* --hook: xdp or tc */
 static __u8 ifmac[6];
 
 static void die(const char *what)
@@ -169,6 +172,17 @@ static const char *const pk_name[P_MAX] = { "first", "last", "none", "none-worst
 static __be32 a4(unsigned a, unsigned b, unsigned c, unsigned d)
 {
 	return htonl(a << 24 | b << 16 | c << 8 | d);
+}
+
+/* name is in the comma-separated list (NULL: every name is) */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *s = list; s; s = strchr(s, ','), s = s ? s + 1 : NULL)
+		if (!strncmp(s, name, n) && (s[n] == ',' || !s[n]))
+			return true;
+	return !list;
 }
 
 static void mixed_rule(unsigned int i, unsigned int *s, unsigned int *port)
@@ -471,12 +485,15 @@ static void measure(enum kind k, unsigned int n, bool ct)
 	for (int p = 0; p < P_MAX; p++) {
 		size_t len;
 
-		if (!pk[p].src)
+		if (!pk[p].src || !listed(only_packets, pk_name[p]))
 			continue;
 		len = packet(buf, pk[p].src, pk[p].sport, pk[p].dport);
 		for (int xdp = 1; xdp >= 0; xdp--) {
 			int fd = dp_inst_prog_fd(in, xdp ? DP_PROG_XDP : DP_PROG_TC_IN);
 			bool drop = p == P_FIRST || p == P_LAST;
+
+			if (!listed(only_hook, xdp ? "xdp" : "tc"))
+				continue;
 			int want = xdp ? (drop ? XDP_DROP : XDP_PASS) : (drop ? TC_ACT_SHOT : TC_ACT_OK);
 
 			printf("%s%s,%u,%s,%s,%s,%.1f,%.1f,%llu\n", kind_name[k],
@@ -555,7 +572,7 @@ int main(int argc, char **argv)
 		{ "repeat", 1, 0, 'r' }, { "sizes", 1, 0, 's' }, { "deny-sizes", 1, 0, 'd' },
 		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
 		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { "forwarding", 0, 0, 'F' },
-		{ "runs", 1, 0, 'n' }, { 0 } };
+		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 };
 	unsigned int dense_max = 100000;
@@ -572,6 +589,8 @@ int main(int argc, char **argv)
 		case 'c': ct = false; break;
 		case 'F': forwarding = true; break;
 		case 'n': runs = strtoul(optarg, NULL, 10); if (!runs) runs = 1; break;
+		case 'p': only_packets = optarg; break;
+		case 'H': only_hook = optarg; break;
 		case 'R': return running();
 		case 'f':
 			family = atoi(optarg);
@@ -583,7 +602,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
 				"[--dense-max N] [--group-min N] [--no-ct] [--family 6] "
-				"[--forwarding] [--runs N]\n");
+				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc]\n");
 			return 2;
 		}
 	}

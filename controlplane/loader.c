@@ -1589,6 +1589,79 @@ static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
 	return true;
 }
 
+/* Bit s of vector vid is set. */
+static bool vec_has(const struct cp_compiled *cc, __u32 vid, unsigned int s)
+{
+	return vid == BPFIPT_NO_VEC || (cc->pool[(size_t)vid * cc->nwords + s / 64] >> (s % 64) & 1);
+}
+
+/* Slot s of chain c is in every vector that field f (gen_conf's numbering: -4
+ * source ... NFA - 1) can give a packet in that chain. */
+static bool field_has(const struct cp_compiled *cc, int f, __u32 c, unsigned int s)
+{
+	const struct cp_lpm *l = f == -4 ? &cc->src : &cc->dst;
+	const struct cp_if_field *iff = f == -2 ? &cc->iif : &cc->oif;
+	const struct cp_array_field *a;
+	__u32 last = BPFIPT_NO_VEC;
+	unsigned int i;
+
+	switch (f) {
+	case -4:
+	case -3:
+		for (i = 0; i < l->n; i++) {
+			__u32 key = l->e6 ? l->e6[i].key : l->e[i].key;
+			__u32 val = l->e6 ? l->e6[i].value : l->e[i].value;
+
+			if (key == c && !vec_has(cc, val, s))
+				return false;
+		}
+		return true;
+	case -2:
+	case -1:
+		if (!vec_has(cc, iff->dflt[c], s))
+			return false;
+		for (i = 0; i < iff->n; i++)
+			if (iff->e[i].chain == c && !vec_has(cc, iff->e[i].vec, s))
+				return false;
+		return true;
+	default:
+		a = fa_of(cc, f);
+		for (i = 0; i < a->nkeys; i++) {
+			__u32 v = a->vec[(size_t)c * a->nkeys + i];
+
+			if (v != last && !vec_has(cc, v, s))
+				return false;
+			last = v;
+		}
+		return true;
+	}
+}
+
+/* bpfipt_conf.fast of chain c: when the chain begins with its folded group slot
+ * (a deny list at its top), whether the list's search judges a packet alone. */
+static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf, __u32 c)
+{
+	const struct bpfipt_slot *s0 = &cc->slots[c][0];
+	__u32 fast;
+	int f;
+
+	if (cc->nslots[c] < 2 || (cf->gfold[c][0] != 1 && cf->gfold[c][1] != 1))
+		return 0;
+	fast = cf->gfold[c][1] == 1 ? BPFIPT_FAST_DST : 0;
+	/* nothing else in the chain: a miss falls to the policy */
+	if (cc->nslots[c] == 2 && cc->policy_slot[c] == 1)
+		fast |= BPFIPT_FAST_MISS;
+	/* a plain verdict that nothing but its list constrains */
+	if (s0->kind == BPFIPT_S_VERDICT && !s0->log &&
+	    !(s0->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST))) {
+		for (f = -4; f < NFA && field_has(cc, f, c, 0); f++)
+			;
+		if (f == NFA)
+			fast |= BPFIPT_FAST_HIT;
+	}
+	return fast & (BPFIPT_FAST_HIT | BPFIPT_FAST_MISS) ? fast : 0;
+}
+
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
  * up: folded into one vector per chain, written to cv). */
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
@@ -1666,6 +1739,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		/* a chain that tells states apart: track connections at every hook */
 		if (cf->lookup[c] & (1u << BPFIPT_F_CTSTATE))
 			cf->flags |= BPFIPT_C_CT;
+		cf->fast[c] = fast_of(cc, cf, c);
 	}
 	return 0;
 }

@@ -779,6 +779,7 @@ __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 {
 	__u32 depth = desc >> BPFIPT_IVAL_DEPTH_SHIFT, idx = desc & BPFIPT_IVAL_PAGE_MASK;
 	__u32 wl = (desc >> BPFIPT_IVAL_WIN_SHIFT) & 15;
+	struct bpfipt_ival_page *pg;
 	__u32 lvl, i, w, step;
 	void *m;
 
@@ -789,20 +790,26 @@ __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 	m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
 	if (!m)
 		return BPFIPT_IVAL_NONE;
-	/* a bounded loop: depth <= 3 */
-	for (lvl = 0; lvl < depth; lvl++) {
-		struct bpfipt_ival_page *pg;
-
+	/* the root: its window */
+	pg = bpf_map_lookup_elem(m, &idx);
+	if (!pg)
+		return BPFIPT_IVAL_NONE;
+#pragma unroll
+	for (step = BPFIPT_IVAL_FANOUT / 2; step; step >>= 1)
+		if (step < w && pg->key[(i + step) & (BPFIPT_IVAL_FANOUT - 1)] <= a)
+			i += step;
+	idx = pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];
+	/* the levels below, whole pages (a bounded loop: depth <= 3) */
+	for (lvl = 1; lvl < depth; lvl++) {
 		pg = bpf_map_lookup_elem(m, &idx);
 		if (!pg)
 			return BPFIPT_IVAL_NONE;
+		i = 0;
 #pragma unroll
 		for (step = BPFIPT_IVAL_FANOUT / 2; step; step >>= 1)
-			if (step < w && pg->key[(i + step) & (BPFIPT_IVAL_FANOUT - 1)] <= a)
+			if (pg->key[(i + step) & (BPFIPT_IVAL_FANOUT - 1)] <= a)
 				i += step;
 		idx = pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];
-		i = 0;
-		w = BPFIPT_IVAL_FANOUT;
 	}
 	return idx;
 }
@@ -1568,6 +1575,35 @@ static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf
 	return 0;
 }
 
+/* A chain that begins with its folded group slot (bpfipt_conf.fast, set by the
+ * loader): on a hit, that slot's verdict when it matches every listed address
+ * (BPFIPT_FAST_HIT); on a miss, the policy when nothing else is in the chain
+ * (BPFIPT_FAST_MISS). Counted as the walk would count. -1: walk. */
+static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				      struct scratch *sc)
+{
+	__u32 fast = conf->fast[chain], ctr = sc->gctr[fast & BPFIPT_FAST_DST ? 1 : 0], gi;
+	struct bpfipt_slot *sl;
+	void *slots;
+
+	if (ctr != BPFIPT_IVAL_NONE ? !(fast & BPFIPT_FAST_HIT) : !(fast & BPFIPT_FAST_MISS))
+		return -1;
+	gi = conf->slot_base[chain] + (ctr == BPFIPT_IVAL_NONE);
+	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
+	if (!slots)
+		return -1;
+	sl = bpf_map_lookup_elem(slots, &gi);
+	if (!sl)
+		return -1;
+	if (ctr == BPFIPT_IVAL_NONE)
+		ctr = sl->counter;
+	count(cur, conf, ctr, &sc->p);
+	stat_inc(BPFIPT_ST_FAST);
+	sc->verdict = sl->verdict;
+	sc->reject_with = sl->reject_with;
+	return sl->verdict;
+}
+
 /* Run chain c of generation cur on the packet: enum bpfipt_verdict. */
 static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				    struct scratch *sc)
@@ -1581,6 +1617,22 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		goto broken;
 	look = conf->lookup[chain];
 	sc->cur = cur;
+
+	/* the folded group slots first: one search each, the slot out of the walk
+	 * when the address is not in its list; a deny list at the top of the
+	 * chain may judge the packet alone */
+	sc->gskip_w[0] = NO_SLOT;
+	sc->gskip_w[1] = NO_SLOT;
+	if (conf->gfold[chain][0] && fold_search(cur, conf, chain, 0, sc))
+		goto broken;
+	if (conf->gfold[chain][1] && fold_search(cur, conf, chain, 1, sc))
+		goto broken;
+	if (conf->fast[chain] && !p->cut) {
+		int v = fast_judge(cur, conf, chain, sc);
+
+		if (v >= 0)
+			return v;
+	}
 
 	/* One lookup per field that varies in this chain: its vector id. */
 	if (p->family == 6) {
@@ -1646,14 +1698,6 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
-	/* the folded group slots: one search each, the slot out of the walk when
-	 * the address is not in its list */
-	sc->gskip_w[0] = NO_SLOT;
-	sc->gskip_w[1] = NO_SLOT;
-	if (conf->gfold[chain][0] && fold_search(cur, conf, chain, 0, sc))
-		goto broken;
-	if (conf->gfold[chain][1] && fold_search(cur, conf, chain, 1, sc))
-		goto broken;
 	sc->cur = cur;
 	sc->chain = chain;
 	sc->look = look & ~cutlook;

@@ -374,6 +374,8 @@ enum bpfipt_stat {
 	BPFIPT_ST_LOG_SENT,		/* LOG events written to bpfipt_log */
 	BPFIPT_ST_LOG_LOST,		/* LOG events lost: ring full, or too many per packet */
 	BPFIPT_ST_ROUTE_MEMO,		/* ingress chains chosen from the route memo, not the FIB */
+	BPFIPT_ST_FAST,			/* packets judged by a deny list's search alone
+					 * (bpfipt_conf.fast), without the walk */
 	BPFIPT_ST_MAX,
 };
 
@@ -394,12 +396,13 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		8	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		9	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
 					 * 7: shared counters for large groups;
-					 * 8: the route memo (BPFIPT_ST_ROUTE_MEMO) */
+					 * 8: the route memo (BPFIPT_ST_ROUTE_MEMO);
+					 * 9: bpfipt_conf.fast (BPFIPT_FAST_*) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -490,6 +493,20 @@ struct bpfipt_conf {
 	 * address is not in the list. */
 	__u32 gfold[BPFIPT_NCHAINS][2];
 	__u32 gfold_set[BPFIPT_NCHAINS][2];
+	/* BPFIPT_FAST_*: a chain that begins with its folded group slot (a deny
+	 * list at the top of the chain) is judged by that search alone when it
+	 * can be, without the walk (classify(), fast_judge()) */
+	__u32 fast[BPFIPT_NCHAINS];
+};
+
+enum {
+	BPFIPT_FAST_DST	= 1 << 0,	/* slot 0 is gfold[c][1] (else gfold[c][0]) */
+	BPFIPT_FAST_HIT	= 1 << 1,	/* slot 0 matches every packet whose address is
+					 * in its list: a plain verdict (no LOG, no
+					 * extra match), its bit set in every vector of
+					 * the chain; a hit is judged by it */
+	BPFIPT_FAST_MISS = 1 << 2,	/* the chain is slot 0 and its policy: a miss
+					 * is judged by the policy */
 };
 
 enum {

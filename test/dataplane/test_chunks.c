@@ -13,6 +13,10 @@
  * evaluator, and values carried into a ruleset whose counter ids all moved.
  * A chain whose only address constraint is a deny list looks no address field
  * up (t_group_only): the group slot's own set decides, against the reference.
+ * A deny list at the top of a chain (t_group_fast) judges alone when it can
+ * (bpfipt_conf.fast): a hit on a list nothing else constrains, a miss in a chain
+ * that holds only the list; the packets so judged are counted in BPFIPT_ST_FAST,
+ * the others walk, and every verdict and counter is the reference's.
  * Needs root and BPF; fails (never skips) without them. Runs in a network
  * namespace of its own.
  */
@@ -400,6 +404,105 @@ START_TEST(t_shared_counters)
 }
 END_TEST
 
+/* INPUT: a list on -s at the top, then more rules (a hit is judged by the list);
+ * OUTPUT: only a list on -d, REJECT (hit and miss); FORWARD: only a list whose
+ * rules also say -p udp --dport 53 (a miss only); a list after another rule is
+ * not at the top (OUTPUT of the second ruleset). */
+START_TEST(t_group_fast)
+{
+	static const __u32 chains[] = { BPFIPT_INPUT, BPFIPT_OUTPUT, BPFIPT_FORWARD };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nfast = 0;
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < 400; i++) {
+		struct in_addr a = { DENY(i) };
+
+		sb_addf(&sb, "-A INPUT -s %s/32 -j DROP\n", inet_ntoa(a));
+		sb_addf(&sb, "-A OUTPUT -d %s/%u -j REJECT\n", inet_ntoa(a), i % 10 ? 32 : 24);
+		sb_addf(&sb, "-A FORWARD -s %s/32 -p udp --dport 53 -j DROP\n", inet_ntoa(a));
+	}
+	sb_adds(&sb, "-A INPUT -p udp --dport 7 -j ACCEPT\n-A INPUT -s 192.0.2.0/24 -j ACCEPT\n"
+		"COMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_HIT);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT],
+			  BPFIPT_FAST_DST | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_MISS);
+	for (int k = 0; k < 2400; k++) {
+		unsigned int r = rnd() % 4, i = rnd() % 600, c = k % 3;
+		bool listed = r != 0 && i < 400;
+		struct cp_packet p = {
+			.saddr = r == 0 ? inet_addr("192.0.2.1") : DENY(i),
+			.daddr = r == 1 ? inet_addr("10.200.0.1")
+				 : r == 2 ? (DENY(i) & htonl(0xffffff00)) | htonl(77) : DENY(i),
+			.proto = 17, .has_ports = true, .sport = 40000,
+			.dport = (unsigned int[]){ 9, 7, 53, 53 }[rnd() % 4], .len = 50,
+		};
+		bool fast = c == 0 ? listed : c == 1 ? true : !listed;
+
+		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+		send_chain(in, t, &p, chains[c]);
+		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+			      "chain %u src %#x: judged %s", chains[c], ntohl(p.saddr),
+			      fast ? "by the walk" : "by the list alone");
+		nfast += fast;
+	}
+	ck_assert_uint_gt(nfast, 1000);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+
+	/* not at the top, a LOG list, a list with a jump before it: no fast path */
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":U - [0:0]\n-A OUTPUT -p udp --dport 9 -j ACCEPT\n-A FORWARD -j U\n");
+	for (unsigned int i = 0; i < 300; i++) {
+		struct in_addr a = { DENY(i) };
+
+		sb_addf(&sb, "-A OUTPUT -d %s/32 -j DROP\n", inet_ntoa(a));
+		sb_addf(&sb, "-A INPUT -s %s/32 -j LOG\n", inet_ntoa(a));
+		sb_addf(&sb, "-A FORWARD -s %s/32 -j DROP\n", inet_ntoa(a));
+	}
+	sb_adds(&sb, "-A U -p udp --dport 53 -j DROP\nCOMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
+		ck_assert_msg(!cf.fast[c], "chain %u: fast %#x", c, cf.fast[c]);
+	for (int k = 0; k < 600; k++) {
+		unsigned int i = rnd() % 400;
+		struct cp_packet p = {
+			.saddr = DENY(i), .daddr = DENY(i), .proto = 17, .has_ports = true,
+			.sport = 40000, .dport = k & 1 ? 53 : 9, .len = 50,
+		};
+
+		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+		send_chain(in, t, &p, chains[k % 3]);
+		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+		ck_assert_uint_eq(st1[BPFIPT_ST_FAST], st0[BPFIPT_ST_FAST]);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("chunks");
@@ -411,6 +514,7 @@ int main(void)
 	tcase_add_test(tc, t_long_chains);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_group_only);
+	tcase_add_test(tc, t_group_fast);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1662,6 +1662,34 @@ static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 	return fast & (BPFIPT_FAST_HIT | BPFIPT_FAST_MISS) ? fast : 0;
 }
 
+_Static_assert(BPFIPT_F_MAX <= 16, "a field id fits in 4 bits (BPFIPT_FAST_PFX_FIELD)");
+
+/* The slot prefix of chain c (BPFIPT_FAST_PFX_*): its first slots while each is a
+ * plain verdict that exactly one field constrains. */
+static __u32 prefix_of(const struct cp_compiled *cc, __u32 c)
+{
+	__u32 fast = 0, j;
+
+	for (j = 0; j < BPFIPT_FAST_PFX_MAX && j < cc->nslots[c] && j != cc->policy_slot[c]; j++) {
+		const struct bpfipt_slot *sl = &cc->slots[c][j];
+		int f, field = -1, n = 0;
+
+		if (sl->kind != BPFIPT_S_VERDICT || sl->log || sl->xflags)
+			break;
+		for (f = -4; f < NFA && n < 2; f++) {
+			if (field_has(cc, f, c, j))
+				continue;
+			n++;
+			field = f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
+				f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF : fa_field[f];
+		}
+		if (n != 1)
+			break;
+		fast |= (__u32)field << (12 + 4 * j);
+	}
+	return j ? fast | j << 8 : 0;
+}
+
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
  * up: folded into one vector per chain, written to cv). */
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
@@ -1740,6 +1768,8 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		if (cf->lookup[c] & (1u << BPFIPT_F_CTSTATE))
 			cf->flags |= BPFIPT_C_CT;
 		cf->fast[c] = fast_of(cc, cf, c);
+		if (!cf->fast[c])
+			cf->fast[c] = prefix_of(cc, c);
 	}
 	return 0;
 }

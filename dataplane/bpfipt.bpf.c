@@ -1604,6 +1604,124 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 	return sl->verdict;
 }
 
+/* The packet's vector of field f in chain sc->chain of generation sc->cur, as
+ * classify() looks it up, BPFIPT_IVAL_NONE on a failure. A global function:
+ * the slot prefix (fast_prefix()) asks for one field at a time. */
+__noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
+{
+	const struct bpfipt_conf *conf;
+	__u32 cur, chain, v = BPFIPT_IVAL_NONE;
+	const struct pkt *p;
+
+	if (!sc)
+		return BPFIPT_IVAL_NONE;
+	p = &sc->p;
+	cur = sc->cur;
+	chain = sc->chain;
+	if (chain >= BPFIPT_NCHAINS)
+		return BPFIPT_IVAL_NONE;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	if (!conf)
+		return BPFIPT_IVAL_NONE;
+	switch (f) {
+	case BPFIPT_F_SRC:
+	case BPFIPT_F_DST:
+		if (p->family == 6)
+			return bpfipt_lpm6_find(sc, conf->addr_set[chain][f == BPFIPT_F_DST],
+						f == BPFIPT_F_DST);
+		return bpfipt_ival_find(cur, conf->addr_set[chain][f == BPFIPT_F_DST],
+					bpf_ntohl(f == BPFIPT_F_DST ? p->daddr : p->saddr));
+	case BPFIPT_F_PROTO:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_SPORT:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_DPORT:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_IIF:
+		if (!IF_VEC(cur, chain, p->iif, conf->iif_dflt[chain], v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_OIF:
+		if (!IF_VEC(cur, chain | BPFIPT_KEY_OIF, p->oif, conf->oif_dflt[chain], v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_TCPFLAGS:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags, v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_ICMP:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_FRAG:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_LEN:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	case BPFIPT_F_CTSTATE:
+		if (!ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
+			       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), v))
+			return BPFIPT_IVAL_NONE;
+		return v;
+	}
+	return BPFIPT_IVAL_NONE;
+}
+
+/* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*): slot j matches when bit
+ * j is set in the packet's vector of the one field that constrains it. The
+ * verdict of the first that matches, counted as the walk would; -1 when none
+ * does (the walk then starts after them, sc->cursor). */
+static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				       struct scratch *sc)
+{
+	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), key, gi, v;
+	struct bpfipt_slot *sl;
+	const __u64 *w;
+	void *pool, *slots;
+	int j;
+
+	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	if (!pool)
+		return -1;
+	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX */
+	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
+		if ((__u32)j >= n)
+			break;
+		v = bpfipt_field_vec(sc, BPFIPT_FAST_PFX_FIELD(fast, j));
+		if (v == BPFIPT_IVAL_NONE)
+			return -1;
+		key = v * conf->nchunks;
+		w = bpf_map_lookup_elem(pool, &key);
+		if (!w)
+			return -1;
+		if (!((w[0] >> j) & 1))
+			continue;
+		slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
+		if (!slots)
+			return -1;
+		gi = conf->slot_base[chain] + j;
+		sl = bpf_map_lookup_elem(slots, &gi);
+		if (!sl)
+			return -1;
+		count(cur, conf, sl->counter, &sc->p);
+		stat_inc(BPFIPT_ST_FAST);
+		sc->verdict = sl->verdict;
+		sc->reject_with = sl->reject_with;
+		return sl->verdict;
+	}
+	sc->cursor = n;
+	return -1;
+}
+
 /* Run chain c of generation cur on the packet: enum bpfipt_verdict. */
 static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				    struct scratch *sc)
@@ -1627,8 +1745,11 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		goto broken;
 	if (conf->gfold[chain][1] && fold_search(cur, conf, chain, 1, sc))
 		goto broken;
+	sc->cursor = 0;
+	sc->chain = chain;
 	if (conf->fast[chain] && !p->cut) {
-		int v = fast_judge(cur, conf, chain, sc);
+		int v = BPFIPT_FAST_PFX_N(conf->fast[chain]) ? fast_prefix(cur, conf, chain, sc)
+							      : fast_judge(cur, conf, chain, sc);
 
 		if (v >= 0)
 			return v;
@@ -1704,7 +1825,6 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->cvec = conf->cvec[chain];
 	sc->nwords = conf->nwords;
 	sc->nchunks = conf->nchunks;
-	sc->cursor = 0;
 	sc->depth = 0;
 	sc->nlog = 0;
 	sc->top_ready = 0;

@@ -495,7 +495,8 @@ struct bpfipt_conf {
 	__u32 gfold_set[BPFIPT_NCHAINS][2];
 	/* BPFIPT_FAST_*: a chain that begins with its folded group slot (a deny
 	 * list at the top of the chain) is judged by that search alone when it
-	 * can be, without the walk (classify(), fast_judge()) */
+	 * can be, without the walk (classify(), fast_judge()); else the slot
+	 * prefix (BPFIPT_FAST_PFX_*) */
 	__u32 fast[BPFIPT_NCHAINS];
 };
 
@@ -508,6 +509,16 @@ enum {
 	BPFIPT_FAST_MISS = 1 << 2,	/* the chain is slot 0 and its policy: a miss
 					 * is judged by the policy */
 };
+
+/* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): the chain's first
+ * BPFIPT_FAST_PFX_N(fast) slots (at most BPFIPT_FAST_PFX_MAX) are plain verdicts
+ * that one field each constrains (-i lo -j ACCEPT, -m conntrack --ctstate
+ * ESTABLISHED,RELATED -j ACCEPT): slot j matches a packet when bit j is set in
+ * the packet's vector of field BPFIPT_FAST_PFX_FIELD(fast, j), every other field's
+ * vectors have it. Tested one by one before the other fields are looked up. */
+#define BPFIPT_FAST_PFX_MAX		4
+#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 7)
+#define BPFIPT_FAST_PFX_FIELD(fast, j)	(((fast) >> (12 + 4 * (j))) & 15)
 
 enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */

@@ -16,7 +16,8 @@
  * A deny list at the top of a chain (t_group_fast) judges alone when it can
  * (bpfipt_conf.fast): a hit on a list nothing else constrains, a miss in a chain
  * that holds only the list; the packets so judged are counted in BPFIPT_ST_FAST,
- * the others walk, and every verdict and counter is the reference's.
+ * the others walk, and every verdict and counter is the reference's. So does a
+ * chain's prefix of rules that one field each constrains (t_prefix).
  * Needs root and BPF; fails (never skips) without them. Runs in a network
  * namespace of its own.
  */
@@ -132,13 +133,17 @@ static size_t packet(__u8 *buf, struct cp_packet *p)
 	ip->ihl = 5;
 	ip->tot_len = htons(50);
 	ip->ttl = 64;
-	ip->protocol = IPPROTO_UDP;
+	ip->protocol = p->proto == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_UDP;
 	ip->saddr = p->saddr;
 	ip->daddr = p->daddr;
 	ip->check = ipt_csum(ip, sizeof(*ip));
 	udp->source = htons(p->sport);
 	udp->dest = htons(p->dport);
 	udp->len = htons(30);
+	if (p->proto == IPPROTO_TCP) {	/* a 20-byte TCP header */
+		((__u8 *)udp)[12] = 5 << 4;
+		((__u8 *)udp)[13] = p->tcpflags;
+	}
 	return 64;
 }
 
@@ -503,6 +508,82 @@ START_TEST(t_group_fast)
 }
 END_TEST
 
+/* INPUT begins with three rules of one field each (-s, -p, -s with REJECT), then
+ * a rule of two fields and the mixed rules; OUTPUT with -m length and -p, then
+ * only its policy; FORWARD with a rule of no field at all. A packet that one of
+ * the prefix's rules matches is judged by it (BPFIPT_ST_FAST), the others walk
+ * from the first rule after the prefix. */
+START_TEST(t_prefix)
+{
+	static const __u32 chains[] = { BPFIPT_INPUT, BPFIPT_OUTPUT, BPFIPT_FORWARD };
+	static const char *const srcs[] = { "192.0.2.5", "198.51.100.7", "10.9.9.9", NULL };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nfast = 0, nwalk = 0;
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		"-A INPUT -s 192.0.2.0/24 -j ACCEPT\n-A INPUT -p tcp -j ACCEPT\n"
+		"-A INPUT -s 198.51.100.7 -j REJECT\n-A INPUT -p udp --dport 53 -j ACCEPT\n"
+		"-A OUTPUT -m length --length 60:100 -j DROP\n-A OUTPUT -p tcp -j DROP\n"
+		"-A FORWARD -j ACCEPT\n");
+	for (unsigned int i = 0; i < 1000; i++)
+		rule(&sb, "INPUT", i);
+	sb_adds(&sb, "COMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 3u << 8 | BPFIPT_F_SRC << 12 |
+			  BPFIPT_F_PROTO << 16 | BPFIPT_F_SRC << 20);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_F_LEN << 12 |
+			  BPFIPT_F_PROTO << 16);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
+	for (int k = 0; k < 2400; k++) {
+		unsigned int c = k % 3, s = rnd() % 4, i = rnd() % 1000, chain;
+		bool tcp = rnd() % 3 == 0;
+		int rule_no = -1;
+		struct cp_trace rt;
+		struct cp_packet p = {
+			.saddr = srcs[s] ? inet_addr(srcs[s]) :
+				 htonl(172u << 24 | (16 + i % 1021 / 256) << 16 | (i % 1021 % 256) << 8 | 1),
+			.daddr = inet_addr("10.0.0.1"),
+			.proto = tcp ? 6 : 17, .has_ports = true, .sport = 40000,
+			.dport = rnd() % 2 ? 53 : 1024 + i % 509, .len = 50,
+			.has_tcp = tcp, .tcpflags = 0x10,
+		};
+		bool fast;
+
+		ck_assert_int_eq(cp_ref_eval(t, &env, chains[c], &p, &rt), 0);
+		if (rt.ncounted)
+			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
+		/* judged by a prefix rule: INPUT 0-2, OUTPUT 0-1 */
+		fast = rule_no >= 0 && ((c == 0 && rule_no < 3) || (c == 1 && rule_no < 2));
+		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+		send_chain(in, t, &p, chains[c]);
+		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+			      "chain %u src %#x proto %u dport %u (rule %d): judged %s",
+			      chains[c], ntohl(p.saddr), p.proto, p.dport, rule_no,
+			      fast ? "by the walk" : "by the prefix");
+		nfast += fast;
+		nwalk += !fast;
+	}
+	ck_assert_uint_gt(nfast, 500);
+	ck_assert_uint_gt(nwalk, 500);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("chunks");
@@ -515,6 +596,7 @@ int main(void)
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);
+	tcase_add_test(tc, t_prefix);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

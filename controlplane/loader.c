@@ -1662,32 +1662,38 @@ static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 	return fast & (BPFIPT_FAST_HIT | BPFIPT_FAST_MISS) ? fast : 0;
 }
 
-_Static_assert(BPFIPT_F_MAX <= 16, "a field id fits in 4 bits (BPFIPT_FAST_PFX_FIELD)");
+_Static_assert(BPFIPT_F_MAX < BPFIPT_FAST_PFX_NONE, "a field id fits in 4 bits (BPFIPT_FAST_PFX_FIELD)");
 
 /* The slot prefix of chain c (BPFIPT_FAST_PFX_*): its first slots while each is a
- * plain verdict that exactly one field constrains. */
-static __u32 prefix_of(const struct cp_compiled *cc, __u32 c)
+ * plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields constrain. Returns their number, the
+ * fields in *pfx. */
+static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u64 *pfx)
 {
-	__u32 fast = 0, j;
+	__u32 j;
 
+	*pfx = 0;
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX && j < cc->nslots[c] && j != cc->policy_slot[c]; j++) {
 		const struct bpfipt_slot *sl = &cc->slots[c][j];
-		int f, field = -1, n = 0;
+		__u64 fields = 0;
+		int f, n = 0;
 
 		if (sl->kind != BPFIPT_S_VERDICT || sl->log || sl->xflags)
 			break;
-		for (f = -4; f < NFA && n < 2; f++) {
+		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
 			if (field_has(cc, f, c, j))
 				continue;
+			fields |= (__u64)(f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
+					  f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF :
+					  fa_field[f]) << (4 * n);
 			n++;
-			field = f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
-				f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF : fa_field[f];
 		}
-		if (n != 1)
+		if (n < 1 || n > BPFIPT_FAST_PFX_FIELDS)
 			break;
-		fast |= (__u32)field << (12 + 4 * j);
+		/* the unused fields: BPFIPT_FAST_PFX_NONE */
+		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
+		*pfx |= fields << (4 * BPFIPT_FAST_PFX_FIELDS * j);
 	}
-	return j ? fast | j << 8 : 0;
+	return j;
 }
 
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
@@ -1769,7 +1775,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			cf->flags |= BPFIPT_C_CT;
 		cf->fast[c] = fast_of(cc, cf, c);
 		if (!cf->fast[c])
-			cf->fast[c] = prefix_of(cc, c);
+			cf->fast[c] = prefix_of(cc, c, &cf->pfx[c]) << 8;
 	}
 	return 0;
 }

@@ -253,6 +253,7 @@ struct scratch {
 	struct bpf_fib_lookup fib;
 	struct route_memo memo[ROUTE_MEMOS];
 	struct vecs v;
+	__u32 vhave;			/* bit f: v holds field f's vector (bpfipt_field_vec()) */
 	__u32 cur, chain, look, cvec, nwords, nchunks;
 	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
 	__u32 cursor, depth, verdict, status;
@@ -1605,13 +1606,15 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 }
 
 /* The packet's vector of field f in chain sc->chain of generation sc->cur, as
- * classify() looks it up, BPFIPT_IVAL_NONE on a failure. A global function:
- * the slot prefix (fast_prefix()) asks for one field at a time. */
+ * classify() looks it up, BPFIPT_IVAL_NONE on a failure; kept in sc->v, and
+ * bit f of sc->vhave says so (classify() does not look it up again). A global
+ * function: the slot prefix (fast_prefix()) asks for one field at a time. */
 __noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
 {
 	const struct bpfipt_conf *conf;
 	__u32 cur, chain, v = BPFIPT_IVAL_NONE;
 	const struct pkt *p;
+	int ok = 0;
 
 	if (!sc)
 		return BPFIPT_IVAL_NONE;
@@ -1623,71 +1626,98 @@ __noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
 	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
 	if (!conf)
 		return BPFIPT_IVAL_NONE;
+#define FV_ARRAY(name, fb, keys, key)							\
+	do {										\
+		if (sc->vhave & (1u << f))						\
+			return sc->v.name;						\
+		ok = ARRAY_VEC(cur, fb, chain, keys, key, v);				\
+		sc->v.name = v;								\
+	} while (0)
 	switch (f) {
 	case BPFIPT_F_SRC:
+		if (sc->vhave & (1u << f))
+			return sc->v.src;
+		v = p->family == 6 ? bpfipt_lpm6_find(sc, conf->addr_set[chain][0], 0)
+				   : bpfipt_ival_find(cur, conf->addr_set[chain][0],
+						      bpf_ntohl(p->saddr));
+		ok = v != BPFIPT_IVAL_NONE;
+		sc->v.src = v;
+		break;
 	case BPFIPT_F_DST:
-		if (p->family == 6)
-			return bpfipt_lpm6_find(sc, conf->addr_set[chain][f == BPFIPT_F_DST],
-						f == BPFIPT_F_DST);
-		return bpfipt_ival_find(cur, conf->addr_set[chain][f == BPFIPT_F_DST],
-					bpf_ntohl(f == BPFIPT_F_DST ? p->daddr : p->saddr));
+		if (sc->vhave & (1u << f))
+			return sc->v.dst;
+		v = p->family == 6 ? bpfipt_lpm6_find(sc, conf->addr_set[chain][1], 1)
+				   : bpfipt_ival_find(cur, conf->addr_set[chain][1],
+						      bpf_ntohl(p->daddr));
+		ok = v != BPFIPT_IVAL_NONE;
+		sc->v.dst = v;
+		break;
 	case BPFIPT_F_PROTO:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(proto, BPFIPT_FB_PROTO, BPFIPT_KEYS_PROTO, p->proto & 0xff);
+		break;
 	case BPFIPT_F_SPORT:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(sport, BPFIPT_FB_SPORT, BPFIPT_CLASS_KEYS, p->sport);
+		break;
 	case BPFIPT_F_DPORT:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(dport, BPFIPT_FB_DPORT, BPFIPT_CLASS_KEYS, p->dport);
+		break;
 	case BPFIPT_F_IIF:
-		if (!IF_VEC(cur, chain, p->iif, conf->iif_dflt[chain], v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		if (sc->vhave & (1u << f))
+			return sc->v.iif;
+		ok = IF_VEC(cur, chain, p->iif, conf->iif_dflt[chain], v);
+		sc->v.iif = v;
+		break;
 	case BPFIPT_F_OIF:
-		if (!IF_VEC(cur, chain | BPFIPT_KEY_OIF, p->oif, conf->oif_dflt[chain], v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		if (sc->vhave & (1u << f))
+			return sc->v.oif;
+		ok = IF_VEC(cur, chain | BPFIPT_KEY_OIF, p->oif, conf->oif_dflt[chain], v);
+		sc->v.oif = v;
+		break;
 	case BPFIPT_F_TCPFLAGS:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags, v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(tcpflags, BPFIPT_FB_TCPFLAGS, BPFIPT_KEYS_TCPFLAGS, p->tcpflags);
+		break;
 	case BPFIPT_F_ICMP:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(icmp, BPFIPT_FB_ICMP, BPFIPT_CLASS_KEYS, p->icmp);
+		break;
 	case BPFIPT_F_FRAG:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(frag, BPFIPT_FB_FRAG, BPFIPT_KEYS_FRAG, p->frag);
+		break;
 	case BPFIPT_F_LEN:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(len, BPFIPT_FB_LEN, BPFIPT_KEYS_LEN, p->len & 0xffff);
+		break;
 	case BPFIPT_F_CTSTATE:
-		if (!ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
-			       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), v))
-			return BPFIPT_IVAL_NONE;
-		return v;
+		FV_ARRAY(ctstate, BPFIPT_FB_CTSTATE, BPFIPT_KEYS_CTSTATE,
+			 p->ct.state & (BPFIPT_KEYS_CTSTATE - 1));
+		break;
 	}
-	return BPFIPT_IVAL_NONE;
+#undef FV_ARRAY
+	if (!ok)
+		return BPFIPT_IVAL_NONE;
+	sc->vhave |= 1u << (f & 31);
+	return v;
+}
+
+/* Bit j of vector v: slot j < 64 (word 0 of chunk 0) */
+static __always_inline int vec_bit0(void *pool, __u32 v, __u32 nchunks, __u32 j)
+{
+	__u32 key = v * nchunks;
+	const __u64 *w = bpf_map_lookup_elem(pool, &key);
+
+	return w ? (int)((w[0] >> (j & 63)) & 1) : -1;
 }
 
 /* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*): slot j matches when bit
- * j is set in the packet's vector of the one field that constrains it. The
- * verdict of the first that matches, counted as the walk would; -1 when none
+ * j is set in the packet's vectors of the fields that constrain it.
+ * The verdict of the first that matches, counted as the walk would; -1 when none
  * does (the walk then starts after them, sc->cursor). */
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc)
 {
-	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), key, gi, v;
+	__u32 n = BPFIPT_FAST_PFX_N(conf->fast[chain]), gi, f, v;
+	__u64 pfx = conf->pfx[chain];
 	struct bpfipt_slot *sl;
-	const __u64 *w;
 	void *pool, *slots;
-	int j;
+	int j, k, b;
 
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
@@ -1696,14 +1726,19 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		if ((__u32)j >= n)
 			break;
-		v = bpfipt_field_vec(sc, BPFIPT_FAST_PFX_FIELD(fast, j));
-		if (v == BPFIPT_IVAL_NONE)
+		b = 1;
+		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
+			f = BPFIPT_FAST_PFX_FIELD(pfx, j, k);
+			if (f == BPFIPT_FAST_PFX_NONE)
+				break;
+			v = bpfipt_field_vec(sc, f);
+			if (v == BPFIPT_IVAL_NONE)
+				return -1;
+			b = vec_bit0(pool, v, conf->nchunks, j);
+		}
+		if (b < 0)
 			return -1;
-		key = v * conf->nchunks;
-		w = bpf_map_lookup_elem(pool, &key);
-		if (!w)
-			return -1;
-		if (!((w[0] >> j) & 1))
+		if (!b)
 			continue;
 		slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
 		if (!slots)
@@ -1727,7 +1762,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 				    struct scratch *sc)
 {
 	const struct pkt *p = &sc->p;
-	__u32 look, cutlook = 0;
+	__u32 look, todo, cutlook = 0;
 	int step;
 
 	if (chain >= BPFIPT_NCHAINS || conf->nwords > BPFIPT_MAX_WORDS ||
@@ -1747,6 +1782,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		goto broken;
 	sc->cursor = 0;
 	sc->chain = chain;
+	sc->vhave = 0;
 	if (conf->fast[chain] && !p->cut) {
 		int v = BPFIPT_FAST_PFX_N(conf->fast[chain]) ? fast_prefix(cur, conf, chain, sc)
 							      : fast_judge(cur, conf, chain, sc);
@@ -1755,7 +1791,9 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 			return v;
 	}
 
-	/* One lookup per field that varies in this chain: its vector id. */
+	/* One lookup per field that varies in this chain and that the prefix did
+	 * not look up: its vector id. */
+	todo = look & ~sc->vhave;
 	if (p->family == 6) {
 		/* a cut chain: no protocol, ports, flags nor type; every slot is a
 		 * candidate for them, the -p ones drop it (bpfipt_step()) */
@@ -1769,52 +1807,53 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 			 * packets) */
 			cutlook = look & (1u << BPFIPT_F_LEN | 1u << BPFIPT_F_CTSTATE);
 			sc->cutlook = cutlook;
+			todo = look;
 		}
-		if ((look & (1u << BPFIPT_F_SRC)) &&
+		if ((todo & (1u << BPFIPT_F_SRC)) &&
 		    (sc->v.src = bpfipt_lpm6_find(sc, conf->addr_set[chain][0], 0)) ==
 		    BPFIPT_IVAL_NONE)
 			goto broken;
-		if ((look & (1u << BPFIPT_F_DST)) &&
+		if ((todo & (1u << BPFIPT_F_DST)) &&
 		    (sc->v.dst = bpfipt_lpm6_find(sc, conf->addr_set[chain][1], 1)) ==
 		    BPFIPT_IVAL_NONE)
 			goto broken;
 	} else {
-		if ((look & (1u << BPFIPT_F_SRC)) &&
+		if ((todo & (1u << BPFIPT_F_SRC)) &&
 		    !ADDR_VEC(cur, conf->addr_set[chain][0], p->saddr, sc->v.src))
 			goto broken;
-		if ((look & (1u << BPFIPT_F_DST)) &&
+		if ((todo & (1u << BPFIPT_F_DST)) &&
 		    !ADDR_VEC(cur, conf->addr_set[chain][1], p->daddr, sc->v.dst))
 			goto broken;
 	}
-	if ((look & (1u << BPFIPT_F_PROTO)) &&
+	if ((todo & (1u << BPFIPT_F_PROTO)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, sc->v.proto))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_SPORT)) &&
+	if ((todo & (1u << BPFIPT_F_SPORT)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, sc->v.sport))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_DPORT)) &&
+	if ((todo & (1u << BPFIPT_F_DPORT)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, sc->v.dport))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_IIF)) &&
+	if ((todo & (1u << BPFIPT_F_IIF)) &&
 	    !IF_VEC(cur, chain, p->iif, conf->iif_dflt[chain], sc->v.iif))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_OIF)) &&
+	if ((todo & (1u << BPFIPT_F_OIF)) &&
 	    !IF_VEC(cur, chain | BPFIPT_KEY_OIF, p->oif, conf->oif_dflt[chain], sc->v.oif))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_TCPFLAGS)) &&
+	if ((todo & (1u << BPFIPT_F_TCPFLAGS)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags,
 		       sc->v.tcpflags))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_ICMP)) &&
+	if ((todo & (1u << BPFIPT_F_ICMP)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, sc->v.icmp))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_FRAG)) &&
+	if ((todo & (1u << BPFIPT_F_FRAG)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, sc->v.frag))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_LEN)) &&
+	if ((todo & (1u << BPFIPT_F_LEN)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, sc->v.len))
 		goto broken;
-	if ((look & (1u << BPFIPT_F_CTSTATE)) &&
+	if ((todo & (1u << BPFIPT_F_CTSTATE)) &&
 	    !ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;

@@ -498,6 +498,8 @@ struct bpfipt_conf {
 	 * can be, without the walk (classify(), fast_judge()); else the slot
 	 * prefix (BPFIPT_FAST_PFX_*) */
 	__u32 fast[BPFIPT_NCHAINS];
+	__u32 pad_pfx;
+	__u64 pfx[BPFIPT_NCHAINS];		/* BPFIPT_FAST_PFX_FIELD */
 };
 
 enum {
@@ -512,13 +514,19 @@ enum {
 
 /* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): the chain's first
  * BPFIPT_FAST_PFX_N(fast) slots (at most BPFIPT_FAST_PFX_MAX) are plain verdicts
- * that one field each constrains (-i lo -j ACCEPT, -m conntrack --ctstate
- * ESTABLISHED,RELATED -j ACCEPT): slot j matches a packet when bit j is set in
- * the packet's vector of field BPFIPT_FAST_PFX_FIELD(fast, j), every other field's
- * vectors have it. Tested one by one before the other fields are looked up. */
+ * that one to BPFIPT_FAST_PFX_FIELDS fields each constrain (-i lo -j ACCEPT,
+ * -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT, -p tcp --dport 22 -j
+ * ACCEPT: protocol, source and destination port): slot j matches a packet when
+ * bit j is set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k)
+ * of bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
+ * other field's vectors have it. Tested one by one before the other fields are
+ * looked up (the vectors found are kept). */
 #define BPFIPT_FAST_PFX_MAX		4
+#define BPFIPT_FAST_PFX_FIELDS		3
 #define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 7)
-#define BPFIPT_FAST_PFX_FIELD(fast, j)	(((fast) >> (12 + 4 * (j))) & 15)
+#define BPFIPT_FAST_PFX_FIELD(pfx, j, k)	\
+	((__u32)((pfx) >> (4 * BPFIPT_FAST_PFX_FIELDS * (j) + 4 * (k))) & 15)
+#define BPFIPT_FAST_PFX_NONE		15
 
 enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */

@@ -471,7 +471,8 @@ START_TEST(t_group_fast)
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
 
-	/* not at the top, a LOG list, a list with a jump before it: no fast path */
+	/* not at the top, a LOG list, a list with a jump before it: not judged by a
+	 * list's search */
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":U - [0:0]\n-A OUTPUT -p udp --dport 9 -j ACCEPT\n-A FORWARD -j U\n");
 	for (unsigned int i = 0; i < 300; i++) {
@@ -488,8 +489,10 @@ START_TEST(t_group_fast)
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
 	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	/* OUTPUT: its first rule is a prefix (t_prefix), nothing else */
 	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
-		ck_assert_msg(!cf.fast[c], "chain %u: fast %#x", c, cf.fast[c]);
+		ck_assert_msg(cf.fast[c] == (c == BPFIPT_OUTPUT ? 1u << 8 : 0), "chain %u: fast %#x",
+			      c, cf.fast[c]);
 	for (int k = 0; k < 600; k++) {
 		unsigned int i = rnd() % 400;
 		struct cp_packet p = {
@@ -500,7 +503,8 @@ START_TEST(t_group_fast)
 		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 		send_chain(in, t, &p, chains[k % 3]);
 		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-		ck_assert_uint_eq(st1[BPFIPT_ST_FAST], st0[BPFIPT_ST_FAST]);
+		ck_assert_uint_eq(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST],
+				  chains[k % 3] == BPFIPT_OUTPUT && p.dport == 9);
 	}
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
@@ -508,11 +512,11 @@ START_TEST(t_group_fast)
 }
 END_TEST
 
-/* INPUT begins with three rules of one field each (-s, -p, -s with REJECT), then
- * a rule of two fields and the mixed rules; OUTPUT with -m length and -p, then
- * only its policy; FORWARD with a rule of no field at all. A packet that one of
- * the prefix's rules matches is judged by it (BPFIPT_ST_FAST), the others walk
- * from the first rule after the prefix. */
+/* INPUT begins with three rules of one field each (-s, -p, -s with REJECT) and
+ * one of two (-p udp --dport 53), then the mixed rules of three; OUTPUT with -m
+ * length and -p, then only its policy; FORWARD with a rule of no field at all. A
+ * packet that one of the prefix's rules matches is judged by it
+ * (BPFIPT_ST_FAST), the others walk from the first rule after the prefix. */
 START_TEST(t_prefix)
 {
 	static const __u32 chains[] = { BPFIPT_INPUT, BPFIPT_OUTPUT, BPFIPT_FORWARD };
@@ -541,11 +545,17 @@ START_TEST(t_prefix)
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
 	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 3u << 8 | BPFIPT_F_SRC << 12 |
-			  BPFIPT_F_PROTO << 16 | BPFIPT_F_SRC << 20);
-	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_F_LEN << 12 |
-			  BPFIPT_F_PROTO << 16);
+#define ONE(f) (0xff0ULL | (f))
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 4u << 8);
+	/* -p udp --dport 53: the protocol and both ports (a packet without ports
+	 * matches no port rule) */
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT], ONE(BPFIPT_F_SRC) | ONE(BPFIPT_F_PROTO) << 12 |
+			  ONE(BPFIPT_F_SRC) << 24 | (__u64)(BPFIPT_F_DPORT << 8 | BPFIPT_F_SPORT << 4 |
+							    BPFIPT_F_PROTO) << 36);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT], ONE(BPFIPT_F_LEN) | ONE(BPFIPT_F_PROTO) << 12);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
+#undef ONE
 	for (int k = 0; k < 2400; k++) {
 		unsigned int c = k % 3, s = rnd() % 4, i = rnd() % 1000, chain;
 		bool tcp = rnd() % 3 == 0;
@@ -564,8 +574,8 @@ START_TEST(t_prefix)
 		ck_assert_int_eq(cp_ref_eval(t, &env, chains[c], &p, &rt), 0);
 		if (rt.ncounted)
 			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
-		/* judged by a prefix rule: INPUT 0-2, OUTPUT 0-1 */
-		fast = rule_no >= 0 && ((c == 0 && rule_no < 3) || (c == 1 && rule_no < 2));
+		/* judged by a prefix rule: INPUT 0-3, OUTPUT 0-1 */
+		fast = rule_no >= 0 && ((c == 0 && rule_no < 4) || (c == 1 && rule_no < 2));
 		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 		send_chain(in, t, &p, chains[c]);
 		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);

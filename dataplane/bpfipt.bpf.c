@@ -1635,23 +1635,21 @@ __noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
 	} while (0)
 	switch (f) {
 	case BPFIPT_F_SRC:
+	case BPFIPT_F_DST: {
+		__u32 d = f == BPFIPT_F_DST;
+
 		if (sc->vhave & (1u << f))
-			return sc->v.src;
-		v = p->family == 6 ? bpfipt_lpm6_find(sc, conf->addr_set[chain][0], 0)
-				   : bpfipt_ival_find(cur, conf->addr_set[chain][0],
-						      bpf_ntohl(p->saddr));
+			return d ? sc->v.dst : sc->v.src;
+		v = p->family == 6 ? bpfipt_lpm6_find(sc, conf->addr_set[chain][d], d)
+				   : bpfipt_ival_find(cur, conf->addr_set[chain][d],
+						      bpf_ntohl(d ? p->daddr : p->saddr));
 		ok = v != BPFIPT_IVAL_NONE;
-		sc->v.src = v;
+		if (d)
+			sc->v.dst = v;
+		else
+			sc->v.src = v;
 		break;
-	case BPFIPT_F_DST:
-		if (sc->vhave & (1u << f))
-			return sc->v.dst;
-		v = p->family == 6 ? bpfipt_lpm6_find(sc, conf->addr_set[chain][1], 1)
-				   : bpfipt_ival_find(cur, conf->addr_set[chain][1],
-						      bpf_ntohl(p->daddr));
-		ok = v != BPFIPT_IVAL_NONE;
-		sc->v.dst = v;
-		break;
+	}
 	case BPFIPT_F_PROTO:
 		FV_ARRAY(proto, BPFIPT_FB_PROTO, BPFIPT_KEYS_PROTO, p->proto & 0xff);
 		break;

@@ -409,6 +409,22 @@ START_TEST(t_shared_counters)
 }
 END_TEST
 
+/* The ruleset in sb (freed) parsed, compiled and installed in a new instance
+ * with the test program; its conf in *cf. */
+static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
+				      struct dp_inst **in, struct bpfipt_conf *cf)
+{
+	struct ipt_table *t = parse(sb_str(sb));
+	struct ipt_err err = { 0 };
+
+	sb_free(sb);
+	ck_assert_msg(cp_compile(t, &env, cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(*in, *cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(*in, cf, &err), 0);
+	return t;
+}
+
 /* INPUT: a list on -s at the top, then more rules (a hit is judged by the list);
  * OUTPUT: only a list on -d, REJECT (hit and miss); FORWARD: only a list whose
  * rules also say -p udp --dport 53 (a miss only); a list after another rule is
@@ -435,13 +451,8 @@ START_TEST(t_group_fast)
 	}
 	sb_adds(&sb, "-A INPUT -p udp --dport 7 -j ACCEPT\n-A INPUT -s 192.0.2.0/24 -j ACCEPT\n"
 		"COMMIT\n");
-	t = parse(sb_str(&sb));
-	sb_free(&sb);
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
-	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_HIT);
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT],
 			  BPFIPT_FAST_DST | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS);
@@ -483,12 +494,7 @@ START_TEST(t_group_fast)
 		sb_addf(&sb, "-A FORWARD -s %s/32 -j DROP\n", inet_ntoa(a));
 	}
 	sb_adds(&sb, "-A U -p udp --dport 53 -j DROP\nCOMMIT\n");
-	t = parse(sb_str(&sb));
-	sb_free(&sb);
-	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	t = install_text(&sb, &cc, &in, &cf);
 	/* OUTPUT: its first rule is a prefix (t_prefix), nothing else */
 	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
 		ck_assert_msg(cf.fast[c] == (c == BPFIPT_OUTPUT ? 1u << 8 : 0), "chain %u: fast %#x",
@@ -538,13 +544,8 @@ START_TEST(t_prefix)
 	for (unsigned int i = 0; i < 1000; i++)
 		rule(&sb, "INPUT", i);
 	sb_adds(&sb, "COMMIT\n");
-	t = parse(sb_str(&sb));
-	sb_free(&sb);
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
-	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	t = install_text(&sb, &cc, &in, &cf);
 #define ONE(f) (0xff0ULL | (f))
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 4u << 8);
 	/* -p udp --dport 53: the protocol and both ports (a packet without ports

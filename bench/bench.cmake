@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# The benchmark suite (issue 7): its two programs and the smoke test that the
+# The benchmark suite (issue 7): its programs and the smoke test that the
 # suite runs and writes its files (it never asserts a timing). The whole suite:
 #   bench/run.sh BUILD_DIR [--quick]
 # Included from test/tests.cmake.
@@ -7,6 +7,9 @@ add_executable(pktcost ${CMAKE_CURRENT_SOURCE_DIR}/bench/pktcost.c)
 target_link_libraries(pktcost PRIVATE bpfipt)
 add_executable(flood ${CMAKE_CURRENT_SOURCE_DIR}/bench/flood.c)
 target_include_directories(flood PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/lib)
+# bpfprof: perf samples of the JITed programs -> their source lines
+add_executable(bpfprof ${CMAKE_CURRENT_SOURCE_DIR}/bench/bpfprof.c)
+target_link_libraries(bpfprof PRIVATE PkgConfig::LIBBPF)
 
 add_test(NAME bench.smoke
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench/run.sh ${CMAKE_BINARY_DIR} --quick

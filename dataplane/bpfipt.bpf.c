@@ -972,7 +972,7 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
  * internal error. The first candidate word is tested before the loop: it is where
  * most packets' slot is, and the iterator costs three kfunc calls (each a return
  * thunk on this CPU) for a loop that would run once. */
-static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k)
+static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k, bool with_top)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
@@ -984,6 +984,17 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k)
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
+	if (with_top) {		/* k == 0: the packet's chunk bitmap (top_bitmap()) too */
+#pragma unroll
+		for (i = BPFIPT_CHUNK_WORDS + 1; i < BPFIPT_POOL_WORDS; i++)
+			sc->top[i - BPFIPT_CHUNK_WORDS - 1] =
+				pc[i] & p_SRC[i] & p_DST[i] & p_DPORT[i] & p_SPORT[i] & p_PROTO[i] &
+				p_IIF[i] & p_OIF[i] & p_ICMP[i] & p_TCPFLAGS[i] & p_LEN[i] &
+				p_FRAG[i] & p_CTSTATE[i];
+		sc->top_ready = 1;
+		if (!(sc->top[0] & 1))	/* chunk 0 has no candidate */
+			return NO_SLOT;
+	}
 	/* candidate words: the AND of the summaries, from the cursor on */
 	cand = pc[BPFIPT_CHUNK_WORDS] & p_SRC[BPFIPT_CHUNK_WORDS] &
 	       p_DST[BPFIPT_CHUNK_WORDS] & p_DPORT[BPFIPT_CHUNK_WORDS] &
@@ -1041,14 +1052,25 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return NO_SLOT - 1;
-	if (!sc->top_ready && top_bitmap(sc, pool))
-		return NO_SLOT - 1;
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
+	if (!sc->top_ready) {
+		/* the walk's first step (cursor in chunk 0) of a ruleset of several
+		 * chunks: chunk 0's entries hold the chunk bitmaps, one visit takes
+		 * the packet's and searches the chunk (an empty one finds nothing) */
+		if (RD(sc->nchunks) > 1 && sc->kc == 0) {
+			sc->kc = 1;
+			found = chunk_find(sc, pool, 0, true);
+			if (found != NO_SLOT)
+				return found;
+		} else if (top_bitmap(sc, pool)) {
+			return NO_SLOT - 1;
+		}
+	}
 	k = next_chunk(sc);
 	if (k >= RD(sc->nchunks))
 		return NO_SLOT;
 	sc->kc = k + 1;
-	found = chunk_find(sc, pool, k);
+	found = chunk_find(sc, pool, k, false);
 	if (found != NO_SLOT)
 		return found;
 	bpf_for(it, 1, sc->nchunks) {
@@ -1056,7 +1078,7 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 		if (k >= RD(sc->nchunks))
 			break;
 		sc->kc = k + 1;
-		found = chunk_find(sc, pool, k);
+		found = chunk_find(sc, pool, k, false);
 		if (found != NO_SLOT)
 			break;
 	}

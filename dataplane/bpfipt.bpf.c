@@ -1052,6 +1052,8 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return NO_SLOT - 1;
+	if (RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
+		return chunk_find(sc, pool, 0, false);
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
 	if (!sc->top_ready) {
 		/* the walk's first step (cursor in chunk 0) of a ruleset of several

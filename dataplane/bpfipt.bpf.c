@@ -750,19 +750,16 @@ static __always_inline __u32 ctz64(__u64 x)
 }
 
 /* Vector id of an array field: element base + chain * keys + key of the packed
- * array. */
-#define ARRAY_VEC(cur, base, chain, keys, key, out)				\
+ * array m (the generation's bpfipt_fields map). */
+#define ARRAY_VEC(m, base, chain, keys, key, out)				\
 	({									\
-		void *m_ = bpf_map_lookup_elem(&bpfipt_fields, &cur);		\
+		__u32 i_ = (base) + (chain) * (keys) + (key);			\
+		__u32 e_ = i_ / BPFIPT_PACK;					\
+		struct packed_ids *pk_ = bpf_map_lookup_elem(m, &e_);		\
 		int ok_ = 0;							\
-		if (m_) {							\
-			__u32 i_ = (base) + (chain) * (keys) + (key);		\
-			__u32 e_ = i_ / BPFIPT_PACK;				\
-			struct packed_ids *pk_ = bpf_map_lookup_elem(m_, &e_);	\
-			if (pk_) {						\
-				out = pk_->v[i_ & (BPFIPT_PACK - 1)];		\
-				ok_ = 1;					\
-			}							\
+		if (pk_) {							\
+			out = pk_->v[i_ & (BPFIPT_PACK - 1)];			\
+			ok_ = 1;						\
 		}								\
 		ok_;								\
 	})
@@ -1652,9 +1649,14 @@ __noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
 		return BPFIPT_IVAL_NONE;
 #define FV_ARRAY(name, fb, keys, key)							\
 	do {										\
+		void *m_;								\
+											\
 		if (sc->vhave & (1u << f))						\
 			return sc->v.name;						\
-		ok = ARRAY_VEC(cur, fb, chain, keys, key, v);				\
+		m_ = bpf_map_lookup_elem(&bpfipt_fields, &cur);				\
+		if (!m_)								\
+			return BPFIPT_IVAL_NONE;					\
+		ok = ARRAY_VEC(m_, fb, chain, keys, key, v);				\
 		sc->v.name = v;								\
 	} while (0)
 	switch (f) {
@@ -1785,6 +1787,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 {
 	const struct pkt *p = &sc->p;
 	__u32 look, todo, cutlook = 0;
+	void *fm;
 	int step;
 
 	if (chain >= BPFIPT_NCHAINS || conf->nwords > BPFIPT_MAX_WORDS ||
@@ -1847,14 +1850,18 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		    !ADDR_VEC(cur, conf->addr_set[chain][1], p->daddr, sc->v.dst))
 			goto broken;
 	}
+	/* the generation's arrays, once for all array fields */
+	fm = bpf_map_lookup_elem(&bpfipt_fields, &cur);
+	if (!fm)
+		goto broken;
 	if ((todo & (1u << BPFIPT_F_PROTO)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, sc->v.proto))
+	    !ARRAY_VEC(fm, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, sc->v.proto))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_SPORT)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, sc->v.sport))
+	    !ARRAY_VEC(fm, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, sc->v.sport))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_DPORT)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, sc->v.dport))
+	    !ARRAY_VEC(fm, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, sc->v.dport))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_IIF)) &&
 	    !IF_VEC(cur, chain, p->iif, conf->iif_dflt[chain], sc->v.iif))
@@ -1863,20 +1870,20 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	    !IF_VEC(cur, chain | BPFIPT_KEY_OIF, p->oif, conf->oif_dflt[chain], sc->v.oif))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_TCPFLAGS)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags,
+	    !ARRAY_VEC(fm, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags,
 		       sc->v.tcpflags))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_ICMP)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, sc->v.icmp))
+	    !ARRAY_VEC(fm, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, sc->v.icmp))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_FRAG)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, sc->v.frag))
+	    !ARRAY_VEC(fm, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, sc->v.frag))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_LEN)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, sc->v.len))
+	    !ARRAY_VEC(fm, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, sc->v.len))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_CTSTATE)) &&
-	    !ARRAY_VEC(cur, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
+	    !ARRAY_VEC(fm, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 

@@ -2,7 +2,11 @@
 /*
  * addrsearch: the IPv4 source of a frame looked up (a) in an LPM trie, (b) by
  * binary search over sorted intervals; the value goes to out[0]. Plus the
- * empty program (the floor). Userspace: bench/addrsearch.c.
+ * empty program (the floor). as_loop searches the AS_ADDRS addresses of the map
+ * addrs one after the other (as_loop_lpm: in the trie) and leaves the XOR of the values (each + its index)
+ * in out[0]: with varied addresses the binary steps' branches are mispredicted,
+ * as with real traffic, which a run of one repeated frame never shows.
+ * Userspace: bench/addrsearch.c.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -42,6 +46,13 @@ struct {
 	__type(value, __u32);
 } out SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct as_addrs);
+} addrs SEC(".maps");
+
 static __always_inline int saddr(struct xdp_md *ctx, __be32 *a)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -80,20 +91,17 @@ int as_lpm(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-SEC("xdp")
-int as_ival(struct xdp_md *ctx)
+/* The value of address a (host order): the top's 13 steps, then a page's 8;
+ * AS_PAGE + 1 on a failed lookup. */
+static __always_inline __u32 search(__u32 a)
 {
-	__u32 k = 0, a, i = 0, step;
+	__u32 k = 0, i = 0, step;
 	struct as_page *p;
 	struct as_top *t;
-	__be32 be;
 
-	if (saddr(ctx, &be))
-		return XDP_PASS;
-	a = bpf_ntohl(be);
 	t = bpf_map_lookup_elem(&top, &k);
 	if (!t)
-		return XDP_PASS;
+		return AS_PAGE + 1;
 	/*
 	 * The last i with start[i] <= a: start[0] is 0, so i exists. Unrolled,
 	 * fixed steps; the index is masked so the verifier sees it in bounds.
@@ -107,13 +115,70 @@ int as_ival(struct xdp_md *ctx)
 		i = npages - 1;
 	p = bpf_map_lookup_elem(&pages, &i);
 	if (!p)
-		return XDP_PASS;
+		return AS_PAGE + 1;
 	i = 0;
 #pragma unroll
 	for (step = AS_PAGE / 2; step; step >>= 1)
 		if (p->start[(i + step) & (AS_PAGE - 1)] <= a)
 			i += step;
-	put(p->val[i & (AS_PAGE - 1)]);
+	return p->val[i & (AS_PAGE - 1)];
+}
+
+SEC("xdp")
+int as_ival(struct xdp_md *ctx)
+{
+	__be32 be;
+
+	if (saddr(ctx, &be))
+		return XDP_PASS;
+	put(search(bpf_ntohl(be)));
+	return XDP_PASS;
+}
+
+/* bpf_loop's callback: search address n of the map addrs */
+static long loop_one(__u64 n, void *ctx)
+{
+	__u32 k = 0, *acc = ctx;
+	struct as_addrs *as = bpf_map_lookup_elem(&addrs, &k);
+
+	if (!as)
+		return 1;
+	*acc ^= search(as->a[n & (AS_ADDRS - 1)]) + (__u32)n;
+	return 0;
+}
+
+SEC("xdp")
+int as_loop(struct xdp_md *ctx)
+{
+	__u32 acc = 0;
+
+	bpf_loop(AS_ADDRS, loop_one, &acc, 0);
+	put(acc);
+	return XDP_PASS;
+}
+
+/* the same loop over the LPM trie */
+static long loop_one_lpm(__u64 n, void *ctx)
+{
+	struct as_lpm_key key = { .prefixlen = 32 };
+	__u32 k = 0, *acc = ctx, *v;
+	struct as_addrs *as = bpf_map_lookup_elem(&addrs, &k);
+
+	if (!as)
+		return 1;
+	key.addr = bpf_htonl(as->a[n & (AS_ADDRS - 1)]);
+	v = bpf_map_lookup_elem(&lpm, &key);
+	*acc ^= (v ? *v : 0) + (__u32)n;
+	return 0;
+}
+
+SEC("xdp")
+int as_loop_lpm(struct xdp_md *ctx)
+{
+	__u32 acc = 0;
+
+	bpf_loop(AS_ADDRS, loop_one_lpm, &acc, 0);
+	put(acc);
 	return XDP_PASS;
 }
 

@@ -7,7 +7,11 @@
  * prefix) must get the same value from both programs (exit 1 otherwise), then
  * each program's ns/lookup is the mean over 8 addresses of the best of 5 runs
  * of --repeat packets (bpf_prog_test_run_opts), hit and miss, and the empty
- * program's. Memory: memlock of the maps (fdinfo), per prefix.
+ * program's. Then each structure in a loop over AS_ADDRS addresses (bpf_loop in
+ * one program run, ns per search): varied addresses, as real traffic has (the
+ * search's branches mispredicted, its pages not all in cache), and one address
+ * repeated; the loops' results must equal the single searches'. Memory: memlock
+ * of the maps (fdinfo), per prefix.
  * Output, CSV: prefixes,intervals,structure,bytes,bytes_per_prefix,ns_hit,ns_miss
  * Usage: addrsearch [--sizes a,b,c] [--repeat N] [--check N]   (root)
  */
@@ -194,8 +198,10 @@ static int bench(size_t want)
 	struct as_page pg;
 	struct addrsearch_bpf *s;
 	size_t n, m, np, i, bad = 0;
-	double ns[3][2] = { 0 };
+	double ns[3][2] = { 0 }, lns[4], lnl[4];
+	unsigned int loop_repeat = repeat / 1000 ? repeat / 1000 : 1;
 	int prog[3], outfd, h, j;
+	__u32 k0;
 	long lb, ib;
 
 	if (!p || !start || !val || !t)
@@ -265,6 +271,37 @@ static int bench(size_t want)
 				ns[i][h] += x / 8;
 			}
 		}
+	/* the loop: AS_ADDRS searches per run, varied addresses (each a hit, or
+	 * each a miss) against one address repeated; its result must be the
+	 * XOR of as_ival's */
+	{
+		int lp = bpf_program__fd(s->progs.as_loop), ll = bpf_program__fd(s->progs.as_loop_lpm);
+		static struct as_addrs as;
+		int v;
+
+		for (v = 0; v < 4; v++) {	/* varied hit, varied miss, fixed hit, fixed miss */
+			__u32 one = pick(p, n, start, val, m, !(v & 1)), want = 0, got;
+			double x;
+
+			for (j = 0; j < AS_ADDRS; j++)
+				as.a[j] = v < 2 ? pick(p, n, start, val, m, !(v & 1)) : one;
+			k0 = 0;
+			if (bpf_map_update_elem(bpf_map__fd(s->maps.addrs), &k0, &as, BPF_ANY))
+				die("addrs update");
+			for (j = 0; j < AS_ADDRS; j++)
+				want ^= run(prog[2], outfd, as.a[j], 1, NULL) + (__u32)j;
+			got = run(lp, outfd, 0, loop_repeat, &x);
+			lns[v] = x / AS_ADDRS;
+			if (got != want && bad++ < 10)
+				fprintf(stderr, "addrsearch: N=%zu: the loop's result %#x, expected %#x\n",
+					n, got, want);
+			got = run(ll, outfd, 0, loop_repeat, &x);
+			lnl[v] = x / AS_ADDRS;
+			if (got != want && bad++ < 10)
+				fprintf(stderr, "addrsearch: N=%zu: the trie loop's result %#x, "
+					"expected %#x\n", n, got, want);
+		}
+	}
 	lb = memlock(bpf_map__fd(s->maps.lpm));
 	ib = memlock(bpf_map__fd(s->maps.pages)) + memlock(bpf_map__fd(s->maps.top));
 	printf("%zu,%zu,floor,0,0,%.1f,%.1f\n", n, m, ns[0][0], ns[0][1]);
@@ -272,6 +309,14 @@ static int bench(size_t want)
 	       ns[1][0], ns[1][1]);
 	printf("%zu,%zu,intervals,%ld,%.1f,%.1f,%.1f\n", n, m, ib, (double)ib / n,
 	       ns[2][0], ns[2][1]);
+	printf("%zu,%zu,lpm_trie_loop_varied,%ld,%.1f,%.1f,%.1f\n", n, m, lb, (double)lb / n,
+	       lnl[0], lnl[1]);
+	printf("%zu,%zu,lpm_trie_loop_fixed,%ld,%.1f,%.1f,%.1f\n", n, m, lb, (double)lb / n,
+	       lnl[2], lnl[3]);
+	printf("%zu,%zu,intervals_loop_varied,%ld,%.1f,%.1f,%.1f\n", n, m, ib, (double)ib / n,
+	       lns[0], lns[1]);
+	printf("%zu,%zu,intervals_loop_fixed,%ld,%.1f,%.1f,%.1f\n", n, m, ib, (double)ib / n,
+	       lns[2], lns[3]);
 	fflush(stdout);
 	addrsearch_bpf__destroy(s);
 	free(t);

@@ -25,6 +25,12 @@ struct as_top {
 	__u32 start[AS_TOP];	/* first start of each page; padding 0xffffffff */
 };
 
+/* The addresses the loop programs search one after the other (host order). */
+#define AS_ADDRS 1024
+struct as_addrs {
+	__u32 a[AS_ADDRS];
+};
+
 struct as_lpm_key {
 	__u32 prefixlen;
 	__be32 addr;

@@ -1887,8 +1887,6 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
 		goto broken;
 
-	sc->cur = cur;
-	sc->chain = chain;
 	sc->look = look & ~cutlook;
 	sc->cvec = conf->cvec[chain];
 	sc->nwords = conf->nwords;

@@ -8,9 +8,10 @@
  *
  * Rulesets (INPUT, policy ACCEPT, every rule -j DROP):
  *   mixed N  "-s 172.(16+s/256).(s%256).0/24 -p udp --dport 1024+i%509", s = i%1021:
- *            no two adjacent rules alike in one field only (no group), each
- *            (source, port) pair distinct; a source matches ~N/1021 rules, a
- *            port ~N/509: the sparse vectors of a real ruleset
+ *            no two adjacent rules alike in one field only (no address group),
+ *            each (source, port) pair distinct; a source matches ~N/1021 rules,
+ *            a port ~N/509: the sparse vectors of a real ruleset. From 64 rules
+ *            on one tuple group (compile.h); --tuple-min 0 keeps the N slots
  *   dense N  "-s 172.(16+i%61).0.0/16 -p udp --sport 2000+i%97 --dport 1000+i%89":
  *            every field value matches ~N/89 rules or more: the adversarial case
  *            for the bit vectors (test/dataplane's benchmark)
@@ -34,7 +35,7 @@
  * --forwarding: the namespace forwards (a router): the chain selector's route
  * lookup then walks the FIB for every packet the route memo does not answer.
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
- *                [--group-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
+ *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
  *                [--packets first,last,none,none-worst] [--hook xdp|tc]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
@@ -71,6 +72,7 @@
 static unsigned int repeat = 20000;
 static unsigned int runs = 8;		/* --runs */
 static unsigned int group_min;		/* 0: the compiler's default */
+static unsigned int tuple_min;		/* 0: the compiler's default */
 static int ifindex;			/* vA: the packets arrive on it */
 static int family = 4;			/* --family */
 static bool forwarding;			/* --forwarding: the namespace routes */
@@ -445,7 +447,7 @@ static void measure(enum kind k, unsigned int n, bool ct)
 {
 	static const struct cp_link links[] = { { 1, "lo" } };
 	struct ipt_restore_opts ro = { .prog = "pktcost" };
-	struct cp_env env = { links, 1, group_min, 0 };
+	struct cp_env env = { links, 1, group_min, 0, tuple_min };
 	struct ipt_table *t = NULL;
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
@@ -572,7 +574,8 @@ int main(int argc, char **argv)
 		{ "repeat", 1, 0, 'r' }, { "sizes", 1, 0, 's' }, { "deny-sizes", 1, 0, 'd' },
 		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
 		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { "forwarding", 0, 0, 'F' },
-		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' }, { 0 } };
+		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' },
+		{ "tuple-min", 1, 0, 'T' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 };
 	unsigned int dense_max = 100000;
@@ -586,6 +589,7 @@ int main(int argc, char **argv)
 		case 'd': ndz = sizes(optarg, dz, 32); break;
 		case 'm': dense_max = strtoul(optarg, NULL, 10); break;
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
+		case 'T': tuple_min = strtoul(optarg, NULL, 10); if (!tuple_min) tuple_min = ~0u; break;
 		case 'c': ct = false; break;
 		case 'F': forwarding = true; break;
 		case 'n': runs = strtoul(optarg, NULL, 10); if (!runs) runs = 1; break;
@@ -601,7 +605,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
-				"[--dense-max N] [--group-min N] [--no-ct] [--family 6] "
+				"[--dense-max N] [--group-min N] [--tuple-min N] [--no-ct] [--family 6] "
 				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc]\n");
 			return 2;
 		}

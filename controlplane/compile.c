@@ -202,6 +202,7 @@ struct unit {
 	__u8 kind, verdict, reject_with, log;
 	int target;			/* JUMP/GOTO: model chain index */
 	__u32 counter, xflags, extra, group;
+	__u8 tp_splen, tp_dplen, tp_ports;	/* a tuple group (BPFIPT_X_GROUP_TUPLE) */
 	struct iset *rs[RF_N];		/* NULL: unconstrained */
 	struct atom *atoms[2];		/* src, dst */
 	unsigned int natoms[2];
@@ -239,7 +240,7 @@ struct cctx {
 	struct arena ar;
 	struct mchain *ch;
 	__u32 *rule_base;
-	unsigned int group_min;
+	unsigned int group_min, tuple_min;
 	size_t mem;			/* bytes counted against mem_limit */
 	size_t mem_limit;
 	bool failed;
@@ -256,7 +257,7 @@ struct cctx {
 	/* per base chain: slot -> unit (NULL: POLICY/RETURN, always matches) */
 	const struct unit **sl[BPFIPT_NCHAINS];
 
-	size_t extras_cap, grp_cap[2];
+	size_t extras_cap, grp_cap[2], tuple_cap;
 
 	struct pred_memo memo[PRED_MEMO];
 };
@@ -1205,6 +1206,26 @@ static unsigned int run_length(const struct ipt_chain *ch, unsigned int i, int *
 	return best;
 }
 
+/* A first address constraint on field w of u (built without its IP part): a
+ * run's len prefixes, to be filled in; NULL when u has too many. */
+static struct atom *run_atom(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
+			     struct unit *u, int w, unsigned int len)
+{
+	struct atom *at;
+
+	if (u->natoms[w] + 1 > MAX_ATOMS) {
+		rule_error(x, ci, r, "too many address constraints");
+		return NULL;
+	}
+	at = arena_alloc(&x->ar, (u->natoms[w] + 1) * sizeof(*at));
+	if (u->natoms[w])
+		memcpy(at + 1, u->atoms[w], u->natoms[w] * sizeof(*at));
+	at[0].neg = false;
+	at[0].ip = true;
+	at[0].n = len;
+	return at;
+}
+
 static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned int len,
 		       int which, struct unit *u)
 {
@@ -1214,14 +1235,9 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 
 	if (build_unit(x, ci, ch->rules[i], skip, u))
 		return -1;
-	if (u->natoms[which] + 1 > MAX_ATOMS)
-		return rule_error(x, ci, ch->rules[i], "too many address constraints");
-	at = arena_alloc(&x->ar, (u->natoms[which] + 1) * sizeof(*at));
-	if (u->natoms[which])
-		memcpy(at + 1, u->atoms[which], u->natoms[which] * sizeof(*at));
-	at[0].neg = false;
-	at[0].ip = true;
-	at[0].n = len;
+	at = run_atom(x, ci, ch->rules[i], u, which, len);
+	if (!at)
+		return -1;
 	if (x->v6) {
 		at[0].p6 = arena_alloc(&x->ar, len * sizeof(struct pfx6));
 		for (unsigned int k = 0; k < len; k++) {
@@ -1249,6 +1265,213 @@ done:
 	u->atoms[which] = at;
 	u->natoms[which]++;
 	u->nrules = len;
+	return 0;
+}
+
+/* ---- tuple groups (bpfipt.h, "A tuple group"): IPv4 only */
+
+/* What a rule's tuple is made of: prefix lengths, exact ports (BPFIPT_TP_*)
+ * and the match that holds them. */
+struct tshape {
+	__u8 splen, dplen, ports;
+	int pm;			/* index of the tcp/udp match, -1: none */
+};
+
+/* -m tcp and -m udp both begin with their port ranges */
+struct ports_head {
+	__u16 spts[2], dpts[2];
+};
+_Static_assert(offsetof(struct ipt_tcp_info, spts) == offsetof(struct ports_head, spts) &&
+	       offsetof(struct ipt_tcp_info, dpts) == offsetof(struct ports_head, dpts) &&
+	       offsetof(struct ipt_udp_info, spts) == offsetof(struct ports_head, spts) &&
+	       offsetof(struct ipt_udp_info, dpts) == offsetof(struct ports_head, dpts),
+	       "tcp and udp infos begin with their ports");
+
+static __u8 plen_of(__be32 mask)
+{
+	__u32 m = ntohl(mask);
+
+	return m ? (__u8)(32 - __builtin_ctz(m)) : 0;
+}
+
+/* r's shape and key (without the group id); false when r cannot be in a tuple
+ * group: a verdict that does not end the scan, an inverted or non-prefix
+ * address, a second port match or a multiport one (its ports would be lost
+ * with the run's union). */
+static bool tuple_of(const struct ipt_rule *r, struct tshape *sh, struct bpfipt_tuple_key *k)
+{
+	memset(sh, 0, sizeof(*sh));
+	memset(k, 0, sizeof(*k));
+	sh->pm = -1;
+	if (!groupable(r) || !addr_groupable(r, 0, false) || !addr_groupable(r, 1, false))
+		return false;
+	sh->splen = plen_of(r->ip.smsk.v4);
+	sh->dplen = plen_of(r->ip.dmsk.v4);
+	k->src = r->ip.src.v4;
+	k->dst = r->ip.dst.v4;
+	for (unsigned int i = 0; i < r->nmatches; i++) {
+		const struct ipt_match *m = &r->matches[i];
+		bool tcp = ext_is(m, "tcp");
+		const struct ports_head *ph = m->data;
+		__u8 inv, isrc, idst;
+
+		if (ext_is(m, "multiport"))
+			return false;
+		if (!tcp && !ext_is(m, "udp"))
+			continue;
+		if (sh->pm >= 0)
+			return false;
+		sh->pm = (int)i;
+		inv = tcp ? ((const struct ipt_tcp_info *)m->data)->invflags
+			  : ((const struct ipt_udp_info *)m->data)->invflags;
+		isrc = tcp ? IPT_TCP_INV_SRCPT : IPT_UDP_INV_SRCPT;
+		idst = tcp ? IPT_TCP_INV_DSTPT : IPT_UDP_INV_DSTPT;
+		if (!(inv & isrc) && ph->spts[0] == ph->spts[1]) {
+			sh->ports |= BPFIPT_TP_SPORT;
+			k->sport = ph->spts[0];
+		}
+		if (!(inv & idst) && ph->dpts[0] == ph->dpts[1]) {
+			sh->ports |= BPFIPT_TP_DPORT;
+			k->dport = ph->dpts[0];
+		}
+	}
+	return sh->splen || sh->dplen || sh->ports;
+}
+
+/* a and b (of shape sh) are equal but for their keys. */
+static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const struct tshape *sh)
+{
+	struct ipt_rule x = *a, y = *b;		/* shallow: only compared */
+	struct ipt_match mx[IPT_MAX_MATCHES], my[IPT_MAX_MATCHES];
+	union { struct ipt_tcp_info t; struct ipt_udp_info u; } dx, dy;
+
+	x.ip.src.v4 = y.ip.src.v4 = 0;
+	x.ip.dst.v4 = y.ip.dst.v4 = 0;
+	if (sh->pm >= 0) {
+		const struct ipt_match *ma = &a->matches[sh->pm], *mb = &b->matches[sh->pm];
+		struct ports_head *hx = (struct ports_head *)&dx, *hy = (struct ports_head *)&dy;
+
+		if (a->nmatches != b->nmatches || a->nmatches > IPT_MAX_MATCHES ||
+		    ma->ext != mb->ext || ma->ext->size > sizeof(dx))
+			return false;
+		memcpy(mx, a->matches, a->nmatches * sizeof(*mx));
+		memcpy(my, b->matches, b->nmatches * sizeof(*my));
+		memcpy(&dx, ma->data, ma->ext->size);
+		memcpy(&dy, mb->data, mb->ext->size);
+		if (sh->ports & BPFIPT_TP_SPORT)
+			hx->spts[0] = hx->spts[1] = hy->spts[0] = hy->spts[1] = 0;
+		if (sh->ports & BPFIPT_TP_DPORT)
+			hx->dpts[0] = hx->dpts[1] = hy->dpts[0] = hy->dpts[1] = 0;
+		mx[sh->pm].data = &dx;
+		my[sh->pm].data = &dy;
+		x.matches = mx;
+		y.matches = my;
+	}
+	return ipt_rule_equal(&x, &y);
+}
+
+/* Sorted (cp_tuple_cmp), each key once: a rule of a run whose tuple an
+ * earlier rule of the run has never judges a packet. */
+static void tuples_finish(struct cp_compiled *cc)
+{
+	unsigned int m = 0;
+
+	xqsort(cc->tuples, cc->ntuples, sizeof(*cc->tuples), cp_tuple_cmp);
+	for (unsigned int i = 0; i < cc->ntuples; i++) {
+		if (m && !cp_tuple_key_cmp(&cc->tuples[m - 1].k, &cc->tuples[i].k))
+			continue;	/* sorted by counter after the key: the first rule's */
+		cc->tuples[m++] = cc->tuples[i];
+	}
+	cc->ntuples = m;
+}
+
+/* Length of the tuple run starting at rule i (1: none) and its shape. */
+static unsigned int tuple_run(const struct ipt_chain *ch, unsigned int i, struct tshape *sh)
+{
+	const struct ipt_rule *r = ch->rules[i];
+	struct bpfipt_tuple_key k;
+	struct tshape s2;
+	unsigned int j = i;
+
+	if (!tuple_of(r, sh, &k))
+		return 1;
+	while (j + 1 < ch->nrules && tuple_of(ch->rules[j + 1], &s2, &k) &&
+	       s2.splen == sh->splen && s2.dplen == sh->dplen && s2.ports == sh->ports &&
+	       s2.pm == sh->pm && tuple_eq(r, ch->rules[j + 1], sh))
+		j++;
+	return j - i + 1;
+}
+
+/* The unit of the tuple run i .. i + len - 1 of chain ci: rule i's, with each
+ * field of the key constrained to the union of the run's values; its keys go
+ * to cc->tuples. */
+static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned int len,
+			     const struct tshape *sh, struct unit *u)
+{
+	const struct ipt_chain *ch = x->t->chains[ci];
+	struct cp_compiled *cc = x->cc;
+	bool skip[2] = { sh->splen > 0, sh->dplen > 0 };
+	__u32 *pp[2] = { NULL, NULL };
+	__u32 id = cc->ntgroups;
+
+	if (build_unit(x, ci, ch->rules[i], skip, u))
+		return -1;
+	if (cc->ntuples + len > x->tuple_cap) {
+		size_t old = x->tuple_cap;
+
+		x->tuple_cap = (cc->ntuples + len) * 2;
+		cc->tuples = xrealloc(cc->tuples, x->tuple_cap * sizeof(*cc->tuples));
+		if (mem_add(x, (x->tuple_cap - old) * sizeof(*cc->tuples)))
+			return -1;
+	}
+	for (int w = 0; w < 2; w++) {
+		struct atom *at;
+
+		if (!skip[w])
+			continue;
+		at = run_atom(x, ci, ch->rules[i], u, w, len);
+		if (!at)
+			return -1;
+		at[0].p = arena_alloc(&x->ar, len * sizeof(struct pfx));
+		u->atoms[w] = at;
+		u->natoms[w]++;
+	}
+	for (int w = 0; w < 2; w++)
+		if (sh->ports & (w ? BPFIPT_TP_DPORT : BPFIPT_TP_SPORT))
+			pp[w] = arena_alloc(&x->ar, 2 * len * sizeof(__u32));
+	for (unsigned int k = 0; k < len; k++) {
+		struct cp_tuple *t = &cc->tuples[cc->ntuples++];
+		struct tshape s2;
+
+		tuple_of(ch->rules[i + k], &s2, &t->k);
+		t->k.group = id;
+		t->counter = x->rule_base[ci] + i + k;
+		for (int w = 0; w < 2; w++) {
+			if (skip[w]) {
+				struct pfx *p = &u->atoms[w][0].p[k];
+
+				p->addr = ntohl(w ? t->k.dst : t->k.src);
+				p->plen = w ? sh->dplen : sh->splen;
+				p->counter = t->counter;
+			}
+			if (pp[w])
+				pp[w][2 * k] = pp[w][2 * k + 1] = w ? t->k.dport : t->k.sport;
+		}
+	}
+	for (int w = 0; w < 2; w++) {
+		if (skip[w])
+			xqsort(u->atoms[w][0].p, len, sizeof(struct pfx), cmp_pfx4);
+		/* rule i's own port was its constraint: the union replaces it */
+		if (pp[w])
+			u->rs[w ? RF_DPORT : RF_SPORT] = iset_from_pairs(x, pp[w], len, false, 65535);
+	}
+	u->nrules = len;
+	u->group = id;
+	u->xflags |= BPFIPT_X_GROUP_TUPLE;
+	u->tp_splen = sh->splen;
+	u->tp_dplen = sh->dplen;
+	u->tp_ports = sh->ports;
+	cc->ntgroups++;
 	return 0;
 }
 
@@ -1303,9 +1526,16 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 	for (unsigned int i = 0; i < ch->nrules;) {
 		struct unit *u = &mc->u[mc->nu];
 		int which;
-		unsigned int len = run_length(ch, i, &which, x->v6);
+		unsigned int len = run_length(ch, i, &which, x->v6), tlen = 1;
+		struct tshape sh;
 
-		if (len >= x->group_min) {
+		if (!x->v6 && x->tuple_min <= ch->nrules - i)
+			tlen = tuple_run(ch, i, &sh);
+		if (tlen >= x->tuple_min && (len < x->group_min || tlen > len)) {
+			len = tlen;
+			if (build_tuple_group(x, ci, i, len, &sh, u))
+				return -1;
+		} else if (len >= x->group_min) {
 			if (build_group(x, ci, i, len, which, u))
 				return -1;
 			u->group = x->cc->ngroups++;
@@ -1417,6 +1647,9 @@ static void fill_slot(struct bpfipt_slot *s, const struct unit *u, const __u32 *
 	s->counter = u->counter;
 	s->extra = u->extra;
 	s->group = u->group;
+	s->tp_splen = u->tp_splen;
+	s->tp_dplen = u->tp_dplen;
+	s->tp_ports = u->tp_ports;
 }
 
 /* cc->gfold[c]: the chain's only group slot per address field, if any. */
@@ -1796,6 +2029,10 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	x.group_min = x.env->group_min ? x.env->group_min : CP_GROUP_MIN_DEFAULT;
 	if (x.group_min < 2)
 		x.group_min = 2;
+	x.tuple_min = x.env->tuple_min ? x.env->tuple_min
+		    : x.group_min > CP_TUPLE_MIN_DEFAULT ? x.group_min : CP_TUPLE_MIN_DEFAULT;
+	if (x.tuple_min < 2)
+		x.tuple_min = 2;
 	x.mem_limit = x.env->mem_limit ? x.env->mem_limit : CP_MEM_LIMIT;
 	x.cc = cc = xcalloc(1, sizeof(*cc));
 	cc->family = t->family == AF_INET6 ? AF_INET6 : AF_INET;
@@ -1868,6 +2105,7 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	}
 	xqsort(cc->iif.e, cc->iif.n, sizeof(*cc->iif.e), cmp_if_entry);
 	xqsort(cc->oif.e, cc->oif.n, sizeof(*cc->oif.e), cmp_if_entry);
+	tuples_finish(cc);
 	cc->mem = x.mem;
 	*out = cc;
 	cc = NULL;
@@ -1916,6 +2154,7 @@ void cp_compiled_free(struct cp_compiled **pc)
 		free(cc->slots[c]);
 	free(cc->extras);
 	free(cc->recent);
+	free(cc->tuples);
 	free(cc);
 	*pc = NULL;
 }

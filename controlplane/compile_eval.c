@@ -11,6 +11,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Order of cp_compiled.tuples: by key (group, source, destination, ports);
+ * equal keys (a tuple repeated along a run) by counter. */
+int cp_tuple_key_cmp(const struct bpfipt_tuple_key *x, const struct bpfipt_tuple_key *y)
+{
+	const __u32 kx[4] = { x->group, ntohl(x->src), ntohl(x->dst),
+			      (__u32)x->sport << 16 | x->dport };
+	const __u32 ky[4] = { y->group, ntohl(y->src), ntohl(y->dst),
+			      (__u32)y->sport << 16 | y->dport };
+
+	for (int i = 0; i < 4; i++)
+		if (kx[i] != ky[i])
+			return kx[i] < ky[i] ? -1 : 1;
+	return 0;
+}
+
+int cp_tuple_cmp(const void *a, const void *b)
+{
+	const struct cp_tuple *x = a, *y = b;
+	int r = cp_tuple_key_cmp(&x->k, &y->k);
+
+	if (r)
+		return r;
+	return x->counter < y->counter ? -1 : x->counter > y->counter;
+}
+
 /* Longest prefix match in a sorted (key, plen, addr) array; -1 when none. */
 static long lpm_lookup(const struct cp_lpm *l, __u32 key, __be32 addr)
 {
@@ -193,6 +218,33 @@ static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 	return true;
 }
 
+/* A tuple group slot: the counter of the packet's tuple, -1 without one. */
+static long tuple_lookup(const struct cp_compiled *cc, const struct bpfipt_slot *sl,
+			 const struct cp_packet *p)
+{
+	struct bpfipt_tuple_key k = {
+		.group = sl->group,
+		.src = sl->tp_splen ? p->saddr & htonl(~0u << (32 - sl->tp_splen)) : 0,
+		.dst = sl->tp_dplen ? p->daddr & htonl(~0u << (32 - sl->tp_dplen)) : 0,
+		.sport = sl->tp_ports & BPFIPT_TP_SPORT ? p->sport : 0,
+		.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0,
+	};
+	size_t lo = 0, hi = cc->ntuples;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cp_tuple_key_cmp(&cc->tuples[mid].k, &k);
+
+		if (!c)
+			return cc->tuples[mid].counter;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
 static void trace_count(struct cp_trace *tr, __u32 counter)
 {
 	if (tr->ncounted < CP_TRACE_MAX)
@@ -293,6 +345,13 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 			bool dst = sl->xflags & BPFIPT_X_GROUP_DST;
 
 			gv = addr_lookup(dst ? &cc->group_dst : &cc->group_src, sl->group, p, dst);
+			if (gv < 0) {
+				cursor = s + 1;
+				continue;
+			}
+		}
+		if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
+			gv = tuple_lookup(cc, sl, p);
 			if (gv < 0) {
 				cursor = s + 1;
 				continue;

@@ -102,7 +102,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_LPM6,
+	OM_LPM6, OM_TUPLE,
 	OM_MAX,
 };
 
@@ -141,6 +141,8 @@ static const struct om_def {
 			  sizeof(struct bpfipt_counter), VAR_ARRAY },
 	[OM_LPM6] = { "bpfipt_lpm6", "g_lpm6", BPF_MAP_TYPE_LPM_TRIE,
 		      sizeof(struct bpfipt_lpm6_key), 4, BPF_F_NO_PREALLOC },
+	[OM_TUPLE] = { "bpfipt_tuple", "g_tuple", BPF_MAP_TYPE_HASH,
+		       sizeof(struct bpfipt_tuple_key), 4, BPF_F_NO_PREALLOC },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -170,7 +172,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 9, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 10, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 11, "im_names covers every instance map");
 
@@ -1549,10 +1551,13 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 			     sl->target >= cc->nslots[c]) ||
 			    (sl->counter != BPFIPT_NO_COUNTER && sl->counter >= cc->ncounters) ||
 			    ((sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST |
-					     BPFIPT_X_PROTO6)) &&
+					     BPFIPT_X_GROUP_TUPLE | BPFIPT_X_PROTO6)) &&
 			     sl->extra >= cc->nextras) ||
 			    ((sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
-			     sl->group >= cc->ngroups))
+			     sl->group >= cc->ngroups) ||
+			    ((sl->xflags & BPFIPT_X_GROUP_TUPLE) &&
+			     (sl->group >= cc->ntgroups || sl->tp_splen > 32 || sl->tp_dplen > 32 ||
+			      cc->family == AF_INET6)))
 				return dp_fail(err, -EINVAL, "compiled chain %u: bad slot %u", c, s);
 		}
 	}
@@ -1566,6 +1571,9 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 		if (val >= cc->ncounters || plen > (l->e6 ? 128u : 32u) || key >= cc->ngroups)
 			return dp_fail(err, -EINVAL, "group set: bad entry");
 	}
+	for (i = 0; i < cc->ntuples; i++)
+		if (cc->tuples[i].counter >= cc->ncounters || cc->tuples[i].k.group >= cc->ntgroups)
+			return dp_fail(err, -EINVAL, "tuple group: bad entry");
 	if (cc->family == AF_INET6 ? cc->src.e || cc->dst.e || cc->group_src.e || cc->group_dst.e :
 				     cc->src.e6 || cc->dst.e6 || cc->group_src.e6 || cc->group_dst.e6)
 		return dp_fail(err, -EINVAL, "compiled ruleset: address sets of another family");
@@ -1782,6 +1790,33 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 
 /* Write generation `slot` from cc: its maps reused when they fit, else new ones
  * (g->fresh). old: what the slot held before. Nothing is installed yet. */
+/* The tuple groups' keys (bpfipt.h, "A tuple group"), each with its rule's counter. */
+static int fill_tuples(int fd, const struct cp_compiled *cc, const struct bpfipt_conf *cf,
+		       struct ipt_err *err)
+{
+	struct bpfipt_tuple_key *k;
+	__u32 *v, i;
+	int r;
+
+	if (!cc->ntuples)
+		return 0;
+	k = malloc(cc->ntuples * sizeof(*k));
+	v = malloc(cc->ntuples * sizeof(*v));
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return dp_fail(err, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < cc->ntuples; i++) {
+		k[i] = cc->tuples[i].k;
+		v[i] = cnt_phys(cf, cc->tuples[i].counter);
+	}
+	r = update_many(fd, k, v, cc->ntuples, sizeof(*k), sizeof(*v));
+	free(k);
+	free(v);
+	return r ? dp_fail(err, r, "cannot fill map g_tuple") : 0;
+}
+
 static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *old,
 		     const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
 		     const __u32 *rc_ids, struct gen *g, struct ipt_err *err)
@@ -1834,9 +1869,13 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
-	    (r = inner_get(in, OM_COUNTERS, slot, cnt_entries(cf), 0, g, err)))
+	    (r = inner_get(in, OM_COUNTERS, slot, cnt_entries(cf), 0, g, err)) ||
+	    (r = inner_get(in, OM_TUPLE, slot, cc->ntuples, old->ntuple, g, err)))
 		goto out;
+	cf->ntuple = cc->ntuples;
 	cp_crash_point("map-write");
+	if ((r = fill_tuples(g->fd[OM_TUPLE], cc, cf, err)))
+		goto out;
 
 	if (v6) {
 		size_t n6;

@@ -340,6 +340,13 @@ OUTER(bpfipt_lpm6, struct {
 	__type(value, __u32);
 });
 OUTER(bpfipt_fields, FIXED_ARRAY(BPFIPT_FB_END / BPFIPT_PACK));
+OUTER(bpfipt_tuple, struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct bpfipt_tuple_key);
+	__type(value, __u32);
+});
 OUTER(bpfipt_ifs, struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -364,6 +371,7 @@ struct btf_anchor {
 	struct bpfipt_ival_page ival;
 	struct bpfipt_lpm6_key lpm6;
 	struct bpfipt_if_key ifk;
+	struct bpfipt_tuple_key tuple;
 	struct bpfipt_slot slot;
 	struct bpfipt_extra extra;
 	struct bpfipt_limit_state limit;
@@ -1412,6 +1420,29 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
 				bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
 }
 
+/* A tuple group slot's counter for the packet (bpfipt.h, "A tuple group"),
+ * BPFIPT_IVAL_NONE when no rule of the run has the packet's tuple. Its fields'
+ * vectors already hold the union of the run's values: a packet without ports
+ * (a fragment) is never a candidate of a slot whose key holds one. */
+static __always_inline __u32 tuple_counter(__u32 cur, const struct bpfipt_slot *sl,
+					   const struct pkt *p)
+{
+	struct bpfipt_tuple_key k;
+	__u32 *v;
+	void *m;
+
+	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
+	if (!m || p->family != 4)
+		return BPFIPT_IVAL_NONE;
+	k.group = sl->group;
+	k.src = sl->tp_splen ? p->saddr & bpf_htonl(~0u << ((32 - sl->tp_splen) & 31)) : 0;
+	k.dst = sl->tp_dplen ? p->daddr & bpf_htonl(~0u << ((32 - sl->tp_dplen) & 31)) : 0;
+	k.sport = sl->tp_ports & BPFIPT_TP_SPORT ? p->sport : 0;
+	k.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0;
+	v = bpf_map_lookup_elem(m, &k);
+	return v ? *v : BPFIPT_IVAL_NONE;
+}
+
 static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
 				  const struct pkt *p)
 {
@@ -1515,6 +1546,13 @@ __noinline int bpfipt_step(struct scratch *sc)
 			return STEP_MORE;
 		}
 	}
+	if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
+		ctr = tuple_counter(cur, sl, p);
+		if (ctr == BPFIPT_IVAL_NONE) {
+			sc->cursor = s + 1;
+			return STEP_MORE;
+		}
+	}
 	/* ip6_packet_match(): a rule with -p drops a packet whose extension-header
 	 * chain is cut, uncounted (classify() made every such slot a candidate) */
 	if (p->cut) {
@@ -1527,7 +1565,8 @@ __noinline int bpfipt_step(struct scratch *sc)
 			return STEP_MORE;
 		}
 	}
-	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST | BPFIPT_X_PROTO6)) {
+	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST | BPFIPT_X_GROUP_TUPLE |
+			   BPFIPT_X_PROTO6)) {
 		switch (extra_ok(cur, sl, sc)) {
 		case X_OK:
 			break;

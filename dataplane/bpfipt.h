@@ -216,6 +216,27 @@ enum {
 	BPFIPT_X_PROTO6		= 1 << 9,	/* IPv6 rule with -p (IP6T_F_PROTO): a packet whose
 						 * extension-header chain is cut drops here, not
 						 * counted (ip6_packet_match's hotdrop) */
+	BPFIPT_X_GROUP_TUPLE	= 1 << 10,	/* tuple group slot: counter from bpfipt_tuple
+						 * (struct bpfipt_tuple_key), no entry: no match */
+};
+
+/* A tuple group: a run of rules alike but for the values of their source and
+ * destination prefixes (each of one length along the run) and their exact source
+ * and destination ports (-p tcp/udp --sport/--dport N), with a verdict that ends
+ * the chain's scan. One slot, whose fields hold the union of the run's values;
+ * the packet's masked tuple, looked up in the generation's bpfipt_tuple hash,
+ * gives the counter of the first rule of the run with exactly that tuple (the
+ * rule that would judge it), no entry: none does. Lengths and ports come from
+ * the slot (tp_splen, tp_dplen, tp_ports). IPv4 tables only. */
+enum {
+	BPFIPT_TP_SPORT	= 1 << 0,	/* the key holds the source port (else 0) */
+	BPFIPT_TP_DPORT	= 1 << 1,	/* ... the destination port */
+};
+
+struct bpfipt_tuple_key {
+	__u32 group;		/* struct bpfipt_slot.group */
+	__be32 src, dst;	/* masked to tp_splen / tp_dplen bits */
+	__u16 sport, dport;	/* host order, 0 when not in the key */
 };
 
 /* -m recent. Each list (--name) is one value of the instance map bpfipt_recent
@@ -295,9 +316,13 @@ struct bpfipt_slot {
 	__u32 counter;		/* index in the counters map, or BPFIPT_NO_COUNTER */
 	__u32 extra;		/* index in the extras map, or BPFIPT_NO_EXTRA */
 	union {			/* BPFIPT_X_GROUP_* only: */
-		__u32 group;	/* the group id (the compiler's tables) */
+		__u32 group;	/* the group id (the compiler's tables; a tuple
+				 * group's in bpfipt_tuple keys) */
 		__u32 ival;	/* its address set (the map: the loader's copy) */
 	};
+	__u8 tp_splen, tp_dplen;	/* BPFIPT_X_GROUP_TUPLE: prefix lengths, */
+	__u8 tp_ports;			/* ... BPFIPT_TP_* */
+	__u8 tp_pad[5];
 };
 
 /* Parameters of the extra checks of one slot. */
@@ -396,13 +421,14 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		9	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		10	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
 					 * 7: shared counters for large groups;
 					 * 8: the route memo (BPFIPT_ST_ROUTE_MEMO);
-					 * 9: bpfipt_conf.fast (BPFIPT_FAST_*) */
+					 * 9: bpfipt_conf.fast (BPFIPT_FAST_*);
+					 * 10: tuple groups (bpfipt_tuple) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -485,6 +511,7 @@ struct bpfipt_conf {
 						 * (IPv6: its id in bpfipt_lpm6) */
 	__u32 npages, nifs;			/* bpfipt_ival pages, hash entries (loader) */
 	__u32 nlpm6;				/* bpfipt_lpm6 entries (loader) */
+	__u32 ntuple, pad_tuple;		/* bpfipt_tuple entries (loader) */
 	/* A chain's only group slot on an address field (a deny list): its list is
 	 * not in the field's set, where its bit is set for every address
 	 * (controlplane/compile.h, cp_compiled.gfold); per field (0 source, 1

@@ -1049,7 +1049,7 @@ static struct deny {
 static unsigned int ndeny;
 
 static const struct cp_link tlinks[] = { { 1, "lo" }, { 2, "eth0" }, { 3, "eth1" }, { 4, "veth0" } };
-static const struct cp_env tenv = { tlinks, 4, 0, 0 };
+static const struct cp_env tenv = { tlinks, 4, 0, 0, 0 };
 
 static const char *const pfxs[] = { "10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "10.1.2.3",
 				    "192.168.0.0/16", "192.168.1.1", "0.0.0.0/0", "172.16.0.0/12" };

@@ -464,11 +464,47 @@ class Generator:
             out.append(Rule([clause] + [list(c) for c in tmpl.clauses], list(tmpl.target)))
         return out
 
+    def trun(self, chain, callable_chains, n):
+        """n rules alike but for the values of a -s or -d prefix of one length
+        and of exact ports (-p tcp/udp --dport [--sport]): the compiler makes
+        them one tuple group (bpf-iptables runs with BPF_IPTABLES_TUPLE_MIN=2).
+        Tuples repeat now and then; a member of another prefix length or with
+        a port range breaks the run."""
+        r = self.r
+        which = r.choice(["-s", "-d"])
+        anchors, ivs = (self.s_anchor, self.s_iv) if which == "-s" else (self.d_anchor, self.d_iv)
+        proto = r.choice(["tcp", "udp"])
+        self.proto_used.append(proto)
+        plen = r.choice([self.W // 2, self.W - 8, self.W])
+        sport = r.random() < .4
+        tgt = r.choice([["-j", "ACCEPT"], ["-j", "DROP"], ["-j", "RETURN"]] +
+                       ([["-g", r.choice(callable_chains)]] if callable_chains else []))
+        out, made = [], []
+        for _ in range(n):
+            if made and r.random() < .1:
+                out.append(Rule([list(c) for c in r.choice(made)], list(tgt)))
+                continue
+            p = plen if r.random() > .05 else max(8, plen - 4)
+            m = self.mask(p)
+            net = self.nl.a2i(r.choice(anchors)) & m
+            ivs.append((net, net | (~m & ((1 << self.W) - 1))))
+            cl = [["-p", proto], [which, f"{self.nl.i2a(net)}/{p}"]]
+            for opt in (["--sport"] if sport else []) + ["--dport"]:
+                v = self._port()
+                self.port_iv.append((v, v))
+                cl.append([opt, str(v) if r.random() > .05 else f"{v}:{min(v + 9, 65535)}"])
+            made.append(cl)
+            out.append(Rule([list(c) for c in cl], list(tgt)))
+        return out
+
     def chain_rules(self, chain, callable_chains, n):
         r = self.r
         rules = []
         while len(rules) < n:
-            if n - len(rules) >= 2 and r.random() < self.runs:
+            if n - len(rules) >= 2 and r.random() < self.runs / 2:
+                rules += self.trun(chain, callable_chains,
+                                   r.randint(2, min(n - len(rules), 40)))
+            elif n - len(rules) >= 2 and r.random() < self.runs:
                 rules += self.run(chain, callable_chains,
                                   r.randint(2, min(n - len(rules), 40)))
             else:
@@ -662,6 +698,7 @@ class Firewalls:
             e.pop("BPF_IPTABLES_DATAPLANE", None)     # never "off" here
             e.pop("BPF_IPTABLES_INGRESS", None)
             e["BPF_IPTABLES_STATE_DIR"] = nl.tempdir(f"bipt-kd-state-{role}-")
+            e["BPF_IPTABLES_TUPLE_MIN"] = "2"     # tuple groups from short runs
             self.env_b[role] = e
         self.owner, self.proto = {}, {}
         for t in (self.a, self.b):

@@ -29,8 +29,10 @@ static const struct cp_link links[] = {
 	{ 1, "lo" }, { 2, "eth0" }, { 3, "eth1" }, { 4, "veth0" }, { 5, "veth1" },
 	{ 6, "ppp0" }, { 7, "br-lan" }, { 8, "eth10" },
 };
-static const struct cp_env env = { links, sizeof(links) / sizeof(links[0]), 0, 0 };
-static const struct cp_env env_g2 = { links, sizeof(links) / sizeof(links[0]), 2, 0 };
+static const struct cp_env env = { links, sizeof(links) / sizeof(links[0]), 0, 0, 0 };
+static const struct cp_env env_g2 = { links, sizeof(links) / sizeof(links[0]), 2, 0, 0 };
+/* tuple groups from runs of 2 rules (the default needs 4096) */
+static const struct cp_env env_t2 = { links, sizeof(links) / sizeof(links[0]), 2, 0, 2 };
 
 static const char *const vname[] = { "ACCEPT", "DROP", "REJECT" };
 static const char *const cname[] = { "INPUT", "FORWARD", "OUTPUT" };
@@ -641,6 +643,102 @@ START_TEST(t_first_match)
 }
 END_TEST
 
+START_TEST(t_tuples)
+{
+	/* INPUT: a run alike but for -s (/24) and --dport, one tuple twice (the
+	 * first rule counts), ended by another prefix length; svc, reached from
+	 * INPUT and OUTPUT: a run alike but for -d, --sport and --dport */
+	static const char rules[] =
+		"-N svc\n"
+		"-A INPUT -p udp -s 10.1.1.0/24 --dport 53 -j DROP\n"
+		"-A INPUT -p udp -s 10.1.2.0/24 --dport 53 -j DROP\n"
+		"-A INPUT -p udp -s 10.1.1.0/24 --dport 123 -j DROP\n"
+		"-A INPUT -p udp -s 10.1.1.0/24 --dport 53 -j DROP\n"
+		"-A INPUT -p udp -s 10.1.3.0/24 --dport 9 -j DROP\n"
+		"-A INPUT -p udp -s 10.1.0.0/16 --dport 53 -j DROP\n"
+		"-A INPUT -p udp --dport 53 -j ACCEPT\n"
+		"-A INPUT -j svc\n"
+		"-A OUTPUT -j svc\n"
+		"-A svc -p tcp -d 192.168.0.1 --sport 1000 --dport 22 -j REJECT --reject-with tcp-reset\n"
+		"-A svc -p tcp -d 192.168.0.2 --sport 1000 --dport 22 -j REJECT --reject-with tcp-reset\n"
+		"-A svc -p tcp -d 192.168.0.1 --sport 1001 --dport 80 -j REJECT --reject-with tcp-reset\n"
+		"-A svc -p tcp -d 192.168.0.3 --sport 1002 --dport 443 -j REJECT --reject-with tcp-reset\n"
+		":INPUT ACCEPT\n";
+	static const struct cp_env env_t4 = { links, sizeof(links) / sizeof(links[0]), 0, 0, 4 };
+	const struct cp_env *envs[2] = { &env_t4, &env };
+
+	for (int e = 0; e < 2; e++) {
+		struct fixture f = fx(rules, envs[e]);
+		struct cp_packet frag = udp("10.1.1.5", "9.9.9.9", 1, 53);
+
+		if (e == 0) {
+			const struct bpfipt_slot *g = &f.cc->slots[BPFIPT_INPUT][0];
+
+			ck_assert_uint_eq(f.cc->ntgroups, 2);
+			ck_assert_uint_eq(f.cc->ntuples, 4 + 4);	/* the repeated tuple once */
+			ck_assert(g->xflags & BPFIPT_X_GROUP_TUPLE);
+			ck_assert_uint_eq(g->tp_splen, 24);
+			ck_assert_uint_eq(g->tp_dplen, 0);
+			ck_assert_uint_eq(g->tp_ports, BPFIPT_TP_DPORT);
+			ck_assert(!(f.cc->slots[BPFIPT_INPUT][1].xflags & BPFIPT_X_GROUP_TUPLE));
+			ck_assert_uint_eq(f.cc->nslots[BPFIPT_INPUT], 4 + 1 + 1 + 1);
+			g = &f.cc->slots[BPFIPT_OUTPUT][2];
+			ck_assert(g->xflags & BPFIPT_X_GROUP_TUPLE);
+			ck_assert_uint_eq(g->tp_dplen, 32);
+			ck_assert_uint_eq(g->tp_ports, BPFIPT_TP_SPORT | BPFIPT_TP_DPORT);
+		} else {
+			ck_assert_uint_eq(f.cc->ntgroups, 0);
+		}
+		EXPECT(f, BPFIPT_INPUT, udp("10.1.1.5", "9.9.9.9", 1, 53), "DROP", "INPUT:0");
+		EXPECT(f, BPFIPT_INPUT, udp("10.1.2.255", "9.9.9.9", 1, 53), "DROP", "INPUT:1");
+		EXPECT(f, BPFIPT_INPUT, udp("10.1.1.0", "9.9.9.9", 1, 123), "DROP", "INPUT:2");
+		EXPECT(f, BPFIPT_INPUT, udp("10.1.3.7", "9.9.9.9", 1, 9), "DROP", "INPUT:4");
+		/* a source and a port of the run, never in one rule */
+		EXPECT(f, BPFIPT_INPUT, udp("10.1.2.5", "9.9.9.9", 1, 123), "ACCEPT",
+		       "INPUT:7 INPUT:P");
+		EXPECT(f, BPFIPT_INPUT, udp("10.1.3.7", "9.9.9.9", 1, 53), "DROP", "INPUT:5");
+		EXPECT(f, BPFIPT_INPUT, udp("10.2.0.1", "9.9.9.9", 1, 53), "ACCEPT", "INPUT:6");
+		EXPECT(f, BPFIPT_INPUT, tcp("10.1.1.5", "9.9.9.9", 1, 53, 2), "ACCEPT",
+		       "INPUT:7 INPUT:P");
+		/* a fragment has no ports: no rule with a port matches */
+		frag.nonfirst_frag = true;
+		frag.has_ports = false;
+		EXPECT(f, BPFIPT_INPUT, frag, "ACCEPT", "INPUT:7 INPUT:P");
+		EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.1", "192.168.0.2", 1000, 22, 2), "REJECT",
+		       "INPUT:7 svc:1");
+		EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.1", "192.168.0.1", 1000, 80, 2), "ACCEPT",
+		       "INPUT:7 INPUT:P");
+		EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.1", "192.168.0.1", 1001, 80, 2), "REJECT",
+		       "INPUT:7 svc:2");
+		EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "192.168.0.3", 1002, 443, 2), "REJECT",
+		       "OUTPUT:0 svc:3");
+		EXPECT(f, BPFIPT_OUTPUT, udp("1.1.1.1", "192.168.0.3", 1002, 443), "ACCEPT",
+		       "OUTPUT:0 OUTPUT:P");
+		fx_free(&f);
+	}
+
+	/* not grouped: an inverted port, a port range, two port matches, a jump, and
+	 * a run alike in everything (a single-field group takes it) */
+	struct fixture f = fx("-A INPUT -p tcp -s 1.1.1.1 ! --dport 22 -j DROP\n"
+			      "-A INPUT -p tcp -s 1.1.1.2 ! --dport 23 -j DROP\n"
+			      "-A INPUT -p tcp -s 1.1.1.3 --dport 20:21 -j DROP\n"
+			      "-A INPUT -p tcp -s 1.1.1.4 --dport 20:22 -j DROP\n"
+			      "-A INPUT -p tcp -s 1.1.1.5 -m tcp --dport 1 -m tcp --sport 2 -j DROP\n"
+			      "-A INPUT -p tcp -s 1.1.1.6 -m tcp --dport 3 -m tcp --sport 4 -j DROP\n"
+			      "-A INPUT -p tcp -s 1.1.1.7 --dport 5 -j LOG\n"
+			      "-A INPUT -p tcp -s 1.1.1.8 --dport 6 -j LOG\n"
+			      "-A INPUT -p tcp -s 1.1.1.9 --dport 7 -j ACCEPT\n"
+			      "-A INPUT -p tcp -s 1.1.1.10 --dport 7 -j ACCEPT\n", &env_t2);
+	ck_assert_uint_eq(f.cc->ntgroups, 0);
+	ck_assert_uint_eq(f.cc->ngroups, 1);
+	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.2", "9.9.9.9", 1, 22, 2), "DROP", "INPUT:1");
+	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.4", "9.9.9.9", 1, 22, 2), "DROP", "INPUT:3");
+	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.6", "9.9.9.9", 4, 3, 2), "DROP", "INPUT:5");
+	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.10", "9.9.9.9", 4, 7, 2), "ACCEPT", "INPUT:9");
+	fx_free(&f);
+}
+END_TEST
+
 START_TEST(t_groups)
 {
 	/* a src run (5 rules, overlapping prefixes), a dst run in a user chain reached
@@ -995,6 +1093,39 @@ static void gen_run(struct strbuf *sb, unsigned int chain, unsigned int len)
 	sb_free(&one);
 }
 
+/* A run of rules alike but for their source /24 (or destination /32) and exact
+ * ports: a tuple group (env_t2). Only when gen_tuples is set, so that the
+ * recorded digests (t_digests) keep their rulesets. */
+static bool gen_tuples;
+
+static void gen_trun(struct strbuf *sb, unsigned int chain, unsigned int len)
+{
+	static const char *const base[] = { "INPUT", "FORWARD", "OUTPUT" };
+	static const char *const tgt[] = { "ACCEPT", "DROP", "REJECT", "RETURN" };
+	static const char *const net[] = { "10.1.2", "192.168.1", "10.0.1", "10.1.3" };
+	bool dst = chance(40), sp = chance(40), dp = !sp || chance(60), tcp = chance(50);
+	const char *t = tgt[rn(4)], *iif = chance(20) ? if_pool[rn(11)] : NULL;
+
+	for (unsigned int i = 0; i < len; i++) {
+		if (chain < 3)
+			sb_addf(sb, "-A %s", base[chain]);
+		else
+			sb_addf(sb, "-A u%u", chain - 3);
+		if (iif && chain != 2)
+			sb_addf(sb, " -i %s", iif);
+		sb_addf(sb, " -p %s", tcp ? "tcp" : "udp");
+		if (dst)
+			sb_addf(sb, " -d %s.%u", net[rn(4)], rn(2) ? 1 : rn(8));
+		else
+			sb_addf(sb, " -s %s.0/24", net[rn(4)]);
+		if (sp)
+			sb_addf(sb, " --sport %d", port_pool[rn(11)] + rn(2));
+		if (dp)
+			sb_addf(sb, " --dport %d", port_pool[rn(11)] + rn(2));
+		sb_addf(sb, " -j %s\n", t);
+	}
+}
+
 static void gen_ruleset(struct strbuf *sb, unsigned int *nrules_out)
 {
 	unsigned int nuser = rn(5), nrules = chance(3) ? 61 + rn(240) : 1 + rn(60);
@@ -1008,7 +1139,12 @@ static void gen_ruleset(struct strbuf *sb, unsigned int *nrules_out)
 	for (unsigned int i = 0; i < nrules;) {
 		unsigned int chain = rn(3 + nuser);
 
-		if (chance(10)) {
+		if (gen_tuples && chance(10)) {
+			unsigned int len = 2 + rn(8);
+
+			gen_trun(sb, chain, len);
+			i += len;
+		} else if (chance(10)) {
 			unsigned int len = 2 + rn(5);
 
 			gen_run(sb, chain, len);
@@ -1111,7 +1247,7 @@ START_TEST(t_random_differential)
 {
 	struct strbuf sb = STRBUF_INIT;
 	unsigned long pairs = 0, evals = 0, skipped = 0, bad_sets = 0, fails = 0, groups = 0;
-	unsigned long by_rule = 0, long_traces = 0, verdicts[3] = { 0, 0, 0 };
+	unsigned long tgroups = 0, by_rule = 0, long_traces = 0, verdicts[3] = { 0, 0, 0 };
 	double t0 = now();
 
 	rng_state = getenv("BPFIPT_DIFF_SEED") ? strtoull(getenv("BPFIPT_DIFF_SEED"), NULL, 0)
@@ -1126,9 +1262,12 @@ START_TEST(t_random_differential)
 		struct ipt_err err;
 		struct ipt_table *t;
 		struct cp_compiled *cc = NULL;
-		const struct cp_env *e = set % 2 ? &env_g2 : &env;
+		/* every third ruleset with tuple runs, grouped from 2 rules on */
+		const struct cp_env *e = set % 3 == 2 ? &env_t2 : set % 3 ? &env_g2 : &env;
 
+		gen_tuples = set % 3 == 2;
 		gen_ruleset(&sb, &nrules);
+		gen_tuples = false;
 		t = load_err(sb_str(&sb), &err);
 		if (!t) {
 			/* a combination iptables refuses: fine, but it must stay rare */
@@ -1141,6 +1280,7 @@ START_TEST(t_random_differential)
 		ck_assert_msg(cp_compile(t, e, &cc, &err) == 0, "compile failed: %s\n%s", err.msg,
 			      sb_str(&sb));
 		groups += cc->ngroups;
+		tgroups += cc->ntgroups;
 		for (unsigned int k = 0; k < 50; k++, pairs++) {
 			struct cp_packet p = gen_packet();
 
@@ -1181,14 +1321,15 @@ START_TEST(t_random_differential)
 			break;
 	}
 	fprintf(stderr, "random differential: %lu (ruleset, packet) pairs, %lu evaluations, "
-		"%lu skipped (step limit), %lu refused rulesets, %lu groups, %.2f s; decided by a "
-		"rule %lu, traces >= 3 counters %lu, ACCEPT %lu DROP %lu REJECT %lu\n", pairs,
-		evals, skipped, bad_sets, groups, now() - t0, by_rule, long_traces, verdicts[0],
+		"%lu skipped (step limit), %lu refused rulesets, %lu groups, %lu tuple groups, "
+		"%.2f s; decided by a rule %lu, traces >= 3 counters %lu, ACCEPT %lu DROP %lu "
+		"REJECT %lu\n", pairs, evals, skipped, bad_sets, groups, tgroups, now() - t0, by_rule, long_traces, verdicts[0],
 		verdicts[1], verdicts[2]);
 	ck_assert_uint_eq(fails, 0);
 	ck_assert_uint_ge(pairs, want);
 	ck_assert_uint_lt(skipped, evals / 1000 + 1);
 	ck_assert_uint_gt(groups, 100);
+	ck_assert_uint_gt(tgroups, 100);
 	sb_free(&sb);
 }
 END_TEST
@@ -1663,6 +1804,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_chains);
 	tcase_add_test(tc, t_first_match);
 	tcase_add_test(tc, t_groups);
+	tcase_add_test(tc, t_tuples);
 	tcase_add_test(tc, t_refusals);
 	suite_add_tcase(s, tc);
 

@@ -240,7 +240,7 @@ struct cctx {
 	struct arena ar;
 	struct mchain *ch;
 	__u32 *rule_base;
-	unsigned int group_min, tuple_min;
+	unsigned int group_min, tuple_min, tuple_top;
 	size_t mem;			/* bytes counted against mem_limit */
 	size_t mem_limit;
 	bool failed;
@@ -1309,6 +1309,10 @@ static bool tuple_of(const struct ipt_rule *r, struct tshape *sh, struct bpfipt_
 	sh->dplen = plen_of(r->ip.dmsk.v4);
 	k->src = r->ip.src.v4;
 	k->dst = r->ip.dst.v4;
+	if (r->ip.proto && !(r->ip.invflags & IPT_INV_PROTO)) {
+		sh->ports |= BPFIPT_TP_PROTO;
+		k->proto = (__u8)r->ip.proto;
+	}
 	for (unsigned int i = 0; i < r->nmatches; i++) {
 		const struct ipt_match *m = &r->matches[i];
 		bool tcp = ext_is(m, "tcp");
@@ -1335,7 +1339,7 @@ static bool tuple_of(const struct ipt_rule *r, struct tshape *sh, struct bpfipt_
 			k->dport = ph->dpts[0];
 		}
 	}
-	return sh->splen || sh->dplen || sh->ports;
+	return sh->splen || sh->dplen || (sh->ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT));
 }
 
 /* a and b (of shape sh) are equal but for their keys. */
@@ -1527,11 +1531,12 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 		struct unit *u = &mc->u[mc->nu];
 		int which;
 		unsigned int len = run_length(ch, i, &which, x->v6), tlen = 1;
+		unsigned int tmin = i == 0 && ch->builtin ? x->tuple_top : x->tuple_min;
 		struct tshape sh;
 
-		if (!x->v6 && x->tuple_min <= ch->nrules - i)
+		if (!x->v6 && tmin <= ch->nrules - i)
 			tlen = tuple_run(ch, i, &sh);
-		if (tlen >= x->tuple_min && (len < x->group_min || tlen > len)) {
+		if (tlen >= tmin && (len < x->group_min || tlen > len)) {
 			len = tlen;
 			if (build_tuple_group(x, ci, i, len, &sh, u))
 				return -1;
@@ -2033,6 +2038,8 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 		    : x.group_min > CP_TUPLE_MIN_DEFAULT ? x.group_min : CP_TUPLE_MIN_DEFAULT;
 	if (x.tuple_min < 2)
 		x.tuple_min = 2;
+	x.tuple_top = x.env->tuple_min ? x.tuple_min
+		    : x.group_min > CP_TUPLE_MIN_TOP ? x.group_min : CP_TUPLE_MIN_TOP;
 	x.mem_limit = x.env->mem_limit ? x.env->mem_limit : CP_MEM_LIMIT;
 	x.cc = cc = xcalloc(1, sizeof(*cc));
 	cc->family = t->family == AF_INET6 ? AF_INET6 : AF_INET;

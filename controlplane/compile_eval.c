@@ -15,12 +15,12 @@
  * equal keys (a tuple repeated along a run) by counter. */
 int cp_tuple_key_cmp(const struct bpfipt_tuple_key *x, const struct bpfipt_tuple_key *y)
 {
-	const __u32 kx[4] = { x->group, ntohl(x->src), ntohl(x->dst),
-			      (__u32)x->sport << 16 | x->dport };
-	const __u32 ky[4] = { y->group, ntohl(y->src), ntohl(y->dst),
-			      (__u32)y->sport << 16 | y->dport };
+	const __u32 kx[5] = { x->group, ntohl(x->src), ntohl(x->dst),
+			      (__u32)x->sport << 16 | x->dport, x->proto };
+	const __u32 ky[5] = { y->group, ntohl(y->src), ntohl(y->dst),
+			      (__u32)y->sport << 16 | y->dport, y->proto };
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (kx[i] != ky[i])
 			return kx[i] < ky[i] ? -1 : 1;
 	return 0;
@@ -220,7 +220,7 @@ static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 
 /* A tuple group slot: the counter of the packet's tuple, -1 without one. */
 static long tuple_lookup(const struct cp_compiled *cc, const struct bpfipt_slot *sl,
-			 const struct cp_packet *p)
+			 const struct cp_packet *p, bool has_ports)
 {
 	struct bpfipt_tuple_key k = {
 		.group = sl->group,
@@ -228,8 +228,12 @@ static long tuple_lookup(const struct cp_compiled *cc, const struct bpfipt_slot 
 		.dst = sl->tp_dplen ? p->daddr & htonl(~0u << (32 - sl->tp_dplen)) : 0,
 		.sport = sl->tp_ports & BPFIPT_TP_SPORT ? p->sport : 0,
 		.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0,
+		.proto = sl->tp_ports & BPFIPT_TP_PROTO ? p->proto : 0,
 	};
 	size_t lo = 0, hi = cc->ntuples;
+
+	if ((sl->tp_ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && !has_ports)
+		return -1;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -351,7 +355,7 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 			}
 		}
 		if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
-			gv = tuple_lookup(cc, sl, p);
+			gv = tuple_lookup(cc, sl, p, has_ports);
 			if (gv < 0) {
 				cursor = s + 1;
 				continue;

@@ -1603,14 +1603,28 @@ static bool vec_has(const struct cp_compiled *cc, __u32 vid, unsigned int s)
 	return vid == BPFIPT_NO_VEC || (cc->pool[(size_t)vid * cc->nwords + s / 64] >> (s % 64) & 1);
 }
 
+/* Slot s of chain c is in the vectors of keys lo..hi of array field a. */
+static bool keys_have(const struct cp_array_field *a, const struct cp_compiled *cc, __u32 c,
+		      unsigned int s, unsigned int lo, unsigned int hi)
+{
+	__u32 last = BPFIPT_NO_VEC;
+
+	for (unsigned int i = lo; i <= hi && i < a->nkeys; i++) {
+		__u32 v = a->vec[(size_t)c * a->nkeys + i];
+
+		if (v != last && !vec_has(cc, v, s))
+			return false;
+		last = v;
+	}
+	return true;
+}
+
 /* Slot s of chain c is in every vector that field f (gen_conf's numbering: -4
  * source ... NFA - 1) can give a packet in that chain. */
 static bool field_has(const struct cp_compiled *cc, int f, __u32 c, unsigned int s)
 {
 	const struct cp_lpm *l = f == -4 ? &cc->src : &cc->dst;
 	const struct cp_if_field *iff = f == -2 ? &cc->iif : &cc->oif;
-	const struct cp_array_field *a;
-	__u32 last = BPFIPT_NO_VEC;
 	unsigned int i;
 
 	switch (f) {
@@ -1633,16 +1647,54 @@ static bool field_has(const struct cp_compiled *cc, int f, __u32 c, unsigned int
 				return false;
 		return true;
 	default:
-		a = fa_of(cc, f);
-		for (i = 0; i < a->nkeys; i++) {
-			__u32 v = a->vec[(size_t)c * a->nkeys + i];
-
-			if (v != last && !vec_has(cc, v, s))
-				return false;
-			last = v;
-		}
-		return true;
+		return keys_have(fa_of(cc, f), cc, c, s, 0, fa_of(cc, f)->nkeys - 1);
 	}
+}
+
+/* The tuple group slot 0 of chain c (BPFIPT_FAST_TUPLE): judged by its search
+ * alone when a packet with an entry meets every other constraint of the slot.
+ * The key holds the addresses, ports and protocol it names; with a port it
+ * also says that the packet has ports (and so, when it is TCP, flags, and is
+ * not a later fragment). */
+static __u32 tuple_fast_of(const struct cp_compiled *cc, __u32 c)
+{
+	const struct bpfipt_slot *s0 = &cc->slots[c][0];
+	__u32 fast = BPFIPT_FAST_TUPLE, tp = s0->tp_ports, i;
+	bool ports = tp & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT);
+	int proto = -1, f;
+
+	if (cc->nslots[c] == 2 && cc->policy_slot[c] == 1)
+		fast |= BPFIPT_FAST_MISS;
+	if (s0->kind != BPFIPT_S_VERDICT || s0->log || (s0->xflags & ~BPFIPT_X_GROUP_TUPLE))
+		return fast;
+	for (i = 0; i < cc->ntuples; i++)
+		if (cc->tuples[i].k.group == s0->group) {
+			proto = cc->tuples[i].k.proto;
+			break;
+		}
+	for (f = -4; f < NFA; f++) {
+		int bf = f < 0 ? -1 : fa_field[f];
+		const struct cp_array_field *a = f < 0 ? NULL : fa_of(cc, f);
+		bool ok;
+
+		if ((f == -4 && s0->tp_splen) || (f == -3 && s0->tp_dplen) ||
+		    (bf == BPFIPT_F_PROTO && (tp & BPFIPT_TP_PROTO)) ||
+		    (bf == BPFIPT_F_SPORT && (tp & BPFIPT_TP_SPORT)) ||
+		    (bf == BPFIPT_F_DPORT && (tp & BPFIPT_TP_DPORT)))
+			continue;
+		if (ports && (bf == BPFIPT_F_SPORT || bf == BPFIPT_F_DPORT))
+			ok = keys_have(a, cc, c, 0, 0, 65535);
+		else if (ports && bf == BPFIPT_F_FRAG)
+			ok = keys_have(a, cc, c, 0, 0, 0);
+		else if (ports && bf == BPFIPT_F_TCPFLAGS && proto == IPPROTO_TCP &&
+			 (tp & BPFIPT_TP_PROTO))
+			ok = keys_have(a, cc, c, 0, 0, 255);
+		else
+			ok = field_has(cc, f, c, 0);
+		if (!ok)
+			return fast;
+	}
+	return fast | BPFIPT_FAST_HIT;
 }
 
 /* bpfipt_conf.fast of chain c: when the chain begins with its folded group slot
@@ -1653,6 +1705,8 @@ static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 	__u32 fast;
 	int f;
 
+	if (cc->nslots[c] >= 2 && (s0->xflags & BPFIPT_X_GROUP_TUPLE))
+		return tuple_fast_of(cc, c);
 	if (cc->nslots[c] < 2 || (cf->gfold[c][0] != 1 && cf->gfold[c][1] != 1))
 		return 0;
 	fast = cf->gfold[c][1] == 1 ? BPFIPT_FAST_DST : 0;
@@ -1788,8 +1842,6 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	return 0;
 }
 
-/* Write generation `slot` from cc: its maps reused when they fit, else new ones
- * (g->fresh). old: what the slot held before. Nothing is installed yet. */
 /* The tuple groups' keys (bpfipt.h, "A tuple group"), each with its rule's counter. */
 static int fill_tuples(int fd, const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 		       struct ipt_err *err)
@@ -1817,6 +1869,8 @@ static int fill_tuples(int fd, const struct cp_compiled *cc, const struct bpfipt
 	return r ? dp_fail(err, r, "cannot fill map g_tuple") : 0;
 }
 
+/* Write generation `slot` from cc: its maps reused when they fit, else new ones
+ * (g->fresh). old: what the slot held before. Nothing is installed yet. */
 static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *old,
 		     const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
 		     const __u32 *rc_ids, struct gen *g, struct ipt_err *err)

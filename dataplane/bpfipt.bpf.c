@@ -1432,13 +1432,16 @@ static __always_inline __u32 tuple_counter(__u32 cur, const struct bpfipt_slot *
 	void *m;
 
 	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
-	if (!m || p->family != 4)
+	if (!m || p->family != 4 ||
+	    ((sl->tp_ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff))
 		return BPFIPT_IVAL_NONE;
+	__builtin_memset(&k, 0, sizeof(k));
 	k.group = sl->group;
 	k.src = sl->tp_splen ? p->saddr & bpf_htonl(~0u << ((32 - sl->tp_splen) & 31)) : 0;
 	k.dst = sl->tp_dplen ? p->daddr & bpf_htonl(~0u << ((32 - sl->tp_dplen) & 31)) : 0;
 	k.sport = sl->tp_ports & BPFIPT_TP_SPORT ? p->sport : 0;
 	k.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0;
+	k.proto = sl->tp_ports & BPFIPT_TP_PROTO ? p->proto : 0;
 	v = bpf_map_lookup_elem(m, &k);
 	return v ? *v : BPFIPT_IVAL_NONE;
 }
@@ -1665,6 +1668,46 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 	return sl->verdict;
 }
 
+/* A chain whose slot 0 is a tuple group (BPFIPT_FAST_TUPLE): its search first.
+ * A hit is judged by the slot when nothing else constrains it (BPFIPT_FAST_HIT),
+ * a miss by the policy when nothing else is in the chain (BPFIPT_FAST_MISS);
+ * another miss walks from slot 1 (slot 0 is never a jump's target). Counted as
+ * the walk would count. -1: walk. */
+static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				      struct scratch *sc)
+{
+	__u32 fast = conf->fast[chain], gi = conf->slot_base[chain], ctr;
+	struct bpfipt_slot *sl;
+	void *slots;
+
+	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
+	if (!slots)
+		return -1;
+	sl = bpf_map_lookup_elem(slots, &gi);
+	if (!sl || !(sl->xflags & BPFIPT_X_GROUP_TUPLE))
+		return -1;
+	ctr = tuple_counter(cur, sl, &sc->p);
+	if (ctr != BPFIPT_IVAL_NONE) {
+		if (!(fast & BPFIPT_FAST_HIT))
+			return -1;
+	} else {
+		if (!(fast & BPFIPT_FAST_MISS)) {
+			sc->cursor = 1;
+			return -1;
+		}
+		gi++;
+		sl = bpf_map_lookup_elem(slots, &gi);
+		if (!sl)
+			return -1;
+		ctr = sl->counter;
+	}
+	count(cur, conf, ctr, &sc->p);
+	stat_inc(BPFIPT_ST_FAST);
+	sc->verdict = sl->verdict;
+	sc->reject_with = sl->reject_with;
+	return sl->verdict;
+}
+
 /* The packet's vector of field f in chain sc->chain of generation sc->cur, as
  * classify() looks it up, BPFIPT_IVAL_NONE on a failure; kept in sc->v, and
  * bit f of sc->vhave says so (classify() does not look it up again). A global
@@ -1848,8 +1891,9 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->chain = chain;
 	sc->vhave = 0;
 	if (conf->fast[chain] && !p->cut) {
-		int v = BPFIPT_FAST_PFX_N(conf->fast[chain]) ? fast_prefix(cur, conf, chain, sc)
-							      : fast_judge(cur, conf, chain, sc);
+		int v = BPFIPT_FAST_PFX_N(conf->fast[chain]) ? fast_prefix(cur, conf, chain, sc) :
+			(conf->fast[chain] & BPFIPT_FAST_TUPLE) ? fast_tuple(cur, conf, chain, sc) :
+			fast_judge(cur, conf, chain, sc);
 
 		if (v >= 0)
 			return v;

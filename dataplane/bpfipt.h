@@ -21,7 +21,9 @@
  *     if slot s has extra checks (BPFIPT_X_*) and they fail: cursor = s + 1; continue
  *     count the packet on counter slot[s].counter (if != BPFIPT_NO_COUNTER);
  *       a group slot (BPFIPT_X_GROUP_SRC/DST) counts on the value of its
- *       address set (slot[s].ival) for the src/dst address instead
+ *       address set (slot[s].ival) for the src/dst address instead, a tuple
+ *       group slot (BPFIPT_X_GROUP_TUPLE) on its tuple's, and does not match
+ *       without one
  *     VERDICT:  done, slot[s].verdict
  *     CONTINUE: (LOG, NFLOG, no target, ...) cursor = s + 1
  *     JUMP:     push s + 1 (depth < BPFIPT_MAX_DEPTH), cursor = slot[s].target
@@ -230,13 +232,17 @@ enum {
  * the slot (tp_splen, tp_dplen, tp_ports). IPv4 tables only. */
 enum {
 	BPFIPT_TP_SPORT	= 1 << 0,	/* the key holds the source port (else 0) */
-	BPFIPT_TP_DPORT	= 1 << 1,	/* ... the destination port */
+	BPFIPT_TP_DPORT	= 1 << 1,	/* ... the destination port (with either, a
+					 * packet without ports has no entry) */
+	BPFIPT_TP_PROTO	= 1 << 2,	/* ... the protocol (-p, not negated) */
 };
 
 struct bpfipt_tuple_key {
 	__u32 group;		/* struct bpfipt_slot.group */
 	__be32 src, dst;	/* masked to tp_splen / tp_dplen bits */
 	__u16 sport, dport;	/* host order, 0 when not in the key */
+	__u8 proto;		/* 0 when not in the key */
+	__u8 pad[3];
 };
 
 /* -m recent. Each list (--name) is one value of the instance map bpfipt_recent
@@ -537,6 +543,9 @@ enum {
 					 * the chain; a hit is judged by it */
 	BPFIPT_FAST_MISS = 1 << 2,	/* the chain is slot 0 and its policy: a miss
 					 * is judged by the policy */
+	BPFIPT_FAST_TUPLE = 1 << 3,	/* slot 0 is a tuple group instead, searched
+					 * first (HIT and MISS as above); a miss that
+					 * the policy does not judge walks from slot 1 */
 };
 
 /* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): the chain's first

@@ -600,9 +600,11 @@ END_TEST
 /* Tuple groups (bpfipt.h, "A tuple group") on real packets: INPUT, 5 000 rules
  * alike but for -s /24 and --dport (a tuple repeated in the middle: the first
  * rule counts), then a rule and a jump to svc (also reached from FORWARD): 4 200
- * rules alike but for -d, --sport and --dport, REJECT. Hits, sources and ports
- * of the runs in no one rule, fragments; verdicts and counters against the
- * reference. */
+ * rules alike but for -d, --sport and --dport, REJECT. OUTPUT: only a run of
+ * 4 100 alike but for -d and --dport, policy DROP. Hits, sources and ports of
+ * the runs in no one rule, fragments; verdicts and counters against the
+ * reference; INPUT's hits and every OUTPUT packet judged by the search alone
+ * (BPFIPT_FAST_TUPLE). */
 #define TP_SRC(i)	htonl(172u << 24 | (16 + (i) % 1021 / 256) << 16 | ((i) % 1021 % 256) << 8)
 #define TP_DST(i)	htonl(10u << 24 | 20u << 16 | ((i) % 3001 / 256) << 8 | (i) % 3001 % 256)
 
@@ -613,10 +615,17 @@ START_TEST(t_tuple)
 	struct dp_inst *in = NULL;
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
-	unsigned int hits = 0;
+	struct ipt_err err = { 0 };
+	unsigned int hits = 0, nfast = 0;
 
-	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
 		":svc - [0:0]\n");
+	for (unsigned int i = 0; i < 4100; i++) {
+		struct in_addr a = { TP_DST(i) };
+
+		sb_addf(&sb, "-A OUTPUT -d %s -p tcp --dport %u -j ACCEPT\n", inet_ntoa(a),
+			1 + i % 1000);
+	}
 	for (unsigned int i = 0; i < 5000; i++) {
 		unsigned int k = i == 2500 ? 10 : i;
 		struct in_addr a = { TP_SRC(k) };
@@ -635,8 +644,12 @@ START_TEST(t_tuple)
 	sb_adds(&sb, "COMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
-	ck_assert_uint_eq(cc->ntgroups, 2);
-	ck_assert_uint_eq(cc->ntuples, 4999 + 4200);
+	ck_assert_uint_eq(cc->ntgroups, 3);
+	ck_assert_uint_eq(cc->ntuples, 4999 + 4200 + 4100);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT],
+			  BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
 	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 3 + 1 + 1 + 1);
 	ck_assert_uint_eq(cf.ntuple, cc->ntuples);
 	for (int k = 0; k < 3000; k++) {
@@ -648,6 +661,10 @@ START_TEST(t_tuple)
 		};
 		__u32 chain = BPFIPT_INPUT;
 		struct cp_trace rt;
+		__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+		unsigned int owner;
+		int rule_no = -1;
+		bool fast;
 
 		if (kind == 1)		/* a source and a port of the run */
 			p.dport = 1024 + j % 509;
@@ -665,11 +682,30 @@ START_TEST(t_tuple)
 			p.sport = 2000 + (kind == 6 ? j : i) % 7;
 			p.dport = 80 + i % 601;
 			chain = kind == 7 ? BPFIPT_FORWARD : BPFIPT_INPUT;
+			if (k % 5 == 0) {	/* OUTPUT's run: 4100 destinations */
+				chain = BPFIPT_OUTPUT;
+				p.daddr = TP_DST(rnd() % 4100);
+				p.dport = 1 + rnd() % 1000;
+			}
 		}
 		ck_assert_int_eq(cp_ref_eval(t, &env, chain, &p, &rt), 0);
-		hits += rt.verdict == BPFIPT_V_DROP || rt.verdict == BPFIPT_V_REJECT;
+		hits += rt.verdict == BPFIPT_V_DROP || rt.verdict == BPFIPT_V_REJECT ||
+			(chain == BPFIPT_OUTPUT && rt.verdict == BPFIPT_V_ACCEPT);
+		if (rt.ncounted)
+			cp_counter_owner(t, rt.counted[0], &owner, &rule_no);
+		fast = chain == BPFIPT_OUTPUT ||
+		       (chain == BPFIPT_INPUT && rule_no >= 0 && owner == BPFIPT_INPUT &&
+			rule_no < 5000);
+		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 		send_chain(in, t, &p, chain);
+		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+			      "chain %u src %#x dst %#x dport %u (rule %d): judged %s", chain,
+			      ntohl(p.saddr), ntohl(p.daddr), p.dport, rule_no,
+			      fast ? "by the walk" : "by the search");
+		nfast += fast;
 	}
+	ck_assert_uint_gt(nfast, 600);
 	ck_assert_uint_gt(hits, 1000);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);

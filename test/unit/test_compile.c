@@ -679,13 +679,14 @@ START_TEST(t_tuples)
 			ck_assert(g->xflags & BPFIPT_X_GROUP_TUPLE);
 			ck_assert_uint_eq(g->tp_splen, 24);
 			ck_assert_uint_eq(g->tp_dplen, 0);
-			ck_assert_uint_eq(g->tp_ports, BPFIPT_TP_DPORT);
+			ck_assert_uint_eq(g->tp_ports, BPFIPT_TP_DPORT | BPFIPT_TP_PROTO);
 			ck_assert(!(f.cc->slots[BPFIPT_INPUT][1].xflags & BPFIPT_X_GROUP_TUPLE));
 			ck_assert_uint_eq(f.cc->nslots[BPFIPT_INPUT], 4 + 1 + 1 + 1);
 			g = &f.cc->slots[BPFIPT_OUTPUT][2];
 			ck_assert(g->xflags & BPFIPT_X_GROUP_TUPLE);
 			ck_assert_uint_eq(g->tp_dplen, 32);
-			ck_assert_uint_eq(g->tp_ports, BPFIPT_TP_SPORT | BPFIPT_TP_DPORT);
+			ck_assert_uint_eq(g->tp_ports,
+					  BPFIPT_TP_SPORT | BPFIPT_TP_DPORT | BPFIPT_TP_PROTO);
 		} else {
 			ck_assert_uint_eq(f.cc->ntgroups, 0);
 		}
@@ -715,6 +716,26 @@ START_TEST(t_tuples)
 		EXPECT(f, BPFIPT_OUTPUT, udp("1.1.1.1", "192.168.0.3", 1002, 443), "ACCEPT",
 		       "OUTPUT:0 OUTPUT:P");
 		fx_free(&f);
+	}
+
+	/* by default: a run of 64 that begins a base chain is a group (searched
+	 * first, BPFIPT_FAST_TUPLE), after another rule it takes 4096 */
+	for (int first = 0; first < 2; first++) {
+		struct strbuf sb = STRBUF_INIT;
+		struct fixture g;
+
+		if (first)
+			sb_adds(&sb, "-A FORWARD -p tcp --dport 22 -j ACCEPT\n");
+		for (unsigned int i = 0; i < 64; i++)
+			sb_addf(&sb, "-A FORWARD -d 10.0.%u.1 -p tcp --dport %u -j DROP\n", i, 80 + i);
+		g = fx(sb_str(&sb), &env);
+		ck_assert_uint_eq(g.cc->ntgroups, first ? 0 : 1);
+		EXPECT(g, BPFIPT_FORWARD, tcp("1.1.1.1", "10.0.7.1", 1, 87, 2), "DROP",
+		       first ? "FORWARD:8" : "FORWARD:7");
+		EXPECT(g, BPFIPT_FORWARD, tcp("1.1.1.1", "10.0.7.1", 1, 88, 2), "ACCEPT",
+		       "FORWARD:P");
+		fx_free(&g);
+		sb_free(&sb);
 	}
 
 	/* not grouped: an inverted port, a port range, two port matches, a jump, and

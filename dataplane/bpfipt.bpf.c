@@ -1639,6 +1639,18 @@ static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf
 	return 0;
 }
 
+/* A fast path's verdict: slot sl judges the packet, counted on ctr as the walk
+ * would count it (statistic FAST). */
+static __always_inline int fast_verdict(__u32 cur, const struct bpfipt_conf *conf, __u32 ctr,
+					const struct bpfipt_slot *sl, struct scratch *sc)
+{
+	count(cur, conf, ctr, &sc->p);
+	stat_inc(BPFIPT_ST_FAST);
+	sc->verdict = sl->verdict;
+	sc->reject_with = sl->reject_with;
+	return sl->verdict;
+}
+
 /* A chain that begins with its folded group slot (bpfipt_conf.fast, set by the
  * loader): on a hit, that slot's verdict when it matches every listed address
  * (BPFIPT_FAST_HIT); on a miss, the policy when nothing else is in the chain
@@ -1661,11 +1673,7 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 		return -1;
 	if (ctr == BPFIPT_IVAL_NONE)
 		ctr = sl->counter;
-	count(cur, conf, ctr, &sc->p);
-	stat_inc(BPFIPT_ST_FAST);
-	sc->verdict = sl->verdict;
-	sc->reject_with = sl->reject_with;
-	return sl->verdict;
+	return fast_verdict(cur, conf, ctr, sl, sc);
 }
 
 /* A chain whose slot 0 is a tuple group (BPFIPT_FAST_TUPLE): its search first.
@@ -1701,11 +1709,7 @@ static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf,
 			return -1;
 		ctr = sl->counter;
 	}
-	count(cur, conf, ctr, &sc->p);
-	stat_inc(BPFIPT_ST_FAST);
-	sc->verdict = sl->verdict;
-	sc->reject_with = sl->reject_with;
-	return sl->verdict;
+	return fast_verdict(cur, conf, ctr, sl, sc);
 }
 
 /* The packet's vector of field f in chain sc->chain of generation sc->cur, as
@@ -1853,11 +1857,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		sl = bpf_map_lookup_elem(slots, &gi);
 		if (!sl)
 			return -1;
-		count(cur, conf, sl->counter, &sc->p);
-		stat_inc(BPFIPT_ST_FAST);
-		sc->verdict = sl->verdict;
-		sc->reject_with = sl->reject_with;
-		return sl->verdict;
+		return fast_verdict(cur, conf, sl->counter, sl, sc);
 	}
 	sc->cursor = n;
 	return -1;

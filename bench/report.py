@@ -111,8 +111,10 @@ if pk:
     floor_x, floor_t = ns.get(("floor", 0, "any", "xdp", "off")), ns.get(("floor", 0, "any", "tc", "off"))
     P(f"Floor (a program returning pass): XDP {fmt(floor_x)} ns, tc {fmt(floor_t)} ns.")
     P("")
-    for kind, what in (("mixed", "mixed rules (`-s /24 -p udp --dport`, ungroupable, sparse)"),
-                       ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial case)"),
+    for kind, what in (("mixed", "mixed rules (`-s /24 -p udp --dport`, sparse; one tuple group "
+                                 "from 64 rules)"),
+                       ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial "
+                                 "case for bit vectors; one tuple group from 64 rules)"),
                        ("deny", "deny list (`-s CIDR -j DROP`, one group slot)"),
                        ("denyacc", "deny list, then `-s 10.9.0.1 -p udp --dport 9000 -j ACCEPT` "
                                    "(the source field has a set of its own too)")):
@@ -183,6 +185,31 @@ if ng and pk:
                      fmt(ion[1] / 2**20 if ion[1] else None, 1)])
     table(["entries", "ns last, off", "ns last, on", "install ms, off", "install ms, on",
            "map MiB, off", "map MiB, on"], rows)
+
+head, sl = load("pktcost_slots.csv")
+if sl and pk:
+    P("### The walk: mixed and dense rules as one slot each (`--tuple-min 0`)")
+    P("")
+    P("Both rulesets are runs of rules alike but for their addresses and ports, which the")
+    P("compiler makes one tuple group (the tables above); with tuple groups off each rule is")
+    P("a slot of the bit vectors and a packet walks them (XDP, ns per packet):")
+    P("")
+    sw = {(r["ruleset"], int(r["rules"]), r["packet"], r["hook"]): num(r["ns"]) for r in sl}
+    rows = []
+    for n in sorted({k[1] for k in sw if k[0] != "floor"}):
+        row = [fmt(n)]
+        for kind in ("mixed", "dense"):
+            for p in ("last", "none-worst"):
+                row += [fmt(sw.get((kind, n, p, "xdp"))), fmt(ns.get((kind, n, p, "xdp", "off")))]
+        rows.append(row)
+    table(["rules"] + [f"{k} {p} {m}" for k in ("mixed", "dense") for p in ("last", "none-worst")
+                       for m in ("slots", "default")], rows)
+    for n, lim in ((2048, 100), (100000, 200)):
+        v = [sw.get(("mixed", n, p, "xdp")) for p in ("none", "none-worst")]
+        v = [x for x in v if x is not None]
+        if v:
+            target(f"... same, mixed rules as slots (tuple groups off), {fmt(n)} rules <= {lim} ns",
+                   f"{fmt(max(v))} ns", max(v) <= lim)
 
 # ------------------------------------------------------------------ veth
 head, ve = load("veth.csv")

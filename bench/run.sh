@@ -5,7 +5,8 @@
 # Sections (all by default, in this order):
 #   pktcost  ns/packet with bpf_prog_test_run (bench/pktcost.c): 10 .. 1M rules,
 #            first/last/no rule, conntrack on/off, XDP and tc, the empty-program
-#            floor, a 1M-entry deny list, grouping on and off
+#            floor, a 1M-entry deny list, grouping on and off, mixed and dense
+#            rules with tuple groups off (the walk over one slot per rule)
 #   veth     UDP flood through veth pairs (bench/flood.c), packets matching only
 #            the last rule: packets/s, CPU ns per packet, ping p50/p99, for no
 #            firewall, iptables-legacy, iptables-nft, nftables (rules, set),
@@ -60,6 +61,7 @@ if [ $QUICK = 1 ]; then
 	TCP_SIZES="10" TCP_SECS=1
 	PK_ARGS=(--repeat 1000 --runs 2 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10)
 	NOGROUP_SIZES=100
+	SLOT_SIZES=10,1000
 else
 	SIZES="10 100 1000 10000 100000" BIG=1000000 SECS=${SECS:-3} SLOW_SECS=2 PINGS=1000 REPS=2
 	TCP_SIZES="10 10000" TCP_SECS=3
@@ -67,6 +69,7 @@ else
 	PK_ARGS=(--repeat 50000 --sizes 10,100,1000,2048,10000,100000,1000000
 		 --deny-sizes 10,100,1000,10000,100000,1000000 --dense-max 100000)
 	NOGROUP_SIZES=100,1000,10000,30000
+	SLOT_SIZES=10,100,1000,2048,10000,100000
 fi
 
 . "$HERE/../test/e2e/lib.sh"
@@ -142,6 +145,12 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 		--deny-sizes "$NOGROUP_SIZES" >> "$OUT/pktcost_nogroup.csv" || log "pktcost (no group) FAILED"
 	footer "$OUT/pktcost_nogroup.csv"
 	# IPv6 rows: the same rulesets and packets in IPv6 (bpf-ip6tables, issue 9)
+	# mixed and dense as one slot per rule (tuple groups off): the walk itself
+	header "$OUT/pktcost_slots.csv"
+	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "$SLOT_SIZES" --deny-sizes "" --no-ct \
+		--dense-max 100000 --tuple-min 0 >> "$OUT/pktcost_slots.csv" ||
+		log "pktcost (slots) FAILED"
+	footer "$OUT/pktcost_slots.csv"
 	header "$OUT/pktcost6.csv"
 	"$BIN/pktcost" "${PK_ARGS[@]}" --family 6 >> "$OUT/pktcost6.csv" || log "pktcost (IPv6) FAILED"
 	footer "$OUT/pktcost6.csv"
@@ -473,7 +482,7 @@ fi
 # every section asked for left its file, with data
 for s in $ONLY; do
 	case $s in
-	pktcost) files="pktcost.csv pktcost_nogroup.csv" ;;
+	pktcost) files="pktcost.csv pktcost_nogroup.csv pktcost_slots.csv" ;;
 	veth) files="veth.csv" ;;
 	tcp) files="tcp.csv" ;;
 	drop) files="drop.csv" ;;

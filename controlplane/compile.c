@@ -1383,7 +1383,7 @@ static void tuples_finish(struct cp_compiled *cc)
 	xqsort(cc->tuples, cc->ntuples, sizeof(*cc->tuples), cp_tuple_cmp);
 	for (unsigned int i = 0; i < cc->ntuples; i++) {
 		if (m && !cp_tuple_key_cmp(&cc->tuples[m - 1].k, &cc->tuples[i].k))
-			continue;	/* sorted by counter after the key: the first rule's */
+			continue;	/* sorted by offset after the key: the first rule's */
 		cc->tuples[m++] = cc->tuples[i];
 	}
 	cc->ntuples = m;
@@ -1449,14 +1449,14 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 
 		tuple_of(ch->rules[i + k], &s2, &t->k);
 		t->k.group = id;
-		t->counter = x->rule_base[ci] + i + k;
+		t->off = k;
 		for (int w = 0; w < 2; w++) {
 			if (skip[w]) {
 				struct pfx *p = &u->atoms[w][0].p[k];
 
 				p->addr = ntohl(w ? t->k.dst : t->k.src);
 				p->plen = w ? sh->dplen : sh->splen;
-				p->counter = t->counter;
+				p->counter = x->rule_base[ci] + i + k;
 			}
 			if (pp[w])
 				pp[w][2 * k] = pp[w][2 * k + 1] = w ? t->k.dport : t->k.sport;

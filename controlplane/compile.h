@@ -143,10 +143,12 @@ struct cp_compiled {
 	__u32 gfold[BPFIPT_NCHAINS][2];
 
 	/* tuple groups (bpfipt.h, "A tuple group"): their keys, sorted, each with
-	 * the counter of the first rule of its run that has it */
+	 * the first rule of its run that has it, as an offset from the run's first
+	 * rule (whose counter is the slot's): a rule inserted before the run moves
+	 * the slot's counter, not the hash's values */
 	struct cp_tuple {
 		struct bpfipt_tuple_key k;
-		__u32 counter;
+		__u32 off;
 	} *tuples;
 	unsigned int ntuples, ntgroups;		/* tuple group ids: 0..ntgroups-1 */
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Order of cp_compiled.tuples: by key (group, source, destination, ports);
- * equal keys (a tuple repeated along a run) by counter. */
+/* Order of cp_compiled.tuples: by key (group, source, destination, ports,
+ * protocol); equal keys (a tuple repeated along a run) by offset. */
 int cp_tuple_key_cmp(const struct bpfipt_tuple_key *x, const struct bpfipt_tuple_key *y)
 {
 	const __u32 kx[5] = { x->group, ntohl(x->src), ntohl(x->dst),
@@ -33,7 +33,7 @@ int cp_tuple_cmp(const void *a, const void *b)
 
 	if (r)
 		return r;
-	return x->counter < y->counter ? -1 : x->counter > y->counter;
+	return x->off < y->off ? -1 : x->off > y->off;
 }
 
 /* Longest prefix match in a sorted (key, plen, addr) array; -1 when none. */
@@ -240,7 +240,7 @@ static long tuple_lookup(const struct cp_compiled *cc, const struct bpfipt_slot 
 		int c = cp_tuple_key_cmp(&cc->tuples[mid].k, &k);
 
 		if (!c)
-			return cc->tuples[mid].counter;
+			return (long)sl->counter + cc->tuples[mid].off;
 		if (c < 0)
 			lo = mid + 1;
 		else

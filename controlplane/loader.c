@@ -1572,7 +1572,7 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 			return dp_fail(err, -EINVAL, "group set: bad entry");
 	}
 	for (i = 0; i < cc->ntuples; i++)
-		if (cc->tuples[i].counter >= cc->ncounters || cc->tuples[i].k.group >= cc->ntgroups)
+		if (cc->tuples[i].off >= cc->ncounters || cc->tuples[i].k.group >= cc->ntgroups)
 			return dp_fail(err, -EINVAL, "tuple group: bad entry");
 	if (cc->family == AF_INET6 ? cc->src.e || cc->dst.e || cc->group_src.e || cc->group_dst.e :
 				     cc->src.e6 || cc->dst.e6 || cc->group_src.e6 || cc->group_dst.e6)
@@ -1842,31 +1842,158 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	return 0;
 }
 
-/* The tuple groups' keys (bpfipt.h, "A tuple group"), each with its rule's counter. */
-static int fill_tuples(int fd, const struct cp_compiled *cc, const struct bpfipt_conf *cf,
-		       struct ipt_err *err)
+/* The tuple groups' keys (bpfipt.h, "A tuple group"), each with its rule's
+ * offset in the run, in k[] and v[] (malloc'd). A run's counters are
+ * consecutive and never shared (cnt_layout() shares address groups' only), so
+ * the slot's physical counter + the offset is the rule's. */
+static int tuple_entries(const struct cp_compiled *cc, struct bpfipt_tuple_key **k, __u32 **v)
+{
+	*k = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(**k));
+	*v = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(**v));
+	if (!*k || !*v) {
+		free(*k);
+		free(*v);
+		return -ENOMEM;
+	}
+	for (__u32 i = 0; i < cc->ntuples; i++) {
+		(*k)[i] = cc->tuples[i].k;
+		(*v)[i] = cc->tuples[i].off;
+	}
+	return 0;
+}
+
+static int fill_tuples(int fd, const struct cp_compiled *cc, struct ipt_err *err)
 {
 	struct bpfipt_tuple_key *k;
-	__u32 *v, i;
+	__u32 *v;
 	int r;
 
 	if (!cc->ntuples)
 		return 0;
-	k = malloc(cc->ntuples * sizeof(*k));
-	v = malloc(cc->ntuples * sizeof(*v));
-	if (!k || !v) {
-		free(k);
-		free(v);
+	if (tuple_entries(cc, &k, &v))
 		return dp_fail(err, -ENOMEM, "out of memory");
-	}
-	for (i = 0; i < cc->ntuples; i++) {
-		k[i] = cc->tuples[i].k;
-		v[i] = cnt_phys(cf, cc->tuples[i].counter);
-	}
 	r = update_many(fd, k, v, cc->ntuples, sizeof(*k), sizeof(*v));
 	free(k);
 	free(v);
 	return r ? dp_fail(err, r, "cannot fill map g_tuple") : 0;
+}
+
+struct tuple_ent {
+	struct bpfipt_tuple_key k;
+	__u32 v;
+};
+
+static int tuple_ent_cmp(const void *a, const void *b)
+{
+	return cp_tuple_key_cmp(&((const struct tuple_ent *)a)->k,
+				&((const struct tuple_ent *)b)->k);
+}
+
+/* The spare generation's tuple hash fd made to hold exactly cc's tuples, in
+ * place: its entries read in batches, the keys cc no longer has deleted, the
+ * new and changed ones written. A fresh map would cost the outer map's grace
+ * period: a -A into 10k rules of one tuple group waited 15-20 ms for it. -1 (the
+ * map may be half written; it is not in use): make a new one. */
+static int tuple_sync(int fd, const struct cp_compiled *cc)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	struct bpfipt_tuple_key *ok = NULL, *nk = NULL, *put = NULL, *del = NULL;
+	__u32 *ov = NULL, *nv = NULL, *putv = NULL, n = 0, cap = 1024, batch, cnt;
+	__u32 i = 0, j = 0, nput = 0, ndel = 0;
+	struct tuple_ent *old = NULL;
+	int r = -1;
+
+	for (;;) {
+		void *k2 = realloc(ok, cap * sizeof(*ok)), *v2 = realloc(ov, cap * sizeof(*ov));
+
+		if (k2)
+			ok = k2;
+		if (v2)
+			ov = v2;
+		if (!k2 || !v2)
+			goto out;
+		cnt = cap - n;
+		if (!bpf_map_lookup_batch(fd, n ? &batch : NULL, &batch, ok + n, ov + n, &cnt, &bo)) {
+			n += cnt;
+			if (n == cap)
+				cap *= 2;
+			continue;
+		}
+		if (errno == ENOENT) {
+			n += cnt;
+			break;
+		}
+		if (errno != ENOSPC || cap > (1u << 26))
+			goto out;
+		cap *= 2;	/* a bucket did not fit: the same batch again, larger */
+	}
+	old = malloc((n ? n : 1) * sizeof(*old));
+	if (!old || tuple_entries(cc, &nk, &nv))
+		goto out;
+	for (i = 0; i < n; i++)
+		old[i] = (struct tuple_ent){ ok[i], ov[i] };
+	qsort(old, n, sizeof(*old), tuple_ent_cmp);
+	put = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(*put));
+	putv = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(*putv));
+	del = malloc((n ? n : 1) * sizeof(*del));
+	if (!put || !putv || !del)
+		goto out;
+	/* both sorted by cp_tuple_key_cmp (cc->tuples: tuples_finish()) */
+	for (i = 0, j = 0; i < n || j < cc->ntuples;) {
+		int c = i == n ? 1 : j == cc->ntuples ? -1 : cp_tuple_key_cmp(&old[i].k, &nk[j]);
+
+		if (c < 0) {
+			del[ndel++] = old[i++].k;
+			continue;
+		}
+		if (c > 0 || old[i].v != nv[j]) {
+			put[nput] = nk[j];
+			putv[nput++] = nv[j];
+		}
+		if (c == 0)
+			i++;
+		j++;
+	}
+	for (i = 0; i < ndel; i++)
+		if (bpf_map_delete_elem(fd, &del[i]) && errno != ENOENT)
+			goto out;
+	r = update_many(fd, put, putv, nput, sizeof(*put), sizeof(*putv)) ? -1 : 0;
+out:
+	free(ok);
+	free(ov);
+	free(old);
+	free(nk);
+	free(nv);
+	free(put);
+	free(putv);
+	free(del);
+	return r;
+}
+
+/* Generation `slot`'s tuple hash holding cc's tuples: the one there when it has
+ * room (tuple_sync()), else a new one. */
+static int tuple_get(const struct dp_inst *in, __u32 slot, const struct cp_compiled *cc,
+		     struct gen *g, struct ipt_err *err)
+{
+	__u32 id;
+	int fd, r;
+
+	if (!bpf_map_lookup_elem(in->outer[OM_TUPLE], &slot, &id) &&
+	    (fd = bpf_map_get_fd_by_id(id)) >= 0) {
+		struct bpf_map_info mi = {};
+		__u32 ml = sizeof(mi);
+
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && mi.max_entries >= cc->ntuples &&
+		    !tuple_sync(fd, cc)) {
+			g->fd[OM_TUPLE] = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	/* a new one (inner_get() never empties a hash of more entries), filled */
+	if ((r = inner_get(in, OM_TUPLE, slot, cc->ntuples, UINT32_MAX, g, err)))
+		return r;
+	return fill_tuples(g->fd[OM_TUPLE], cc, err);
 }
 
 /* Write generation `slot` from cc: its maps reused when they fit, else new ones
@@ -1923,12 +2050,11 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
-	    (r = inner_get(in, OM_COUNTERS, slot, cnt_entries(cf), 0, g, err)) ||
-	    (r = inner_get(in, OM_TUPLE, slot, cc->ntuples, old->ntuple, g, err)))
+	    (r = inner_get(in, OM_COUNTERS, slot, cnt_entries(cf), 0, g, err)))
 		goto out;
 	cf->ntuple = cc->ntuples;
 	cp_crash_point("map-write");
-	if ((r = fill_tuples(g->fd[OM_TUPLE], cc, cf, err)))
+	if ((r = tuple_get(in, slot, cc, g, err)))
 		goto out;
 
 	if (v6) {

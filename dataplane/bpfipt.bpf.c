@@ -1420,8 +1420,9 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
 				bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
 }
 
-/* A tuple group slot's counter for the packet (bpfipt.h, "A tuple group"),
- * BPFIPT_IVAL_NONE when no rule of the run has the packet's tuple. Its fields'
+/* A tuple group slot's counter for the packet (bpfipt.h, "A tuple group"): the
+ * slot's (its run's first rule) + the offset the hash gives, BPFIPT_IVAL_NONE
+ * when no rule of the run has the packet's tuple. Its fields'
  * vectors already hold the union of the run's values: a packet without ports
  * (a fragment) is never a candidate of a slot whose key holds one. */
 static __always_inline __u32 tuple_counter(__u32 cur, const struct bpfipt_slot *sl,
@@ -1443,7 +1444,7 @@ static __always_inline __u32 tuple_counter(__u32 cur, const struct bpfipt_slot *
 	k.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0;
 	k.proto = sl->tp_ports & BPFIPT_TP_PROTO ? p->proto : 0;
 	v = bpf_map_lookup_elem(m, &k);
-	return v ? *v : BPFIPT_IVAL_NONE;
+	return v ? sl->counter + *v : BPFIPT_IVAL_NONE;
 }
 
 static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,

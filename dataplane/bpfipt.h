@@ -227,8 +227,9 @@ enum {
  * and destination ports (-p tcp/udp --sport/--dport N), with a verdict that ends
  * the chain's scan. One slot, whose fields hold the union of the run's values;
  * the packet's masked tuple, looked up in the generation's bpfipt_tuple hash,
- * gives the counter of the first rule of the run with exactly that tuple (the
- * rule that would judge it), no entry: none does. Lengths and ports come from
+ * gives the first rule of the run with exactly that tuple (the rule that would
+ * judge it) as an offset from the slot's counter (the run's first rule, whose
+ * counters follow it), no entry: none does. Lengths and ports come from
  * the slot (tp_splen, tp_dplen, tp_ports). IPv4 tables only. */
 enum {
 	BPFIPT_TP_SPORT	= 1 << 0,	/* the key holds the source port (else 0) */

@@ -713,6 +713,57 @@ START_TEST(t_tuple)
 }
 END_TEST
 
+/* A tuple group's hash rewritten in place (loader.c, tuple_sync()): five
+ * rulesets installed one after the other into one instance, each moving a
+ * third of the run's ports and putting one more rule before the run (every
+ * counter of the run moves by one); from the third on, a generation's slot
+ * holds the hash of two rulesets before. Verdicts and counters against the
+ * reference. */
+START_TEST(t_tuple_update)
+{
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (unsigned int round = 0; round < 5; round++) {
+		struct strbuf sb = STRBUF_INIT;
+		struct cp_compiled *cc = NULL;
+		struct ipt_table *t;
+
+		sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+			":OUTPUT ACCEPT [0:0]\n");
+		for (unsigned int i = 0; i < round; i++)
+			sb_addf(&sb, "-A INPUT -p icmp --icmp-type %u -j ACCEPT\n", i);
+		for (unsigned int i = 0; i < 4500; i++) {
+			struct in_addr a = { TP_SRC(i) };
+
+			sb_addf(&sb, "-A INPUT -s %s/24 -p udp --dport %u -j DROP\n", inet_ntoa(a),
+				1024 + (i % 3 ? i : i + round) % 509);
+		}
+		sb_adds(&sb, "COMMIT\n");
+		t = parse(sb_str(&sb));
+		sb_free(&sb);
+		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+		ck_assert_uint_eq(cc->ntgroups, 1);
+		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+		for (int k = 0; k < 400; k++) {
+			unsigned int i = rnd() % 4500, d = rnd() % 3;
+			struct cp_packet p = {
+				.saddr = TP_SRC(i) | htonl(7), .daddr = inet_addr("10.0.0.1"),
+				.proto = 17, .has_ports = true, .sport = 40000,
+				.dport = 1024 + (i % 3 ? i : i + d) % 509, .len = 50,
+			};
+
+			send_chain(in, t, &p, BPFIPT_INPUT);
+		}
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	dp_inst_free(&in);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("chunks");
@@ -727,6 +778,7 @@ int main(void)
 	tcase_add_test(tc, t_group_fast);
 	tcase_add_test(tc, t_prefix);
 	tcase_add_test(tc, t_tuple);
+	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

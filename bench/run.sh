@@ -23,6 +23,9 @@
 #            1M-entry deny list; map memory per rule and per entry
 #   report   bench/report.py: summary.md (tables, targets PASS/MISS), PNG plots
 # --quick: small counts and 0.5 s floods (about a minute; the bench.smoke test).
+# BENCH_VETH_SIZES="10000" and BENCH_VETH_FWS="iptables-legacy bpf-iptables-tc"
+# restrict the veth section to those sizes and firewalls (no firewall is always
+# measured beside them): a focused re-run of a few points.
 # Results: DIR (default BUILD_DIR/bench-results): one CSV per section, each
 # starting with the machine, kernel, load and command; summary.md; *.png.
 # Topology (test/e2e/lib.sh): cli 10.1.0.2 -- 10.1.0.1 rtr 10.2.0.1 -- 10.2.0.2 srv;
@@ -234,7 +237,11 @@ if [[ " $ONLY " == *" veth "* ]]; then
 		[ $chain = OUTPUT ] && fws="iptables-legacy iptables-nft nft nft-set ipset bpf-iptables-tc"
 		big=$BIG
 		[ $QUICK = 1 ] && [ $chain != OUTPUT ] && big=
-		for n in $SIZES $big; do
+		if [ -n "${BENCH_VETH_FWS:-}" ]; then	# a focused re-run: these firewalls only
+			fws=$(for fw in $fws; do [[ " $BENCH_VETH_FWS " == *" $fw "* ]] && echo "$fw"; done)
+		fi
+		[ -n "${BENCH_VETH_SIZES:-}" ] && big=
+		for n in ${BENCH_VETH_SIZES:-$SIZES} $big; do
 			veth_point $chain none $kind "$n"	# the baseline of this size, same minute
 			for fw in $fws; do
 				if [ "$n" = "$BIG" ]; then	# set-capable only

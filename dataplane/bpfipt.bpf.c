@@ -1422,9 +1422,10 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
 
 /* A tuple group slot's counter for the packet (bpfipt.h, "A tuple group"): the
  * slot's (its run's first rule) + the offset the hash gives, BPFIPT_IVAL_NONE
- * when no rule of the run has the packet's tuple. Its fields'
- * vectors already hold the union of the run's values: a packet without ports
- * (a fragment) is never a candidate of a slot whose key holds one. */
+ * when no rule of the run has the packet's tuple. A packet without ports (a
+ * later fragment, a cut header) has none when the key holds a port: the walk
+ * would not make the slot a candidate, and fast_tuple() does not ask the
+ * vectors. */
 static __always_inline __u32 tuple_counter(__u32 cur, const struct bpfipt_slot *sl,
 					   const struct pkt *p)
 {

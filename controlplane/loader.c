@@ -1836,6 +1836,17 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		if (cf->lookup[c] & (1u << BPFIPT_F_CTSTATE))
 			cf->flags |= BPFIPT_C_CT;
 		cf->fast[c] = fast_of(cc, cf, c);
+		if (cf->fast[c] & BPFIPT_FAST_TUPLE) {
+			const struct bpfipt_slot *s0 = &cc->slots[c][0], *s1 = &cc->slots[c][1];
+
+			cf->tfast[c] = (struct bpfipt_tfast){
+				.group = s0->group, .counter = cnt_phys(cf, s0->counter),
+				.pcounter = cnt_phys(cf, s1->counter), .splen = s0->tp_splen,
+				.dplen = s0->tp_dplen, .ports = s0->tp_ports, .verdict = s0->verdict,
+				.reject_with = s0->reject_with, .pverdict = s1->verdict,
+				.preject_with = s1->reject_with,
+			};
+		}
 		if (!cf->fast[c])
 			cf->fast[c] = prefix_of(cc, c, &cf->pfx[c]) << 8;
 	}

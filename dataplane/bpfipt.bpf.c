@@ -1426,8 +1426,8 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
  * later fragment, a cut header) has none when the key holds a port: the walk
  * would not make the slot a candidate, and fast_tuple() does not ask the
  * vectors. */
-static __always_inline __u32 tuple_counter(__u32 cur, const struct bpfipt_slot *sl,
-					   const struct pkt *p)
+static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter, __u32 splen,
+					   __u32 dplen, __u32 ports, const struct pkt *p)
 {
 	struct bpfipt_tuple_key k;
 	__u32 *v;
@@ -1435,17 +1435,17 @@ static __always_inline __u32 tuple_counter(__u32 cur, const struct bpfipt_slot *
 
 	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
 	if (!m || p->family != 4 ||
-	    ((sl->tp_ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff))
+	    ((ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff))
 		return BPFIPT_IVAL_NONE;
 	__builtin_memset(&k, 0, sizeof(k));
-	k.group = sl->group;
-	k.src = sl->tp_splen ? p->saddr & bpf_htonl(~0u << ((32 - sl->tp_splen) & 31)) : 0;
-	k.dst = sl->tp_dplen ? p->daddr & bpf_htonl(~0u << ((32 - sl->tp_dplen) & 31)) : 0;
-	k.sport = sl->tp_ports & BPFIPT_TP_SPORT ? p->sport : 0;
-	k.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0;
-	k.proto = sl->tp_ports & BPFIPT_TP_PROTO ? p->proto : 0;
+	k.group = group;
+	k.src = splen ? p->saddr & bpf_htonl(~0u << ((32 - splen) & 31)) : 0;
+	k.dst = dplen ? p->daddr & bpf_htonl(~0u << ((32 - dplen) & 31)) : 0;
+	k.sport = ports & BPFIPT_TP_SPORT ? p->sport : 0;
+	k.dport = ports & BPFIPT_TP_DPORT ? p->dport : 0;
+	k.proto = ports & BPFIPT_TP_PROTO ? p->proto : 0;
 	v = bpf_map_lookup_elem(m, &k);
-	return v ? sl->counter + *v : BPFIPT_IVAL_NONE;
+	return v ? counter + *v : BPFIPT_IVAL_NONE;
 }
 
 static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
@@ -1552,7 +1552,8 @@ __noinline int bpfipt_step(struct scratch *sc)
 		}
 	}
 	if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
-		ctr = tuple_counter(cur, sl, p);
+		ctr = tuple_counter(cur, sl->group, sl->counter, sl->tp_splen, sl->tp_dplen,
+				    sl->tp_ports, p);
 		if (ctr == BPFIPT_IVAL_NONE) {
 			sc->cursor = s + 1;
 			return STEP_MORE;
@@ -1641,16 +1642,16 @@ static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf
 	return 0;
 }
 
-/* A fast path's verdict: slot sl judges the packet, counted on ctr as the walk
- * would count it (statistic FAST). */
+/* A fast path's verdict: a slot's verdict judges the packet, counted on ctr as
+ * the walk would count it (statistic FAST). */
 static __always_inline int fast_verdict(__u32 cur, const struct bpfipt_conf *conf, __u32 ctr,
-					const struct bpfipt_slot *sl, struct scratch *sc)
+					__u32 verdict, __u32 reject_with, struct scratch *sc)
 {
 	count(cur, conf, ctr, &sc->p);
 	stat_inc(BPFIPT_ST_FAST);
-	sc->verdict = sl->verdict;
-	sc->reject_with = sl->reject_with;
-	return sl->verdict;
+	sc->verdict = verdict;
+	sc->reject_with = reject_with;
+	return verdict;
 }
 
 /* A chain that begins with its folded group slot (bpfipt_conf.fast, set by the
@@ -1675,10 +1676,11 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 		return -1;
 	if (ctr == BPFIPT_IVAL_NONE)
 		ctr = sl->counter;
-	return fast_verdict(cur, conf, ctr, sl, sc);
+	return fast_verdict(cur, conf, ctr, sl->verdict, sl->reject_with, sc);
 }
 
-/* A chain whose slot 0 is a tuple group (BPFIPT_FAST_TUPLE): its search first.
+/* A chain whose slot 0 is a tuple group (BPFIPT_FAST_TUPLE): its search first,
+ * with what bpfipt_conf.tfast keeps of slot 0 and the policy (no slot lookup).
  * A hit is judged by the slot when nothing else constrains it (BPFIPT_FAST_HIT),
  * a miss by the policy when nothing else is in the chain (BPFIPT_FAST_MISS);
  * another miss walks from slot 1 (slot 0 is never a jump's target). Counted as
@@ -1686,32 +1688,18 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				      struct scratch *sc)
 {
-	__u32 fast = conf->fast[chain], gi = conf->slot_base[chain], ctr;
-	struct bpfipt_slot *sl;
-	void *slots;
+	const struct bpfipt_tfast *t = &conf->tfast[chain];
+	__u32 fast = conf->fast[chain], ctr;
 
-	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
-	if (!slots)
+	ctr = tuple_counter(cur, t->group, t->counter, t->splen, t->dplen, t->ports, &sc->p);
+	if (ctr != BPFIPT_IVAL_NONE)
+		return fast & BPFIPT_FAST_HIT ? fast_verdict(cur, conf, ctr, t->verdict,
+							     t->reject_with, sc) : -1;
+	if (!(fast & BPFIPT_FAST_MISS)) {
+		sc->cursor = 1;
 		return -1;
-	sl = bpf_map_lookup_elem(slots, &gi);
-	if (!sl || !(sl->xflags & BPFIPT_X_GROUP_TUPLE))
-		return -1;
-	ctr = tuple_counter(cur, sl, &sc->p);
-	if (ctr != BPFIPT_IVAL_NONE) {
-		if (!(fast & BPFIPT_FAST_HIT))
-			return -1;
-	} else {
-		if (!(fast & BPFIPT_FAST_MISS)) {
-			sc->cursor = 1;
-			return -1;
-		}
-		gi++;
-		sl = bpf_map_lookup_elem(slots, &gi);
-		if (!sl)
-			return -1;
-		ctr = sl->counter;
 	}
-	return fast_verdict(cur, conf, ctr, sl, sc);
+	return fast_verdict(cur, conf, t->pcounter, t->pverdict, t->preject_with, sc);
 }
 
 /* The packet's vector of field f in chain sc->chain of generation sc->cur, as
@@ -1859,7 +1847,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		sl = bpf_map_lookup_elem(slots, &gi);
 		if (!sl)
 			return -1;
-		return fast_verdict(cur, conf, sl->counter, sl, sc);
+		return fast_verdict(cur, conf, sl->counter, sl->verdict, sl->reject_with, sc);
 	}
 	sc->cursor = n;
 	return -1;

@@ -534,6 +534,14 @@ struct bpfipt_conf {
 	__u32 fast[BPFIPT_NCHAINS];
 	__u32 pad_pfx;
 	__u64 pfx[BPFIPT_NCHAINS];		/* BPFIPT_FAST_PFX_FIELD */
+	/* BPFIPT_FAST_TUPLE: what fast_tuple() needs of slot 0 (the group) and of
+	 * the policy slot 1 (BPFIPT_FAST_MISS), so that it looks no slot up;
+	 * counters are physical (the slots map's) */
+	struct bpfipt_tfast {
+		__u32 group, counter, pcounter;
+		__u8 splen, dplen, ports, verdict;
+		__u8 reject_with, pverdict, preject_with, pad;
+	} tfast[BPFIPT_NCHAINS];
 };
 
 enum {

@@ -1376,9 +1376,25 @@ static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const s
 
 /* Sorted (cp_tuple_cmp), each key once: a rule of a run whose tuple an
  * earlier rule of the run has never judges a packet. */
+static __u64 hash_mix(__u64 h, __u64 w)
+{
+	h ^= w;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ h >> 32;
+}
+
+static __u64 hash_end(__u64 h)
+{
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ h >> 29;
+}
+
+_Static_assert(sizeof(struct cp_tuple) == 24, "a tuple is three words (tuples_finish)");
+
 static void tuples_finish(struct cp_compiled *cc)
 {
 	unsigned int m = 0;
+	__u64 h;
 
 	xqsort(cc->tuples, cc->ntuples, sizeof(*cc->tuples), cp_tuple_cmp);
 	for (unsigned int i = 0; i < cc->ntuples; i++) {
@@ -1387,6 +1403,16 @@ static void tuples_finish(struct cp_compiled *cc)
 		cc->tuples[m++] = cc->tuples[i];
 	}
 	cc->ntuples = m;
+	/* the digest of the hash's contents, key padding included (zero) */
+	h = 0x9E3779B97F4A7C15ull ^ m;
+	for (unsigned int i = 0; i < m; i++) {
+		__u64 w[3];
+
+		memcpy(w, &cc->tuples[i], sizeof(w));
+		h = hash_mix(hash_mix(hash_mix(h, w[0]), w[1]), w[2]);
+	}
+	h = hash_end(h);
+	cc->tuple_sum = h ? h : 1;
 }
 
 /* Length of the tuple run starting at rule i (1: none) and its shape. */
@@ -1750,14 +1776,9 @@ static __u64 hash_words(const __u64 *v, unsigned int n)
 {
 	__u64 h = 0x9E3779B97F4A7C15ull ^ n;
 
-	for (unsigned int i = 0; i < n; i++) {
-		h ^= v[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	return h;
+	for (unsigned int i = 0; i < n; i++)
+		h = hash_mix(h, v[i]);
+	return hash_end(h);
 }
 
 static void ht_rehash(struct cctx *x, size_t cap)

@@ -151,6 +151,8 @@ struct cp_compiled {
 		__u32 off;
 	} *tuples;
 	unsigned int ntuples, ntgroups;		/* tuple group ids: 0..ntgroups-1 */
+	__u64 tuple_sum;			/* digest of tuples[] (never 0): the loader
+						 * leaves a hash that holds them alone */
 
 	unsigned int nslots[BPFIPT_NCHAINS];
 	struct bpfipt_slot *slots[BPFIPT_NCHAINS];

@@ -428,14 +428,15 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		10	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		11	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
 					 * 7: shared counters for large groups;
 					 * 8: the route memo (BPFIPT_ST_ROUTE_MEMO);
 					 * 9: bpfipt_conf.fast (BPFIPT_FAST_*);
-					 * 10: tuple groups (bpfipt_tuple) */
+					 * 10: tuple groups (bpfipt_tuple);
+					 * 11: bpfipt_conf.tuple_sum */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -519,6 +520,8 @@ struct bpfipt_conf {
 	__u32 npages, nifs;			/* bpfipt_ival pages, hash entries (loader) */
 	__u32 nlpm6;				/* bpfipt_lpm6 entries (loader) */
 	__u32 ntuple, pad_tuple;		/* bpfipt_tuple entries (loader) */
+	__u64 tuple_sum;			/* loader: cp_compiled.tuple_sum of those
+						 * entries, 0 while they may be anything */
 	/* A chain's only group slot on an address field (a deny list): its list is
 	 * not in the field's set, where its bit is set for every address
 	 * (controlplane/compile.h, cp_compiled.gfold); per field (0 source, 1

@@ -18,6 +18,9 @@
  * that holds only the list; the packets so judged are counted in BPFIPT_ST_FAST,
  * the others walk, and every verdict and counter is the reference's. So does a
  * chain's prefix of rules that one field each constrains (t_prefix).
+ * Tuple groups (t_tuple) judge as the reference; their hash is updated in place
+ * or left alone when the spare generation already holds it, also after an
+ * install killed half-way (t_tuple_update).
  * Needs root and BPF; fails (never skips) without them. Runs in a network
  * namespace of its own.
  */
@@ -25,6 +28,9 @@
 #include <check.h>
 #include <arpa/inet.h>
 #include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/if_ether.h>
@@ -719,47 +725,97 @@ END_TEST
  * counter of the run moves by one); from the third on, a generation's slot
  * holds the hash of two rulesets before. Verdicts and counters against the
  * reference. */
+/* Ruleset (nicmp, d) of t_tuple_update: nicmp rules, then a tuple run of 4 500
+ * whose ports depend on d for every third rule. */
+static struct ipt_table *tu_table(unsigned int nicmp, unsigned int d)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct ipt_table *t;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+		":OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < nicmp; i++)
+		sb_addf(&sb, "-A INPUT -p icmp --icmp-type %u -j ACCEPT\n", i);
+	for (unsigned int i = 0; i < 4500; i++) {
+		struct in_addr a = { TP_SRC(i) };
+
+		sb_addf(&sb, "-A INPUT -s %s/24 -p udp --dport %u -j DROP\n", inet_ntoa(a),
+			1024 + (i % 3 ? i : i + d) % 509);
+	}
+	sb_adds(&sb, "COMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	return t;
+}
+
+/* Install (nicmp, d) into `in`, or die at the crash point `crash` in a child
+ * (the generation's tuple hash written, its conf not); then 400 packets of
+ * every d against the reference (the ruleset now in force: *t). */
+static void tu_install(struct dp_inst *in, struct ipt_table **t, unsigned int nicmp,
+		       unsigned int d, const char *crash)
+{
+	struct ipt_table *nt = tu_table(nicmp, d);
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_msg(cp_compile(nt, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_uint_eq(cc->ntgroups, 1);
+	if (crash) {
+		pid_t pid = fork();
+		int status;
+
+		ck_assert_int_ge(pid, 0);
+		if (!pid) {
+			setenv("BPF_IPTABLES_CRASH_AT", crash, 1);
+			dp_inst_install(in, cc, NULL, 0, NULL, 0, &err);
+			_exit(3);	/* not killed: the test fails */
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+			      "the install at %s was not killed (status %d)", crash, status);
+		ipt_table_free(&nt);
+	} else {
+		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+		ipt_table_free(t);
+		*t = nt;
+	}
+	cp_compiled_free(&cc);
+	for (int k = 0; k < 400; k++) {
+		unsigned int i = rnd() % 4500, pd = rnd() % 3;
+		struct cp_packet p = {
+			.saddr = TP_SRC(i) | htonl(7), .daddr = inet_addr("10.0.0.1"),
+			.proto = 17, .has_ports = true, .sport = 40000,
+			.dport = 1024 + (i % 3 ? i : i + pd) % 509, .len = 50,
+		};
+
+		send_chain(in, *t, &p, BPFIPT_INPUT);
+	}
+}
+
+/* A tuple run changed in place (tuple_sync: entries deleted, added, moved
+ * offsets) and one left alone when the spare generation holds the same keys
+ * (bpfipt_conf.tuple_sum), also after rules before it changed; a command killed
+ * after rewriting the hash must not leave a sum that vouches for it. */
 START_TEST(t_tuple_update)
 {
+	static const unsigned int seq[][2] = {
+		{ 0, 0 }, { 1, 1 }, { 2, 0 } /* the spare's tuples */, { 3, 1 } /* again */,
+		{ 1, 1 } /* the current one's */, { 0, 0 }, { 4, 2 },
+	};
 	struct dp_inst *in = NULL;
+	struct ipt_table *t = NULL;
 	struct ipt_err err = { 0 };
 
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	for (unsigned int round = 0; round < 5; round++) {
-		struct strbuf sb = STRBUF_INIT;
-		struct cp_compiled *cc = NULL;
-		struct ipt_table *t;
-
-		sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
-			":OUTPUT ACCEPT [0:0]\n");
-		for (unsigned int i = 0; i < round; i++)
-			sb_addf(&sb, "-A INPUT -p icmp --icmp-type %u -j ACCEPT\n", i);
-		for (unsigned int i = 0; i < 4500; i++) {
-			struct in_addr a = { TP_SRC(i) };
-
-			sb_addf(&sb, "-A INPUT -s %s/24 -p udp --dport %u -j DROP\n", inet_ntoa(a),
-				1024 + (i % 3 ? i : i + round) % 509);
-		}
-		sb_adds(&sb, "COMMIT\n");
-		t = parse(sb_str(&sb));
-		sb_free(&sb);
-		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-		ck_assert_uint_eq(cc->ntgroups, 1);
-		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-		for (int k = 0; k < 400; k++) {
-			unsigned int i = rnd() % 4500, d = rnd() % 3;
-			struct cp_packet p = {
-				.saddr = TP_SRC(i) | htonl(7), .daddr = inet_addr("10.0.0.1"),
-				.proto = 17, .has_ports = true, .sport = 40000,
-				.dport = 1024 + (i % 3 ? i : i + d) % 509, .len = 50,
-			};
-
-			send_chain(in, t, &p, BPFIPT_INPUT);
-		}
-		cp_compiled_free(&cc);
-		ipt_table_free(&t);
-	}
+	for (unsigned int r = 0; r < sizeof(seq) / sizeof(seq[0]); r++)
+		tu_install(in, &t, seq[r][0], seq[r][1], NULL);
+	/* the spare holds d = 0 with its sum; a killed install of d = 1 rewrites
+	 * it; d = 0 again must not trust the sum */
+	tu_install(in, &t, 2, 1, "map-write:2");
+	tu_install(in, &t, 1, 0, NULL);
+	tu_install(in, &t, 0, 2, NULL);
+	ipt_table_free(&t);
 	dp_inst_free(&in);
 }
 END_TEST

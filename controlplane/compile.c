@@ -1396,7 +1396,13 @@ static void tuples_finish(struct cp_compiled *cc)
 	unsigned int m = 0;
 	__u64 h;
 
-	xqsort(cc->tuples, cc->ntuples, sizeof(*cc->tuples), cp_tuple_cmp);
+	/* a list written in order (most are) is not sorted again */
+	for (unsigned int i = 1; i < cc->ntuples; i++) {
+		if (cp_tuple_cmp(&cc->tuples[i - 1], &cc->tuples[i]) > 0) {
+			xqsort(cc->tuples, cc->ntuples, sizeof(*cc->tuples), cp_tuple_cmp);
+			break;
+		}
+	}
 	for (unsigned int i = 0; i < cc->ntuples; i++) {
 		if (m && !cp_tuple_key_cmp(&cc->tuples[m - 1].k, &cc->tuples[i].k))
 			continue;	/* sorted by offset after the key: the first rule's */

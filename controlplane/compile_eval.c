@@ -13,17 +13,24 @@
 
 /* Order of cp_compiled.tuples: by key (group, source, destination, ports,
  * protocol); equal keys (a tuple repeated along a run) by offset. */
+static int cmp_u32(__u32 a, __u32 b)
+{
+	return a < b ? -1 : a > b;
+}
+
 int cp_tuple_key_cmp(const struct bpfipt_tuple_key *x, const struct bpfipt_tuple_key *y)
 {
-	const __u32 kx[5] = { x->group, ntohl(x->src), ntohl(x->dst),
-			      (__u32)x->sport << 16 | x->dport, x->proto };
-	const __u32 ky[5] = { y->group, ntohl(y->src), ntohl(y->dst),
-			      (__u32)y->sport << 16 | y->dport, y->proto };
-
-	for (int i = 0; i < 5; i++)
-		if (kx[i] != ky[i])
-			return kx[i] < ky[i] ? -1 : 1;
-	return 0;
+	/* field by field, returning at the first difference (the sorts of a
+	 * 10 000-entry group compare 130 000 times) */
+	if (x->group != y->group)
+		return cmp_u32(x->group, y->group);
+	if (x->src != y->src)
+		return cmp_u32(ntohl(x->src), ntohl(y->src));
+	if (x->dst != y->dst)
+		return cmp_u32(ntohl(x->dst), ntohl(y->dst));
+	if (x->sport != y->sport || x->dport != y->dport)
+		return cmp_u32((__u32)x->sport << 16 | x->dport, (__u32)y->sport << 16 | y->dport);
+	return cmp_u32(x->proto, y->proto);
 }
 
 int cp_tuple_cmp(const void *a, const void *b)
@@ -31,9 +38,7 @@ int cp_tuple_cmp(const void *a, const void *b)
 	const struct cp_tuple *x = a, *y = b;
 	int r = cp_tuple_key_cmp(&x->k, &y->k);
 
-	if (r)
-		return r;
-	return x->off < y->off ? -1 : x->off > y->off;
+	return r ? r : cmp_u32(x->off, y->off);
 }
 
 /* Longest prefix match in a sorted (key, plen, addr) array; -1 when none. */

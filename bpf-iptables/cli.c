@@ -243,6 +243,8 @@ int ipt_cli_iptables(int argc, char **argv)
 
 	if (modifies && ipt_state_lock(&st, cmd.wait_set, cmd.wait_secs, &err))
 		goto fail;
+	if (modifies)
+		cp_sync_begin();
 	if (ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err))
 		goto fail;
 	/* -L/-S come before -Z when both are given, as in iptables */
@@ -479,8 +481,13 @@ int ipt_cli_restore(int argc, char **argv)
 		goto out;
 	}
 	if (ipt_state_open(&st, &err) ||
-	    (!o.test && ipt_state_lock(&st, wait, wait_secs, &err)) ||
-	    ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err)) {
+	    (!o.test && ipt_state_lock(&st, wait, wait_secs, &err))) {
+		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
+		goto out;
+	}
+	if (!o.test)
+		cp_sync_begin();
+	if (ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err)) {
 		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
 		goto out;
 	}

@@ -47,9 +47,14 @@ static void reapply(void *arg, enum cp_watch_event ev, const char *why)
 			fprintf(stderr, "%s: %s: address types updated\n", PROG, why);
 		return;
 	}
-	if (ipt_state_open(&st, &err) || ipt_state_lock(&st, true, -1, &err) ||
-	    ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err) ||
-	    cp_sync_out(t, st.dir, st.tag, &err))
+	bool failed = ipt_state_open(&st, &err) || ipt_state_lock(&st, true, -1, &err);
+
+	if (!failed) {
+		cp_sync_begin();
+		failed = ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err) ||
+			 cp_sync_out(t, st.dir, st.tag, &err);
+	}
+	if (failed)
 		fprintf(stderr, "%s: %s: cannot re-apply the ruleset: %s\n", PROG, why, err.msg);
 	else if (*verbose || strcmp(why, "start"))
 		fprintf(stderr, "%s: %s: ruleset re-applied\n", PROG, why);

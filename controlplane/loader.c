@@ -265,6 +265,41 @@ static bool sync_rcu(void)
 	return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
 }
 
+/* The grace period a command owes the previous switch (BPFIPT_I_PENDING),
+ * begun by dp_grace_begin() as soon as the command holds the lock, so that it
+ * passes while the command reads the state and compiles (it sleeps: 4-20 ms
+ * here, more than half of a one-rule change when waited for at the end). */
+static struct {
+	pthread_t th;
+	bool started, ok;
+} early_gp;
+
+static void *early_gp_run(void *arg)
+{
+	(void)arg;
+	early_gp.ok = sync_rcu();
+	return NULL;
+}
+
+void dp_grace_begin(void)
+{
+	/* one begun before (a command of a long-lived process that did not
+	 * install) may be older than the last switch */
+	if (early_gp.started)
+		pthread_join(early_gp.th, NULL);
+	early_gp.started = !pthread_create(&early_gp.th, NULL, early_gp_run, NULL);
+}
+
+/* A grace period that began after dp_grace_begin() was called, or now. */
+static bool grace_wait(void)
+{
+	if (!early_gp.started)
+		return sync_rcu();
+	pthread_join(early_gp.th, NULL);
+	early_gp.started = false;
+	return early_gp.ok;
+}
+
 /* -------------------------------------------------------- loading ---- */
 
 static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *err)
@@ -1247,6 +1282,20 @@ static size_t cnt_carry_at(const struct bpfipt_conf *cf, __u32 P)
 	return (size_t)cf->ncpus * cf->nper + P;
 }
 
+/* After the counters, the origins (loader only): for each counter id i of the
+ * generation, the id in the generation before whose count it continues
+ * (BPFIPT_NO_COUNTER: none), four to an entry; what that one counts after the
+ * carry is added by the next install (gen_fold()). */
+static __u32 *cnt_origins(const struct bpfipt_conf *cf, struct bpfipt_counter *p)
+{
+	return (__u32 *)(p + cnt_entries(cf));
+}
+
+static size_t cnt_map_entries(const struct bpfipt_conf *cf)
+{
+	return cnt_entries(cf) + (cf->ncounters + 3) / 4;
+}
+
 /* Flatten every set and place it: the large ones in pages of their own, then the
  * small ones in windows of shared pages (largest first, so each window is aligned
  * to its size and no window straddles two pages). Pages: cf->npages. */
@@ -2029,7 +2078,8 @@ static int tuple_get(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
  * (g->fresh). old: what the slot held before. Nothing is installed yet. */
 static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *old,
 		     const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int nseed,
-		     const __u32 *rc_ids, struct gen *g, struct ipt_err *err)
+		     const __u32 *carry, unsigned int ncarry, const __u32 *rc_ids, struct gen *g,
+		     struct ipt_err *err)
 {
 	struct bpfipt_conf *cf = &g->conf;
 	struct sets sets = { 0 };
@@ -2079,7 +2129,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
-	    (r = inner_get(in, OM_COUNTERS, slot, cnt_entries(cf), 0, g, err)))
+	    (r = inner_get(in, OM_COUNTERS, slot, cnt_map_entries(cf), 0, g, err)))
 		goto out;
 	cf->ntuple = cc->ntuples;
 	cf->tuple_sum = cc->tuple_sum;
@@ -2193,8 +2243,9 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		}
 	}
 
-	/* counters: one row per CPU, the carried row, the shared ones; seeded */
-	g->cnt_len = cnt_entries(cf) * sizeof(struct bpfipt_counter);
+	/* counters: one row per CPU, the carried row, the shared ones; seeded;
+	 * then their origins */
+	g->cnt_len = cnt_map_entries(cf) * sizeof(struct bpfipt_counter);
 	g->cnt = map_mmap(g->fd[OM_COUNTERS], g->cnt_len, true, err);
 	if (!g->cnt) {
 		r = -ENOMEM;
@@ -2207,12 +2258,39 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		b->packets = seed[i][0];
 		b->bytes = seed[i][1];
 	}
+	for (i = 0; i < cc->ncounters; i++)
+		cnt_origins(cf, g->cnt)[i] = carry && i < ncarry ? carry[i] : BPFIPT_NO_COUNTER;
 out:
 	sets_free(&sets);
 	free(cv);
 	if (r)
 		gen_release(g);
 	return r;
+}
+
+/* The counters map of generation `slot` (cf its conf) mmapped, *len bytes: the
+ * counters, and their origins when `origins`. */
+static struct bpfipt_counter *cnt_map(const struct dp_inst *in, __u32 slot,
+				      const struct bpfipt_conf *cf, bool origins, bool wr,
+				      size_t *len, struct ipt_err *err)
+{
+	struct bpfipt_counter *p;
+	__u32 id;
+	int fd;
+
+	if (bpf_map_lookup_elem(in->outer[OM_COUNTERS], &slot, &id)) {
+		dp_fail(err, -errno, "no counters in generation %u", slot);
+		return NULL;
+	}
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0) {
+		dp_fail(err, -errno, "cannot open the counters");
+		return NULL;
+	}
+	*len = (origins ? cnt_map_entries(cf) : cnt_entries(cf)) * sizeof(*p);
+	p = map_mmap(fd, *len, wr, err);
+	close(fd);
+	return p;
 }
 
 /* Counters of generation `slot`, summed: n entries of { packets, bytes }. */
@@ -2222,21 +2300,12 @@ static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfip
 	struct bpfipt_counter *p;
 	__u64 (*v)[2];
 	size_t len, i, c;
-	__u32 id;
-	int fd;
 
 	*out = NULL;
 	*n = 0;
 	if (!cf->nwords || !cf->ncounters)
 		return 0;
-	if (bpf_map_lookup_elem(in->outer[OM_COUNTERS], &slot, &id))
-		return dp_fail(err, -errno, "no counters in the running generation");
-	fd = bpf_map_get_fd_by_id(id);
-	if (fd < 0)
-		return dp_fail(err, -errno, "cannot open the counters");
-	len = cnt_entries(cf) * sizeof(*p);
-	p = map_mmap(fd, len, false, err);
-	close(fd);
+	p = cnt_map(in, slot, cf, false, false, &len, err);
 	if (!p)
 		return -ENOMEM;
 	v = calloc(cf->ncounters, sizeof(*v));
@@ -2470,6 +2539,84 @@ static int outer_set_all(struct dp_inst *in, __u32 nxt, const struct gen *g,
 	return r;
 }
 
+/* Add v[i] (or subtract it, neg) to counter id i of generation `slot`, for
+ * every i < n: on the carried row of a per-CPU counter (the data plane never
+ * writes there), atomically on a shared one. */
+static int cnt_add(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
+		   __u64 (*v)[2], unsigned int n, bool neg, struct ipt_err *err)
+{
+	struct bpfipt_counter *p;
+	size_t len;
+
+	p = cnt_map(in, slot, cf, false, true, &len, err);
+	if (!p)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n && i < cf->ncounters; i++) {
+		__u32 P = cnt_phys(cf, i);
+		struct bpfipt_counter *b = &p[cnt_carry_at(cf, P)];
+		__u64 pk = neg ? -v[i][0] : v[i][0], by = neg ? -v[i][1] : v[i][1];
+
+		if (P >= cf->nper) {
+			__atomic_fetch_add(&b->packets, pk, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&b->bytes, by, __ATOMIC_RELAXED);
+		} else {
+			b->packets += pk;
+			b->bytes += by;
+		}
+	}
+	munmap(p, page_round(len));
+	return 0;
+}
+
+/*
+ * The spare generation `old` of a family whose running one `cur` continues its
+ * counters (BPFIPT_I_FOLD): after the carry, the spare counts only the runs
+ * that were under way at the switch; a grace period later that count is final
+ * and goes to the counters that continue theirs (the running one's origins).
+ */
+static int gen_fold(const struct dp_inst *in, __u32 old, const struct bpfipt_conf *ocf,
+		    __u32 cur, const struct bpfipt_conf *ccf, struct ipt_err *err)
+{
+	__u64 (*late)[2] = NULL, (*add)[2] = NULL;
+	struct bpfipt_counter *p;
+	unsigned int nlate = 0, i;
+	bool any = false;
+	size_t len;
+	int r;
+
+	if (!ccf->nwords || !ccf->ncounters)
+		return 0;
+	if ((r = gen_counters(in, old, ocf, &late, &nlate, err)))
+		return r;
+	for (i = 0; i < nlate && !any; i++)
+		any = late[i][0] || late[i][1];
+	if (!any) {
+		free(late);
+		return 0;
+	}
+	p = cnt_map(in, cur, ccf, true, false, &len, err);
+	add = calloc(ccf->ncounters, sizeof(*add));
+	if (!p || !add) {
+		r = p ? dp_fail(err, -ENOMEM, "out of memory") : -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < ccf->ncounters; i++) {
+		__u32 o = cnt_origins(ccf, p)[i];
+
+		if (o < nlate) {
+			add[i][0] = late[o][0];
+			add[i][1] = late[o][1];
+		}
+	}
+	r = cnt_add(in, cur, ccf, add, ccf->ncounters, false, err);
+out:
+	if (p)
+		munmap(p, page_round(len));
+	free(late);
+	free(add);
+	return r;
+}
+
 int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
 		    unsigned int ncarry, struct ipt_err *err)
@@ -2490,18 +2637,32 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	/* the other family's generations are left alone */
 	cur = cur_of(&iv, fam);
 	nxt = cur ^ 1;
-	/* the spare generation is about to be rewritten: no packet may still use it */
-	if ((iv.flags & BPFIPT_I_PENDING) && !sync_rcu())
-		return dp_fail(err, -errno, "membarrier");
 	if (bpf_map_lookup_elem(in->map[IM_CONF], &cur, &run) ||
 	    bpf_map_lookup_elem(in->map[IM_CONF], &nxt, &spare))
 		return dp_fail(err, -errno, "cannot read bpfipt_conf");
+	/* the spare generation is about to be rewritten: no packet may still use
+	 * it, and what it counted after the last carry goes to the running one */
+	if (iv.flags & (BPFIPT_I_PENDING | BPFIPT_I_FOLD(fam))) {
+		bool fold = iv.flags & BPFIPT_I_FOLD(fam);
+
+		if ((iv.flags & BPFIPT_I_PENDING) && !grace_wait())
+			return dp_fail(err, -errno, "membarrier");
+		cp_crash_point("grace");
+		/* cleared first: a command killed while folding loses those few
+		 * packets rather than count them twice */
+		iv.flags &= ~(BPFIPT_I_PENDING | BPFIPT_I_FOLD(fam));
+		if ((r = write_inst(in, &iv, err)) ||
+		    (fold && (r = gen_fold(in, nxt, &spare, cur, &run, err))))
+			return r;
+		cp_crash_point("folded");
+	}
 	rc_ids = calloc(cc->nrecent + 1, sizeof(*rc_ids));
 	if (!rc_ids)
 		return dp_fail(err, -ENOMEM, "out of memory");
 	r = recent_prepare(in, cc, rc_ids, err);
 	if (!r)
-		r = gen_build(in, nxt, &spare, cc, seed, nseed, rc_ids, &g, err);
+		r = gen_build(in, nxt, &spare, cc, seed, nseed, run.nwords ? carry : NULL, ncarry,
+			      rc_ids, &g, err);
 	if (r) {
 		free(rc_ids);
 		return r;
@@ -2522,17 +2683,12 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		goto out;
 	cp_crash_point("switched");
 	dp_log(DP_DEBUG, "switched to generation %u", nxt);
-	/* After a grace period no packet uses the old generation: its counters are
-	 * final, and the next switch may rewrite its maps. */
-	if (!sync_rcu()) {
-		r = dp_fail(err, -errno, "membarrier");
-		goto out;
-	}
-	iv.flags &= ~BPFIPT_I_PENDING;
-	if ((r = write_inst(in, &iv, err)))
-		goto out;
-	cp_crash_point("grace");
 	recent_gc(in, cc, rc_ids);
+	/* The carry, at once: each counter continues the one of the old generation
+	 * it comes from, read now. The old one's counts are then taken out of it,
+	 * so that it counts only the runs still under way at the switch (a grace
+	 * period would make them final: the next install waits for it anyway, and
+	 * adds them, gen_fold()). */
 	if (run.nwords && carry) {
 		r = gen_counters(in, cur, &run, &tot, &ntot, err);
 		if (r)
@@ -2557,6 +2713,12 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 			b->packets = tot[carry[i]][0];
 			b->bytes = tot[carry[i]][1];
 		}
+		cp_crash_point("carried");
+		if ((r = cnt_add(in, cur, &run, tot, ntot, true, err)))
+			goto out;
+		iv.flags |= BPFIPT_I_FOLD(fam);
+		if ((r = write_inst(in, &iv, err)))
+			goto out;
 	}
 out:
 	free(tot);
@@ -2830,6 +2992,8 @@ int dp_zero_counters(struct ipt_err *err)
 	}
 	memset(p, 0, len);
 	munmap(p, page_round(len));
+	/* what the spare still counts is from before the zero */
+	r = set_iflags(in, BPFIPT_I_FOLD(fam_of(ipt_af)), 0, err);
 out:
 	dp_inst_free(&in);
 	return r;

@@ -113,6 +113,12 @@ int dp_read_counters(__u64 (**out)[2], unsigned int *n, struct ipt_err *err);
 /* Zero the running generation's counters in place (-Z). */
 int dp_zero_counters(struct ipt_err *err);
 
+/* Begin the grace period the next install owes the previous switch, in a
+ * thread of its own, so that it passes while this command does other work;
+ * called by a command that holds the ruleset's lock (state.h) and may install.
+ * Without it the install waits for a whole one. */
+void dp_grace_begin(void);
+
 /* The data plane's own statistics (enum bpfipt_stat), summed over the CPUs;
  * zeros when nothing runs. */
 int dp_read_stats(__u64 st[BPFIPT_ST_MAX], struct ipt_err *err);

@@ -35,6 +35,12 @@ static unsigned int count_rules(const struct ipt_table *t)
 	return n;
 }
 
+void cp_sync_begin(void)
+{
+	if (cp_dataplane_enabled())
+		dp_grace_begin();
+}
+
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err)
 {
 	__u64 (*ctr)[2] = NULL;

@@ -10,6 +10,9 @@
 /* False when BPF_IPTABLES_DATAPLANE=off: rules are kept, listed and saved but not
  * loaded (tooling, and the rule-language tests). */
 bool cp_dataplane_enabled(void);
+/* A command that may change the ruleset, holding the lock: the data plane's
+ * wait for the previous switch begins now (dp_grace_begin()). */
+void cp_sync_begin(void);
 /* Read the running generation's counters into t's rules and policies. */
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);
 /* Compile t and switch the data plane to it (creating it on first use, with the

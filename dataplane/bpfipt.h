@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		11	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		12	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -436,7 +436,8 @@ enum bpfipt_stat {
 					 * 8: the route memo (BPFIPT_ST_ROUTE_MEMO);
 					 * 9: bpfipt_conf.fast (BPFIPT_FAST_*);
 					 * 10: tuple groups (bpfipt_tuple);
-					 * 11: bpfipt_conf.tuple_sum */
+					 * 11: bpfipt_conf.tuple_sum;
+					 * 12: counter origins, BPFIPT_I_FOLD */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -500,6 +501,11 @@ enum {
 					 * (DP_INGRESS_AUTO); BPFIPT_I_XDP says whether
 					 * some device got XDP */
 };
+/* userspace: family f's running generation carried the counters of its spare
+ * one at the switch; what the spare counted after (runs under way then) is
+ * added at the next install, after the grace period (controlplane/loader.c,
+ * gen_fold()) */
+#define BPFIPT_I_FOLD(f)	(1u << (3 + (f)))
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;

@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/if_ether.h>
@@ -318,6 +319,69 @@ START_TEST(t_group_only)
 }
 END_TEST
 
+/* A map of the instance, by name (the test program's). */
+static int inst_map(const struct dp_inst *in, const char *name)
+{
+	struct bpf_prog_info pi = { 0 };
+	__u32 ids[64], len = sizeof(pi);
+
+	pi.nr_map_ids = 64;
+	pi.map_ids = (__u64)(unsigned long)ids;
+	ck_assert_int_eq(bpf_obj_get_info_by_fd(dp_inst_prog_fd(in, DP_PROG_TEST), &pi, &len), 0);
+	for (__u32 i = 0; i < pi.nr_map_ids && i < 64; i++) {
+		struct bpf_map_info mi = { 0 };
+		__u32 ml = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		ck_assert_int_ge(fd, 0);
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && !strcmp(mi.name, name))
+			return fd;
+		close(fd);
+	}
+	ck_abort_msg("no map %s", name);
+	return -1;
+}
+
+/* What a program run still under way at the switch does: count a packet of
+ * `bytes` on counter id `id` of the generation just left (the spare one), on
+ * CPU 0's row (or the shared counter). */
+static void late_count(const struct dp_inst *in, __u32 id, __u64 bytes)
+{
+	int ifd = inst_map(in, "bpfipt_inst"), cfd = inst_map(in, "bpfipt_conf");
+	int ofd = inst_map(in, "bpfipt_counters"), fd;
+	struct bpfipt_inst iv;
+	struct bpfipt_conf cf;
+	struct bpfipt_counter *p;
+	__u32 zero = 0, old, mid, P = id, below = 0;
+	size_t len;
+
+	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
+	old = iv.cur[0] ^ 1;
+	ck_assert_int_eq(bpf_map_lookup_elem(cfd, &old, &cf), 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(ofd, &old, &mid), 0);
+	fd = bpf_map_get_fd_by_id(mid);
+	ck_assert_int_ge(fd, 0);
+	for (__u32 r = 0; r < cf.nshared; r++) {	/* the loader's cnt_phys() */
+		if (id >= cf.shared[r].lo && id < cf.shared[r].lo + cf.shared[r].n)
+			P = cf.nper + below + (id - cf.shared[r].lo);
+		if (id >= cf.shared[r].lo + cf.shared[r].n)
+			P -= cf.shared[r].n;
+		below += cf.shared[r].n;
+	}
+	len = ((size_t)(cf.ncpus + 1) * cf.nper + cf.ncounters - cf.nper) * sizeof(*p);
+	len = (len + 4095) / 4096 * 4096;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert(p != MAP_FAILED);
+	p += P < cf.nper ? P : (size_t)cf.ncpus * cf.nper + P;
+	p->packets += 1;
+	p->bytes += bytes;
+	munmap(p, len);
+	close(fd);
+	close(ofd);
+	close(cfd);
+	close(ifd);
+}
+
 START_TEST(t_shared_counters)
 {
 	struct ipt_table *t = deny_ruleset(0), *t2 = deny_ruleset(2);
@@ -404,6 +468,31 @@ START_TEST(t_shared_counters)
 		};
 
 		send_checked(in, t2, &p);
+	}
+	/* The carry happens at the switch, before the runs then under way have
+	 * finished: what they count in the old generation (here: a per-CPU and a
+	 * shared counter) is added by the next install, to the counters that
+	 * continue those (back to cc's ids: old id 0 is id 2 of cc2, 1500 is 1502). */
+	late_count(in, 0, 1234);
+	late_count(in, 1500, 4321);
+	free(c);
+	ck_assert_int_eq(dp_inst_counters(in, &c, &n, &err), 0);
+	for (unsigned int i = 0; i < cc->ncounters; i++)
+		carry[i] = i < cc->ncounters - BPFIPT_NCHAINS ? i + 2
+			   : i - cc->ncounters + cc2->ncounters;
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, carry, cc->ncounters, &err) == 0, "%s",
+		      err.msg);
+	free(c2);
+	ck_assert_int_eq(dp_inst_counters(in, &c2, &n2, &err), 0);
+	ck_assert_uint_eq(n2, cc->ncounters);
+	for (unsigned int i = 0; i < n2; i++) {
+		__u64 want = c[carry[i]][0] + (i == 0 || i == 1500);
+		__u64 wantb = c[carry[i]][1] + (i == 0 ? 1234 : i == 1500 ? 4321 : 0);
+
+		ck_assert_msg(c2[i][0] == want && c2[i][1] == wantb,
+			      "counter %u: %llu/%llu, want %llu/%llu", i,
+			      (unsigned long long)c2[i][0], (unsigned long long)c2[i][1],
+			      (unsigned long long)want, (unsigned long long)wantb);
 	}
 	free(c);
 	free(c2);

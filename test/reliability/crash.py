@@ -16,7 +16,8 @@ Trials:
   - at every named point of the control plane (BPF_IPTABLES_CRASH_AT, see
     controlplane/crashpoint.h): during the state-file write, after it, after
     compiling, at each map write, just before and just after the switch, after
-    the grace period, after the commit;
+    the carry, after the commit; after the grace period owed to the previous
+    switch and after adding what the old generation counted meanwhile;
   - after a random delay spread uniformly over an uninterrupted restore's
     duration (--random trials);
   - the same for a single -A (--single trials);
@@ -354,7 +355,7 @@ def main():
     topo.bpt("bpf-iptables", "-A", "OUTPUT", "-p", "tcp", "--dport", "7", "-j", "DROP")
     single_s = time.monotonic() - t
     topo.bpt("bpf-iptables", "-D", "OUTPUT", "-p", "tcp", "--dport", "7", "-j", "DROP")
-    for name in ("prepared", "switch", "switched", "committed"):
+    for name in ("grace", "prepared", "switch", "switched", "carried", "committed"):
         tr.single_trial(f"-A killed at {name}", at=name)
     for i in range(a.single):
         d = rnd.uniform(0, single_s * 1.1)

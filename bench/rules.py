@@ -99,7 +99,8 @@ def main():
         w(f"    {nft_flood}\n  }}\n}}\n")
     elif fmt == "ipset":
         typ = "hash:net,port" if kind == "mixed" else "hash:net"
-        w(f"create {SET} {typ} family inet hashsize 65536 maxelem {max(n, 65536)}\n")
+        # room above the list: the update section appends one more entry
+        w(f"create {SET} {typ} family inet hashsize 65536 maxelem {max(n + n // 4, 65536)}\n")
         for net, port in gen:
             w(f"add {SET} {net}\n" if port is None else f"add {SET} {net},udp:{port}\n")
     elif fmt == "ipset-rules":

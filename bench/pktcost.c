@@ -30,7 +30,8 @@
  * The floor: a program that only returns pass, XDP and tc.
  *
  * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
- * (ns: the best of --runs (8) runs of --repeat packets, 40 ms apart; map_bytes:
+ * (ns: the best of --runs (8) runs of --repeat packets, 40 ms apart, the runs of one
+ * ruleset's packets and hooks taken in turn, so a cell's runs spread over seconds; map_bytes:
  * memlock of every map of the instance, both generations).
  * --forwarding: the namespace forwards (a router): the chain selector's route
  * lookup then walks the FIB for every packet the route memo does not answer.
@@ -311,15 +312,16 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 
 /* The best of `runs` runs of `repeat` packets, RUN_GAP_US apart; checks the
  * verdict. The gaps: on this machine (a VM on shared cores) the cost of a
- * program moves between two levels, ~30% apart, for stretches of tens to
- * hundreds of milliseconds; back-to-back runs all fall into the same one. */
+ * program moves between two levels, ~30% apart, for stretches of tens of
+ * milliseconds to seconds; back-to-back runs all fall into the same one. */
 #define RUN_GAP_US	40000
-static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
+
+/* One run of `repeat` packets: ns per packet; checks the verdict. */
+static double run_once(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 {
 	struct __sk_buff ctx = { .ifindex = ifindex, .ingress_ifindex = ifindex };
 	struct xdp_md xctx = { .ingress_ifindex = ifindex, .data_end = len };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = repeat);
-	double best = 1e18;
 
 	if (xdp) {
 		o.ctx_in = &xctx;
@@ -328,17 +330,27 @@ static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 		o.ctx_in = &ctx;
 		o.ctx_size_in = sizeof(ctx);
 	}
+	if (bpf_prog_test_run_opts(fd, &o))
+		die("bpf_prog_test_run_opts");
+	if (want >= 0 && (int)o.retval != want) {
+		fprintf(stderr, "pktcost: verdict %u, expected %d\n", o.retval, want);
+		exit(1);
+	}
+	return o.duration;
+}
+
+static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
+{
+	double best = 1e18;
+
 	for (unsigned int i = 0; i < runs; i++) {
+		double ns;
+
 		if (i)
 			usleep(RUN_GAP_US);
-		if (bpf_prog_test_run_opts(fd, &o))
-			die("bpf_prog_test_run_opts");
-		if (want >= 0 && (int)o.retval != want) {
-			fprintf(stderr, "pktcost: verdict %u, expected %d\n", o.retval, want);
-			exit(1);
-		}
-		if (o.duration < best)
-			best = o.duration;
+		ns = run_once(fd, xdp, buf, len, want);
+		if (ns < best)
+			best = ns;
 	}
 	return best;
 }
@@ -443,6 +455,22 @@ static double ms_since(const struct timespec *t0)
 }
 
 /* One ruleset: compile, install in a fresh instance, every packet x hook. */
+/* One row of the output: a ruleset's instance, a packet, a hook. */
+struct cell {
+	enum kind k;
+	unsigned int n;
+	bool ct, xdp;
+	int p, fd, want;
+	size_t len;
+	__u8 buf[128];
+	double install_ms, best;
+	unsigned long long bytes;
+};
+static struct cell *cells;
+static size_t ncells;
+static struct dp_inst **insts;
+static size_t ninst;
+
 static void measure(enum kind k, unsigned int n, bool ct)
 {
 	static const struct cp_link links[] = { { 1, "lo" } };
@@ -458,7 +486,6 @@ static void measure(enum kind k, unsigned int n, bool ct)
 	double install_ms;
 	unsigned long long bytes;
 	char *text;
-	__u8 buf[128];
 
 	text = ruleset(k, n, ct, pk);
 	ipt_af = family == 6 ? AF_INET6 : AF_INET;
@@ -484,30 +511,65 @@ static void measure(enum kind k, unsigned int n, bool ct)
 
 		bytes = map_bytes(fds, 2);
 	}
+	/* its cells (packet x hook), measured with every other ruleset's by
+	 * run_cells() */
 	for (int p = 0; p < P_MAX; p++) {
-		size_t len;
-
 		if (!pk[p].src || !listed(only_packets, pk_name[p]))
 			continue;
-		len = packet(buf, pk[p].src, pk[p].sport, pk[p].dport);
 		for (int xdp = 1; xdp >= 0; xdp--) {
-			int fd = dp_inst_prog_fd(in, xdp ? DP_PROG_XDP : DP_PROG_TC_IN);
 			bool drop = p == P_FIRST || p == P_LAST;
+			struct cell *c;
 
 			if (!listed(only_hook, xdp ? "xdp" : "tc"))
 				continue;
-			int want = xdp ? (drop ? XDP_DROP : XDP_PASS) : (drop ? TC_ACT_SHOT : TC_ACT_OK);
-
-			printf("%s%s,%u,%s,%s,%s,%.1f,%.1f,%llu\n", kind_name[k],
-			       family == 6 ? "6" : "", n, pk_name[p],
-			       xdp ? "xdp" : "tc", ct ? "on" : "off", run(fd, xdp, buf, len, want),
-			       install_ms, bytes);
-			fflush(stdout);
+			if (ncells % 64 == 0)
+				cells = realloc(cells, (ncells + 64) * sizeof(*cells));
+			if (!cells)
+				die("realloc");
+			c = &cells[ncells++];
+			*c = (struct cell){ .k = k, .n = n, .ct = ct, .p = p, .xdp = xdp,
+					    .fd = dp_inst_prog_fd(in, xdp ? DP_PROG_XDP : DP_PROG_TC_IN),
+					    .want = xdp ? (drop ? XDP_DROP : XDP_PASS)
+							: (drop ? TC_ACT_SHOT : TC_ACT_OK),
+					    .install_ms = install_ms, .bytes = bytes, .best = 1e18 };
+			c->len = packet(c->buf, pk[p].src, pk[p].sport, pk[p].dport);
 		}
 	}
-	dp_inst_free(&in);
+	if (ninst % 16 == 0)
+		insts = realloc(insts, (ninst + 16) * sizeof(*insts));
+	if (!insts)
+		die("realloc");
+	insts[ninst++] = in;		/* kept until the cells are measured */
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
+}
+
+/* Every cell's runs: run i of each cell in turn, then run i + 1, so that the runs
+ * of one cell spread over the whole measurement (tens of seconds) instead of the
+ * few hundred milliseconds back-to-back runs take; then the rows, in order. */
+static void run_cells(void)
+{
+	for (unsigned int i = 0; i < runs; i++) {
+		if (i)
+			usleep(RUN_GAP_US);
+		for (size_t j = 0; j < ncells; j++) {
+			struct cell *c = &cells[j];
+			double ns = run_once(c->fd, c->xdp, c->buf, c->len, c->want);
+
+			if (ns < c->best)
+				c->best = ns;
+		}
+	}
+	for (size_t j = 0; j < ncells; j++) {
+		const struct cell *c = &cells[j];
+
+		printf("%s%s,%u,%s,%s,%s,%.1f,%.1f,%llu\n", kind_name[c->k],
+		       family == 6 ? "6" : "", c->n, pk_name[c->p], c->xdp ? "xdp" : "tc",
+		       c->ct ? "on" : "off", c->best, c->install_ms, c->bytes);
+	}
+	fflush(stdout);
+	for (size_t j = 0; j < ninst; j++)
+		dp_inst_free(&insts[j]);
 }
 
 /* The floor: programs that only return "pass". */
@@ -627,5 +689,6 @@ int main(int argc, char **argv)
 		if (!group_min)		/* --group-min: grouping's own comparison, deny only */
 			measure(DENYACC, dz[i], false);
 	}
+	run_cells();
 	return 0;
 }

@@ -1775,23 +1775,28 @@ static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 
 _Static_assert(BPFIPT_F_MAX < BPFIPT_FAST_PFX_NONE, "a field id fits in 4 bits (BPFIPT_FAST_PFX_FIELD)");
 
-/* The slot prefix of chain c (BPFIPT_FAST_PFX_*): its first slots while each is a
- * plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields constrain. Returns their number, the
- * fields in *pfx. */
-static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u64 *pfx)
+/* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its slots
+ * while each is a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
+ * constrain. Returns the fast bits that say so (their number, BPFIPT_FAST_PFX_END
+ * when the policy slot follows them), the fields in *pfx. */
+static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, __u64 *pfx)
 {
-	__u32 j;
+	__u32 j, s;
 
 	*pfx = 0;
-	for (j = 0; j < BPFIPT_FAST_PFX_MAX && j < cc->nslots[c] && j != cc->policy_slot[c]; j++) {
-		const struct bpfipt_slot *sl = &cc->slots[c][j];
+	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
+		const struct bpfipt_slot *sl;
 		__u64 fields = 0;
 		int f, n = 0;
 
+		s = first + j;
+		if (s >= cc->nslots[c] || s == cc->policy_slot[c])
+			break;
+		sl = &cc->slots[c][s];
 		if (sl->kind != BPFIPT_S_VERDICT || sl->log || sl->xflags)
 			break;
 		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
-			if (field_has(cc, f, c, j))
+			if (field_has(cc, f, c, s))
 				continue;
 			fields |= (__u64)(f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
 					  f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF :
@@ -1804,7 +1809,9 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u64 *pfx)
 		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
 		*pfx |= fields << (4 * BPFIPT_FAST_PFX_FIELDS * j);
 	}
-	return j;
+	if (!j)
+		return 0;
+	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
 }
 
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
@@ -1897,7 +1904,9 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			};
 		}
 		if (!cf->fast[c])
-			cf->fast[c] = prefix_of(cc, c, &cf->pfx[c]) << 8;
+			cf->fast[c] = prefix_of(cc, c, 0, &cf->pfx[c]);
+		else if ((cf->fast[c] & BPFIPT_FAST_TUPLE) && !(cf->fast[c] & BPFIPT_FAST_MISS))
+			cf->fast[c] |= prefix_of(cc, c, 1, &cf->pfx[c]);
 	}
 	return 0;
 }

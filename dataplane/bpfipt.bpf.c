@@ -253,7 +253,7 @@ struct scratch {
 	struct bpf_fib_lookup fib;
 	struct route_memo memo[ROUTE_MEMOS];
 	struct vecs v;
-	__u32 vhave;			/* bit f: v holds field f's vector (bpfipt_field_vec()) */
+	__u32 vhave;			/* bit f: v holds field f's vector (field_vec()) */
 	__u32 cur, chain, look, cvec, nwords, nchunks;
 	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
 	__u32 cursor, depth, verdict, status;
@@ -1642,6 +1642,14 @@ static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf
 	return 0;
 }
 
+/* Slot gi of generation cur's slots map, NULL if none. */
+static __always_inline struct bpfipt_slot *slot_at(__u32 cur, __u32 gi)
+{
+	void *slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
+
+	return slots ? bpf_map_lookup_elem(slots, &gi) : NULL;
+}
+
 /* A fast path's verdict: a slot's verdict judges the packet, counted on ctr as
  * the walk would count it (statistic FAST). */
 static __always_inline int fast_verdict(__u32 cur, const struct bpfipt_conf *conf, __u32 ctr,
@@ -1661,17 +1669,12 @@ static __always_inline int fast_verdict(__u32 cur, const struct bpfipt_conf *con
 static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				      struct scratch *sc)
 {
-	__u32 fast = conf->fast[chain], ctr = sc->gctr[fast & BPFIPT_FAST_DST ? 1 : 0], gi;
+	__u32 fast = conf->fast[chain], ctr = sc->gctr[fast & BPFIPT_FAST_DST ? 1 : 0];
 	struct bpfipt_slot *sl;
-	void *slots;
 
 	if (ctr != BPFIPT_IVAL_NONE ? !(fast & BPFIPT_FAST_HIT) : !(fast & BPFIPT_FAST_MISS))
 		return -1;
-	gi = conf->slot_base[chain] + (ctr == BPFIPT_IVAL_NONE);
-	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
-	if (!slots)
-		return -1;
-	sl = bpf_map_lookup_elem(slots, &gi);
+	sl = slot_at(cur, conf->slot_base[chain] + (ctr == BPFIPT_IVAL_NONE));
 	if (!sl)
 		return -1;
 	if (ctr == BPFIPT_IVAL_NONE)
@@ -1702,26 +1705,18 @@ static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf,
 	return fast_verdict(cur, conf, t->pcounter, t->pverdict, t->preject_with, sc);
 }
 
-/* The packet's vector of field f in chain sc->chain of generation sc->cur, as
+/* The packet's vector of field f in chain `chain` of generation cur, as
  * classify() looks it up, BPFIPT_IVAL_NONE on a failure; kept in sc->v, and
- * bit f of sc->vhave says so (classify() does not look it up again). A global
- * function: the slot prefix (fast_prefix()) asks for one field at a time. */
-__noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
+ * bit f of sc->vhave says so (classify() does not look it up again). The slot
+ * prefix (fast_prefix()) asks for one field at a time. */
+static __always_inline __u32 field_vec(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				       struct scratch *sc, __u32 f)
 {
-	const struct bpfipt_conf *conf;
-	__u32 cur, chain, v = BPFIPT_IVAL_NONE;
-	const struct pkt *p;
+	const struct pkt *p = &sc->p;
+	__u32 v = BPFIPT_IVAL_NONE;
 	int ok = 0;
 
-	if (!sc)
-		return BPFIPT_IVAL_NONE;
-	p = &sc->p;
-	cur = sc->cur;
-	chain = sc->chain;
 	if (chain >= BPFIPT_NCHAINS)
-		return BPFIPT_IVAL_NONE;
-	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
-	if (!conf)
 		return BPFIPT_IVAL_NONE;
 #define FV_ARRAY(name, fb, keys, key)							\
 	do {										\
@@ -1806,19 +1801,22 @@ static __always_inline int vec_bit0(void *pool, __u32 v, __u32 nchunks, __u32 j)
 	return w ? (int)((w[0] >> (j & 63)) & 1) : -1;
 }
 
-/* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*): slot j matches when bit
- * j is set in the packet's vectors of the fields that constrain it.
- * The verdict of the first that matches, counted as the walk would; -1 when none
- * does (the walk then starts after them, sc->cursor). */
+/* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots first, first + 1,
+ * ...: slot s matches when bit s is set in the packet's vectors of the fields
+ * that constrain it. The verdict of the first that matches, counted as the walk
+ * would; when none does, the policy's if the prefix reaches it
+ * (BPFIPT_FAST_PFX_END), else -1 (the walk then starts after them, sc->cursor). */
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
-				       struct scratch *sc)
+				       struct scratch *sc, __u32 first)
 {
-	__u32 n = BPFIPT_FAST_PFX_N(conf->fast[chain]), gi, f, v;
+	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v;
 	__u64 pfx = conf->pfx[chain];
 	struct bpfipt_slot *sl;
-	void *pool, *slots;
+	void *pool;
 	int j, k, b;
 
+	if (chain >= BPFIPT_NCHAINS)
+		return -1;
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return -1;
@@ -1831,26 +1829,44 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			f = BPFIPT_FAST_PFX_FIELD(pfx, j, k);
 			if (f == BPFIPT_FAST_PFX_NONE)
 				break;
-			v = bpfipt_field_vec(sc, f);
+			v = field_vec(cur, conf, chain, sc, f);
 			if (v == BPFIPT_IVAL_NONE)
 				return -1;
-			b = vec_bit0(pool, v, conf->nchunks, j);
+			b = vec_bit0(pool, v, conf->nchunks, first + j);
 		}
 		if (b < 0)
 			return -1;
 		if (!b)
 			continue;
-		slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
-		if (!slots)
-			return -1;
-		gi = conf->slot_base[chain] + j;
-		sl = bpf_map_lookup_elem(slots, &gi);
-		if (!sl)
-			return -1;
-		return fast_verdict(cur, conf, sl->counter, sl->verdict, sl->reject_with, sc);
+		gi = conf->slot_base[chain] + first + j;
+		goto judged;
 	}
-	sc->cursor = n;
-	return -1;
+	if (!(fast & BPFIPT_FAST_PFX_END)) {
+		sc->cursor = first + n;
+		return -1;
+	}
+	gi = conf->slot_base[chain] + conf->policy[chain];
+judged:
+	sl = slot_at(cur, gi);
+	if (!sl)
+		return -1;
+	return fast_verdict(cur, conf, sl->counter, sl->verdict, sl->reject_with, sc);
+}
+
+/* fast_prefix() of chain sc->chain in generation sc->cur, a global function (its
+ * own stack frame, verified once). */
+__noinline int bpfipt_fast_prefix(struct scratch *sc, __u32 first)
+{
+	const struct bpfipt_conf *conf;
+	__u32 cur;
+
+	if (!sc || sc->chain >= BPFIPT_NCHAINS)
+		return -1;
+	cur = sc->cur;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	if (!conf)
+		return -1;
+	return fast_prefix(cur, conf, sc->chain, sc, first & 1);
 }
 
 /* Run chain c of generation cur on the packet: enum bpfipt_verdict. */
@@ -1881,10 +1897,17 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->chain = chain;
 	sc->vhave = 0;
 	if (conf->fast[chain] && !p->cut) {
-		int v = BPFIPT_FAST_PFX_N(conf->fast[chain]) ? fast_prefix(cur, conf, chain, sc) :
-			(conf->fast[chain] & BPFIPT_FAST_TUPLE) ? fast_tuple(cur, conf, chain, sc) :
-			fast_judge(cur, conf, chain, sc);
+		__u32 fast = conf->fast[chain], first = fast & BPFIPT_FAST_TUPLE ? 1 : 0;
+		int v = -1;
 
+		if (fast & BPFIPT_FAST_TUPLE)
+			v = fast_tuple(cur, conf, chain, sc);
+		else if (!BPFIPT_FAST_PFX_N(fast))
+			v = fast_judge(cur, conf, chain, sc);
+		/* the prefix, at the top or after a tuple group's miss that the
+		 * policy does not judge (one call site: the stack) */
+		if (v < 0 && BPFIPT_FAST_PFX_N(fast) && sc->cursor == first)
+			v = bpfipt_fast_prefix(sc, first);
 		if (v >= 0)
 			return v;
 	}

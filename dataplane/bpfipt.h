@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		12	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		13	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -437,7 +437,9 @@ enum bpfipt_stat {
 					 * 9: bpfipt_conf.fast (BPFIPT_FAST_*);
 					 * 10: tuple groups (bpfipt_tuple);
 					 * 11: bpfipt_conf.tuple_sum;
-					 * 12: counter origins, BPFIPT_I_FOLD */
+					 * 12: counter origins, BPFIPT_I_FOLD;
+					 * 13: a slot prefix after a tuple group,
+					 *     BPFIPT_FAST_PFX_END */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -563,24 +565,33 @@ enum {
 					 * is judged by the policy */
 	BPFIPT_FAST_TUPLE = 1 << 3,	/* slot 0 is a tuple group instead, searched
 					 * first (HIT and MISS as above); a miss that
-					 * the policy does not judge walks from slot 1 */
+					 * the policy does not judge goes on to the slot
+					 * prefix from slot 1, if any, else walks from
+					 * slot 1 */
+	BPFIPT_FAST_PFX_END = 1 << 4,	/* the slot prefix reaches the policy slot: a
+					 * packet that none of its slots matches is
+					 * judged by the policy */
 };
 
-/* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): the chain's first
- * BPFIPT_FAST_PFX_N(fast) slots (at most BPFIPT_FAST_PFX_MAX) are plain verdicts
- * that one to BPFIPT_FAST_PFX_FIELDS fields each constrain (-i lo -j ACCEPT,
- * -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT, -p tcp --dport 22 -j
- * ACCEPT: protocol, source and destination port): slot j matches a packet when
- * bit j is set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k)
- * of bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
+/* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): BPFIPT_FAST_PFX_N(fast)
+ * slots (at most BPFIPT_FAST_PFX_MAX) at the top of the chain, or right after its
+ * tuple group slot 0 (BPFIPT_FAST_TUPLE), are plain verdicts that one to
+ * BPFIPT_FAST_PFX_FIELDS fields each constrain (-i lo -j ACCEPT, -m conntrack
+ * --ctstate ESTABLISHED,RELATED -j ACCEPT, -s 10.0.0.0/8 -p tcp --dport 22 -j
+ * ACCEPT: source, protocol and both ports, a packet without ports matching no
+ * port rule): the j-th, slot s, matches a packet when bit s is
+ * set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k) of
+ * bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
  * other field's vectors have it. Tested one by one before the other fields are
  * looked up (the vectors found are kept). */
 #define BPFIPT_FAST_PFX_MAX		4
-#define BPFIPT_FAST_PFX_FIELDS		3
+#define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
 #define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 7)
 #define BPFIPT_FAST_PFX_FIELD(pfx, j, k)	\
 	((__u32)((pfx) >> (4 * BPFIPT_FAST_PFX_FIELDS * (j) + 4 * (k))) & 15)
 #define BPFIPT_FAST_PFX_NONE		15
+_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS * 4 <= 64,
+	       "the prefix's fields fit bpfipt_conf.pfx");
 
 enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */

@@ -619,7 +619,8 @@ END_TEST
  * one of two (-p udp --dport 53), then the mixed rules of three; OUTPUT with -m
  * length and -p, then only its policy; FORWARD with a rule of no field at all. A
  * packet that one of the prefix's rules matches is judged by it
- * (BPFIPT_ST_FAST), the others walk from the first rule after the prefix. */
+ * (BPFIPT_ST_FAST), the others walk from the first rule after the prefix, but
+ * in OUTPUT, where the policy follows the prefix, the policy judges them. */
 START_TEST(t_prefix)
 {
 	static const __u32 chains[] = { BPFIPT_INPUT, BPFIPT_OUTPUT, BPFIPT_FORWARD };
@@ -643,17 +644,23 @@ START_TEST(t_prefix)
 	sb_adds(&sb, "COMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
-#define ONE(f) (0xff0ULL | (f))
+	/* a slot's fields: 4 bits each, BPFIPT_FAST_PFX_NONE after the last */
+#define ONE(f) (0xfff0ULL | (f))
+#define AT(j, x) ((__u64)(x) << (4 * BPFIPT_FAST_PFX_FIELDS * (j)))
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELDS, 4);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 4u << 8);
 	/* -p udp --dport 53: the protocol and both ports (a packet without ports
 	 * matches no port rule) */
-	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT], ONE(BPFIPT_F_SRC) | ONE(BPFIPT_F_PROTO) << 12 |
-			  ONE(BPFIPT_F_SRC) << 24 | (__u64)(BPFIPT_F_DPORT << 8 | BPFIPT_F_SPORT << 4 |
-							    BPFIPT_F_PROTO) << 36);
-	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8);
-	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT], ONE(BPFIPT_F_LEN) | ONE(BPFIPT_F_PROTO) << 12);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT], AT(0, ONE(BPFIPT_F_SRC)) | AT(1, ONE(BPFIPT_F_PROTO)) |
+			  AT(2, ONE(BPFIPT_F_SRC)) | AT(3, 0xf000 | BPFIPT_F_DPORT << 8 |
+						       BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO));
+	/* OUTPUT: the two rules and the policy, nothing else: every packet judged
+	 * before the walk (BPFIPT_FAST_PFX_END) */
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT], AT(0, ONE(BPFIPT_F_LEN)) | AT(1, ONE(BPFIPT_F_PROTO)));
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
 #undef ONE
+#undef AT
 	for (int k = 0; k < 2400; k++) {
 		unsigned int c = k % 3, s = rnd() % 4, i = rnd() % 1000, chain;
 		bool tcp = rnd() % 3 == 0;
@@ -672,8 +679,9 @@ START_TEST(t_prefix)
 		ck_assert_int_eq(cp_ref_eval(t, &env, chains[c], &p, &rt), 0);
 		if (rt.ncounted)
 			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
-		/* judged by a prefix rule: INPUT 0-3, OUTPUT 0-1 */
-		fast = rule_no >= 0 && ((c == 0 && rule_no < 4) || (c == 1 && rule_no < 2));
+		/* judged by a prefix rule: INPUT 0-3; OUTPUT: all (its rules or its
+		 * policy) */
+		fast = c == 1 || (rule_no >= 0 && c == 0 && rule_no < 4);
 		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 		send_chain(in, t, &p, chains[c]);
 		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
@@ -699,7 +707,8 @@ END_TEST
  * 4 100 alike but for -d and --dport, policy DROP. Hits, sources and ports of
  * the runs in no one rule, fragments; verdicts and counters against the
  * reference; INPUT's hits and every OUTPUT packet judged by the search alone
- * (BPFIPT_FAST_TUPLE). */
+ * (BPFIPT_FAST_TUPLE), and INPUT's rule after the run by the slot prefix that
+ * follows the search. */
 #define TP_SRC(i)	htonl(172u << 24 | (16 + (i) % 1021 / 256) << 16 | ((i) % 1021 % 256) << 8)
 #define TP_DST(i)	htonl(10u << 24 | 20u << 16 | ((i) % 3001 / 256) << 8 | (i) % 3001 % 256)
 
@@ -741,7 +750,11 @@ START_TEST(t_tuple)
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 3);
 	ck_assert_uint_eq(cc->ntuples, 4999 + 4200 + 4100);
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT);
+	/* INPUT: the run, then -p udp --dport 1030 as a slot prefix of one (a jump
+	 * follows it) */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 1u << 8);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT], 0xf000ULL | BPFIPT_F_DPORT << 8 |
+			  BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO);
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT],
 			  BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
@@ -788,9 +801,10 @@ START_TEST(t_tuple)
 			(chain == BPFIPT_OUTPUT && rt.verdict == BPFIPT_V_ACCEPT);
 		if (rt.ncounted)
 			cp_counter_owner(t, rt.counted[0], &owner, &rule_no);
+		/* the run's rules and the prefix's (rule 5000) */
 		fast = chain == BPFIPT_OUTPUT ||
 		       (chain == BPFIPT_INPUT && rule_no >= 0 && owner == BPFIPT_INPUT &&
-			rule_no < 5000);
+			rule_no <= 5000);
 		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 		send_chain(in, t, &p, chain);
 		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
@@ -802,6 +816,94 @@ START_TEST(t_tuple)
 	}
 	ck_assert_uint_gt(nfast, 600);
 	ck_assert_uint_gt(hits, 1000);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* The slot prefix after a tuple group: OUTPUT is a run of 200 (-d, --dport),
+ * -p udp --dport 53 ACCEPT, -d 10.9.0.0/16 REJECT and its policy DROP: every
+ * packet judged before the walk (the search, a prefix rule or the policy,
+ * BPFIPT_FAST_PFX_END); INPUT is a run of 100 (-s /24, --dport), -p udp ACCEPT,
+ * then a LOG rule and -p tcp ACCEPT: a packet that neither the run nor the udp
+ * rule takes walks from the LOG rule. Verdicts and counters against the
+ * reference. */
+START_TEST(t_tuple_prefix)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	struct ipt_err err = { 0 };
+	unsigned int nfast = 0, nwalk = 0, npfx = 0;
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n");
+	for (unsigned int i = 0; i < 200; i++) {
+		struct in_addr a = { TP_DST(i) };
+
+		sb_addf(&sb, "-A OUTPUT -d %s -p tcp --dport %u -j ACCEPT\n", inet_ntoa(a),
+			1 + i % 50);
+	}
+	sb_adds(&sb, "-A OUTPUT -p udp --dport 53 -j ACCEPT\n"
+		"-A OUTPUT -d 10.9.0.0/16 -j REJECT\n");
+	for (unsigned int i = 0; i < 100; i++) {
+		struct in_addr a = { TP_SRC(i) };
+
+		sb_addf(&sb, "-A INPUT -s %s/24 -p tcp --dport %u -j DROP\n", inet_ntoa(a),
+			1024 + i % 509);
+	}
+	sb_adds(&sb, "-A INPUT -p udp -j ACCEPT\n-A INPUT -j LOG\n-A INPUT -p tcp -j ACCEPT\n"
+		"COMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(cc->ntgroups, 2);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 2u << 8 |
+			  BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 1u << 8);
+	for (int k = 0; k < 2000; k++) {
+		unsigned int i = rnd() % 200, kind = rnd() % 6;
+		bool out = k % 2;
+		struct cp_packet p = {
+			.saddr = TP_SRC(i % 100) | htonl(rnd() % 256), .daddr = TP_DST(i),
+			.proto = kind < 3 ? 6 : 17, .has_ports = true, .sport = 40000,
+			.dport = out ? 1 + i % 50 : 1024 + i % 100 % 509, .len = 50,
+			.has_tcp = kind < 3, .tcpflags = 0x10,
+		};
+		__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no = -1;
+		bool fast;
+
+		if (kind == 1)		/* an address and a port of the run, not one rule's */
+			p.dport = out ? 1 + rnd() % 50 : 1024 + rnd() % 100;
+		if (kind == 2 && out)	/* the REJECT rule's network */
+			p.daddr = inet_addr("10.9.3.4");
+		if (kind == 3)		/* the prefix's udp rule (OUTPUT: port 53) */
+			p.dport = 53;
+		if (kind == 4)		/* a fragment: no ports, no entry in the runs */
+			p.has_ports = false, p.nonfirst_frag = true;
+		ck_assert_int_eq(cp_ref_eval(t, &env, out ? BPFIPT_OUTPUT : BPFIPT_INPUT, &p, &rt), 0);
+		if (rt.ncounted)
+			cp_counter_owner(t, rt.counted[0], &owner, &rule_no);
+		/* OUTPUT: all; INPUT: the run's and the udp rule's (a udp fragment too) */
+		fast = out || (rule_no >= 0 && rule_no <= 100);
+		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+		send_chain(in, t, &p, out ? BPFIPT_OUTPUT : BPFIPT_INPUT);
+		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+			      "%s src %#x dst %#x proto %u dport %u (rule %d): judged %s",
+			      out ? "OUTPUT" : "INPUT", ntohl(p.saddr), ntohl(p.daddr), p.proto,
+			      p.dport, rule_no, fast ? "by the walk" : "before the walk");
+		nfast += fast;
+		nwalk += !fast;
+		npfx += fast && rule_no >= (out ? 200 : 100);
+	}
+	ck_assert_uint_gt(nfast, 500);
+	ck_assert_uint_gt(nwalk, 100);
+	ck_assert_uint_gt(npfx, 300);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
@@ -923,6 +1025,7 @@ int main(void)
 	tcase_add_test(tc, t_group_fast);
 	tcase_add_test(tc, t_prefix);
 	tcase_add_test(tc, t_tuple);
+	tcase_add_test(tc, t_tuple_prefix);
 	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

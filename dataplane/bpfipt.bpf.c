@@ -2113,7 +2113,9 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 		f->sport = bpf_htons(p->sport);
 		f->dport = bpf_htons(p->dport);
 	}
-	r = bpf_fib_lookup(ctx, f, sizeof(*f), 0);
+	/* only the route's type and device matter: no neighbour lookup (a routed
+	 * packet whose next hop is unresolved is SUCCESS then, not NO_NEIGH) */
+	r = bpf_fib_lookup(ctx, f, sizeof(*f), BPF_FIB_LOOKUP_SKIP_NEIGH);
 	switch (r) {
 	case BPF_FIB_LKUP_RET_NOT_FWDED:	/* local (also: no route, the kernel drops it) */
 	case BPF_FIB_LKUP_RET_FWD_DISABLED:

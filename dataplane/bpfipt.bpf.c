@@ -84,6 +84,13 @@ struct net___bpfipt {
 			int counter;
 		} rt_genid;		/* atomic_t: bumped by rt_cache_flush() */
 		bool fib_has_custom_rules;	/* CONFIG_IP_MULTIPLE_TABLES */
+		/* CONFIG_IP_ROUTE_MULTIPATH: what picks a multipath route's hop */
+		__u8 sysctl_fib_multipath_hash_policy;
+		__u8 sysctl_fib_multipath_use_neigh;
+		struct {
+			__u32 user_seed;
+			__u32 mp_seed;
+		} sysctl_fib_multipath_hash_seed;	/* 6.11 */
 	} ipv4;
 } __attribute__((preserve_access_index));
 
@@ -235,12 +242,14 @@ struct vecs {
 	__u32 src, dst, dport, sport, proto, iif, oif, icmp, tcpflags, len, frag, ctstate;
 };
 
-/* A route the chain selector looked up (select_ingress()): a destination whose
- * answer is INPUT, valid while the namespace's route generation is genid. */
+/* A route the chain selector looked up (select_ingress()), valid while the
+ * namespace's route generation is genid: a destination whose answer is INPUT
+ * (oif 0), or one routed out of oif, for packets from saddr while the multipath
+ * hash's seed is seed. */
 struct route_memo {
-	__be32 daddr;
-	__u32 iif;
-	__u32 genid;
+	__be32 daddr, saddr;
+	__u32 iif, oif;
+	__u32 genid, seed;
 	__u8 tos, valid;
 	__u16 pad;
 };
@@ -2039,10 +2048,11 @@ static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u3
  * change of routes, addresses, devices, forwarding settings and rules bumps: the
  * kernel's own route cache is valid while it stays. -1: no memo (no device, or
  * policy routing rules, whose selectors go beyond the memo's key). */
-static __always_inline __s64 route_genid(struct net_device___bpfipt *dev)
+static __always_inline __s64 route_genid(struct net_device___bpfipt *dev, __s64 *seed)
 {
 	struct net___bpfipt *net;
 
+	*seed = -1;
 	if (!dev)
 		return -1;
 	/* loads the verifier checks against the kernel's BTF (a fault reads 0) */
@@ -2052,24 +2062,63 @@ static __always_inline __s64 route_genid(struct net_device___bpfipt *dev)
 	if (bpf_core_field_exists(net->ipv4.fib_has_custom_rules) &&
 	    net->ipv4.fib_has_custom_rules)
 		return -1;
+	/* A routed answer holds for a (source, destination) pair: a multipath
+	 * route's hop is picked by the hash of the two (policy 0) and the seed,
+	 * unless the policy hashes ports or inner headers, or the neighbours'
+	 * state takes part (none of which bumps the generation). */
+	*seed = 0;
+	if (bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_hash_policy) &&
+	    net->ipv4.sysctl_fib_multipath_hash_policy)
+		*seed = -1;
+	if (bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_use_neigh) &&
+	    net->ipv4.sysctl_fib_multipath_use_neigh)
+		*seed = -1;
+	if (*seed == 0 && bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_hash_seed))
+		*seed = net->ipv4.sysctl_fib_multipath_hash_seed.mp_seed;
 	return (__u32)net->ipv4.rt_genid.counter;
+}
+
+/* ICMP errors: the multipath hash takes the addresses of the packet inside */
+static __always_inline bool icmp_error(const struct pkt *p)
+{
+	__u32 t = p->icmp >> 8;
+
+	return p->proto == IPPROTO_ICMP && p->icmp != BPFIPT_NO_ICMP &&
+	       (t == 3 || t == 4 || t == 5 || t == 11 || t == 12);
+}
+
+/* Keep select_ingress()'s answer for p in e: INPUT (oif 0) or routed out of oif.
+ * genid was read before the lookup: a change during it leaves an entry that no
+ * later packet takes. */
+static __always_inline void route_memo_put(struct route_memo *e, const struct pkt *p,
+					   __s64 genid, __u32 oif, __s64 seed)
+{
+	e->daddr = p->daddr;
+	e->saddr = p->saddr;
+	e->iif = p->iif;
+	e->oif = oif;
+	e->tos = p->tos;
+	e->genid = (__u32)genid;
+	e->seed = (__u32)seed;
+	e->valid = 1;
 }
 
 /* Ingress: INPUT for a local destination, FORWARD (with the output interface) for
  * a routed one, -1 (leave it to the kernel: blackhole, unreachable, prohibit...)
  * otherwise. See design.md. A packet the kernel is going to drop for want of a
  * route is judged (and counted) by INPUT first.
- * IPv4 answers of INPUT are kept per CPU in sc->memo, keyed by destination, input
- * interface and TOS (what the lookup reads without policy rules) and valid for
- * one route generation (route_genid() of dev): the lookup is most of the cost of
- * a local packet on a host that forwards. */
+ * IPv4 answers are kept per CPU in sc->memo, keyed by destination, input
+ * interface and TOS (what the lookup reads without policy rules), a routed one
+ * also by source (route_genid()), and valid for one route generation of dev's
+ * namespace: the lookup is most of the cost of a local packet on a host that
+ * forwards, and a tenth of a forwarded packet's in a flood. */
 static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 					  struct net_device___bpfipt *dev)
 {
 	struct bpf_fib_lookup *f = &sc->fib;
 	struct pkt *p = &sc->p;
 	__u32 d = bpf_ntohl(p->daddr), m = 0;
-	__s64 genid = -1;
+	__s64 genid = -1, seed = -1;
 	long r;
 
 	if (p->family == 6) {
@@ -2088,7 +2137,9 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 		 * multicast: local */
 		if (d == 0xffffffffu || (d >> 28) == 0xe)
 			return BPFIPT_INPUT;
-		genid = route_genid(dev);
+		genid = route_genid(dev, &seed);
+		if (seed >= 0 && icmp_error(p))
+			seed = -1;
 		if (genid >= 0) {
 			struct route_memo *e;
 
@@ -2096,8 +2147,15 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 			e = &sc->memo[m & (ROUTE_MEMOS - 1)];
 			if (e->valid && e->daddr == p->daddr && e->iif == p->iif &&
 			    e->tos == p->tos && e->genid == (__u32)genid) {
-				stat_inc(BPFIPT_ST_ROUTE_MEMO);
-				return BPFIPT_INPUT;
+				if (!e->oif) {
+					stat_inc(BPFIPT_ST_ROUTE_MEMO);
+					return BPFIPT_INPUT;
+				}
+				if (seed >= 0 && e->saddr == p->saddr && e->seed == (__u32)seed) {
+					stat_inc(BPFIPT_ST_ROUTE_MEMO);
+					p->oif = e->oif;
+					return BPFIPT_FORWARD;
+				}
 			}
 		}
 		__builtin_memset(f, 0, sizeof(*f));
@@ -2122,22 +2180,15 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 		/* forwarding off on the input interface: the helper stops before the
 		 * route lookup, even for a local destination; the kernel delivers the
 		 * packet or drops it, so INPUT is the only chain that can apply */
-		if (genid >= 0) {
-			/* genid was read before the lookup: a change during it leaves
-			 * an entry that no later packet takes */
-			struct route_memo *e = &sc->memo[m & (ROUTE_MEMOS - 1)];
-
-			e->daddr = p->daddr;
-			e->iif = p->iif;
-			e->tos = p->tos;
-			e->genid = (__u32)genid;
-			e->valid = 1;
-		}
+		if (genid >= 0)
+			route_memo_put(&sc->memo[m & (ROUTE_MEMOS - 1)], p, genid, 0, 0);
 		return BPFIPT_INPUT;
 	case BPF_FIB_LKUP_RET_SUCCESS:
 	case BPF_FIB_LKUP_RET_NO_NEIGH:		/* routed; the kernel resolves the neighbour */
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:	/* routed; the kernel fragments or answers */
 		p->oif = f->ifindex;
+		if (genid >= 0 && seed >= 0 && p->oif)
+			route_memo_put(&sc->memo[m & (ROUTE_MEMOS - 1)], p, genid, p->oif, seed);
 		return BPFIPT_FORWARD;
 	default:
 		return -1;

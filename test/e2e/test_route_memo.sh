@@ -2,13 +2,14 @@
 # The chain selector's route memo follows every change of the routing state.
 #
 # At ingress a packet to a local destination is judged by INPUT, a routed one by
-# FORWARD; the answer comes from the FIB, and for IPv4 INPUT answers a per-CPU
-# memo keeps it for as long as the namespace's route generation stays
-# (dataplane/bpfipt.bpf.c, select_ingress()). rtr counts echo requests to srv's
+# FORWARD (with the output interface); the answer comes from the FIB, and for
+# IPv4 a per-CPU memo keeps it for as long as the namespace's route generation
+# stays (dataplane/bpfipt.bpf.c, select_ingress()). rtr counts echo requests to srv's
 # address 10.2.0.2 in INPUT and in FORWARD while that address moves: routed to
 # srv; local to rtr (an address on lo, then a local route behind a policy rule);
 # routed again; with forwarding off on rtr's eth0 (INPUT only: the kernel drops
-# them) and on again. After every change each echo must be counted by the chain
+# them) and on again; routed out of another device, which a FORWARD rule with -o
+# tells apart. After every change each echo must be counted by the chain
 # the kernel took it through, and answered by whoever has the address (or by nobody: a local route
 # without an address). The data
 # plane's statistics must show memo answers, so the changes are tested against
@@ -72,7 +73,10 @@ step() {
 	check_eq "$what: FORWARD counted" "$dfwd" $(($(pkts FORWARD) - fw0))
 }
 
+h0=$(memo_hits)
 step "routed to srv" 3 3 0 3
+h1=$(memo_hits)
+check "the memo answered routed echoes ($h0 -> $h1)" [ "$h1" -gt "$h0" ]
 ip -n "$RTR" addr add $X/32 dev lo
 h0=$(memo_hits)
 step "an address of rtr" 4 4 4 0
@@ -85,6 +89,27 @@ ip netns exec "$RTR" sysctl -qw net.ipv4.conf.eth0.forwarding=0
 step "forwarding off on eth0: INPUT, dropped by the kernel" 2 0 2 0
 ip netns exec "$RTR" sysctl -qw net.ipv4.conf.eth0.forwarding=1
 step "forwarding on again" 3 3 0 3
+
+# the output interface: a route to X out of another device (one end of a veth
+# pair inside rtr: the echoes go nowhere), and a rule with -o alt0 before
+# FORWARD's (so the chain's first counter) takes them. (Before the policy
+# rule below: the kernel keeps saying it has custom rules once it had one.)
+ip -n "$RTR" link add alt0 type veth peer name alt1
+ip -n "$RTR" link set alt0 up
+ip -n "$RTR" link set alt1 up
+bpt "$RTR" -I FORWARD -o alt0 -d $X -j DROP
+step "-o alt0 first, routed to srv: not taken" 3 3 0 0
+ip -n "$RTR" route add $X/32 dev alt0
+step "routed out of alt0: -o alt0 drops them" 3 0 0 3
+# a burst: most echoes find the memo's answer, which must carry the device
+h0=$(memo_hits) d0=$(pkts FORWARD)
+ip netns exec "$CLI" ping -n -q -c 20 -i 0.01 -W 1 $X >/dev/null 2>&1
+check_eq "a burst routed out of alt0: -o alt0 drops every echo" 20 $(($(pkts FORWARD) - d0))
+h1=$(memo_hits)
+check "the memo answered echoes routed out of alt0 ($h0 -> $h1)" [ "$h1" -gt $((h0 + 10)) ]
+ip -n "$RTR" route del $X/32 dev alt0
+step "the route removed: routed to srv again" 3 3 0 0
+bpt "$RTR" -D FORWARD 1
 
 # a policy rule: its selectors go beyond the memo's key, which then stays unused.
 # (rtr delivers the echoes but cannot answer from an address no device has)

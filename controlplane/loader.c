@@ -1905,7 +1905,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		}
 		if (!cf->fast[c])
 			cf->fast[c] = prefix_of(cc, c, 0, &cf->pfx[c]);
-		else if ((cf->fast[c] & BPFIPT_FAST_TUPLE) && !(cf->fast[c] & BPFIPT_FAST_MISS))
+		else if (!(cf->fast[c] & BPFIPT_FAST_MISS))	/* after the group slot 0 */
 			cf->fast[c] |= prefix_of(cc, c, 1, &cf->pfx[c]);
 	}
 	return 0;

@@ -1681,8 +1681,12 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 	__u32 fast = conf->fast[chain], ctr = sc->gctr[fast & BPFIPT_FAST_DST ? 1 : 0];
 	struct bpfipt_slot *sl;
 
-	if (ctr != BPFIPT_IVAL_NONE ? !(fast & BPFIPT_FAST_HIT) : !(fast & BPFIPT_FAST_MISS))
+	if (ctr != BPFIPT_IVAL_NONE && !(fast & BPFIPT_FAST_HIT))
 		return -1;
+	if (ctr == BPFIPT_IVAL_NONE && !(fast & BPFIPT_FAST_MISS)) {
+		sc->cursor = 1;		/* the list's slot does not match */
+		return -1;
+	}
 	sl = slot_at(cur, conf->slot_base[chain] + (ctr == BPFIPT_IVAL_NONE));
 	if (!sl)
 		return -1;
@@ -1906,15 +1910,18 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->chain = chain;
 	sc->vhave = 0;
 	if (conf->fast[chain] && !p->cut) {
-		__u32 fast = conf->fast[chain], first = fast & BPFIPT_FAST_TUPLE ? 1 : 0;
+		/* slot 0 a group searched first: a tuple group, or a list whose
+		 * search judges a hit or a miss */
+		__u32 fast = conf->fast[chain],
+		      first = fast & (BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS) ? 1 : 0;
 		int v = -1;
 
 		if (fast & BPFIPT_FAST_TUPLE)
 			v = fast_tuple(cur, conf, chain, sc);
-		else if (!BPFIPT_FAST_PFX_N(fast))
+		else if (first)
 			v = fast_judge(cur, conf, chain, sc);
-		/* the prefix, at the top or after a tuple group's miss that the
-		 * policy does not judge (one call site: the stack) */
+		/* the prefix, at the top or after the group's miss that the policy
+		 * does not judge (one call site: the stack) */
 		if (v < 0 && BPFIPT_FAST_PFX_N(fast) && sc->cursor == first)
 			v = bpfipt_fast_prefix(sc, first);
 		if (v >= 0)

@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		13	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		14	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -439,7 +439,8 @@ enum bpfipt_stat {
 					 * 11: bpfipt_conf.tuple_sum;
 					 * 12: counter origins, BPFIPT_I_FOLD;
 					 * 13: a slot prefix after a tuple group,
-					 *     BPFIPT_FAST_PFX_END */
+					 *     BPFIPT_FAST_PFX_END;
+					 * 14: and after a list (fast_judge()) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -562,7 +563,8 @@ enum {
 					 * extra match), its bit set in every vector of
 					 * the chain; a hit is judged by it */
 	BPFIPT_FAST_MISS = 1 << 2,	/* the chain is slot 0 and its policy: a miss
-					 * is judged by the policy */
+					 * is judged by the policy (else it goes on to
+					 * the slot prefix from slot 1, if any) */
 	BPFIPT_FAST_TUPLE = 1 << 3,	/* slot 0 is a tuple group instead, searched
 					 * first (HIT and MISS as above); a miss that
 					 * the policy does not judge goes on to the slot
@@ -575,7 +577,7 @@ enum {
 
 /* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): BPFIPT_FAST_PFX_N(fast)
  * slots (at most BPFIPT_FAST_PFX_MAX) at the top of the chain, or right after its
- * tuple group slot 0 (BPFIPT_FAST_TUPLE), are plain verdicts that one to
+ * group slot 0 (a list or BPFIPT_FAST_TUPLE), are plain verdicts that one to
  * BPFIPT_FAST_PFX_FIELDS fields each constrain (-i lo -j ACCEPT, -m conntrack
  * --ctstate ESTABLISHED,RELATED -j ACCEPT, -s 10.0.0.0/8 -p tcp --dport 22 -j
  * ACCEPT: source, protocol and both ports, a packet without ports matching no

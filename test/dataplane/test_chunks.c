@@ -522,7 +522,8 @@ static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc
 	return t;
 }
 
-/* INPUT: a list on -s at the top, then more rules (a hit is judged by the list);
+/* INPUT: a list on -s at the top, then more rules (a hit is judged by the list, a
+ * miss by the two rules after it, as a slot prefix, or by the walk from the jump);
  * OUTPUT: only a list on -d, REJECT (hit and miss); FORWARD: only a list whose
  * rules also say -p udp --dport 53 (a miss only); a list after another rule is
  * not at the top (OUTPUT of the second ruleset). */
@@ -538,7 +539,8 @@ START_TEST(t_group_fast)
 	unsigned int nfast = 0;
 	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
 
-	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":U - [0:0]\n-A U -p tcp -j ACCEPT\n");
 	for (unsigned int i = 0; i < 400; i++) {
 		struct in_addr a = { DENY(i) };
 
@@ -547,10 +549,10 @@ START_TEST(t_group_fast)
 		sb_addf(&sb, "-A FORWARD -s %s/32 -p udp --dport 53 -j DROP\n", inet_ntoa(a));
 	}
 	sb_adds(&sb, "-A INPUT -p udp --dport 7 -j ACCEPT\n-A INPUT -s 192.0.2.0/24 -j ACCEPT\n"
-		"COMMIT\n");
+		"-A INPUT -j U\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_HIT);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_HIT | 2u << 8);
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT],
 			  BPFIPT_FAST_DST | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_MISS);
@@ -564,7 +566,7 @@ START_TEST(t_group_fast)
 			.proto = 17, .has_ports = true, .sport = 40000,
 			.dport = (unsigned int[]){ 9, 7, 53, 53 }[rnd() % 4], .len = 50,
 		};
-		bool fast = c == 0 ? listed : c == 1 ? true : !listed;
+		bool fast = c == 0 ? listed || p.dport == 7 || r == 0 : c == 1 ? true : !listed;
 
 		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 		send_chain(in, t, &p, chains[c]);

@@ -1775,15 +1775,79 @@ static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 
 _Static_assert(BPFIPT_F_MAX < BPFIPT_FAST_PFX_NONE, "a field id fits in 4 bits (BPFIPT_FAST_PFX_FIELD)");
 
+/* The keys of array field a in chain c whose vectors hold slot s, when they
+ * are one range: true, and the range in [*lo, *hi]. */
+static bool keys_range(const struct cp_array_field *a, const struct cp_compiled *cc, __u32 c,
+		       unsigned int s, __u32 *lo, __u32 *hi)
+{
+	bool has = false, seen = false, in = false;
+	__u32 last = 0;
+
+	for (unsigned int i = 0; i < a->nkeys; i++) {
+		__u32 v = a->vec[(size_t)c * a->nkeys + i];
+
+		if (!i || v != last)
+			has = vec_has(cc, v, s);
+		last = v;
+		if (has && !in) {
+			if (seen)
+				return false;	/* a second range */
+			*lo = i;
+			seen = in = true;
+		} else if (!has && in) {
+			*hi = i - 1;
+			in = false;
+		}
+	}
+	if (in)
+		*hi = a->nkeys - 1;
+	return seen;
+}
+
+/* The IPv4 addresses (host order) of chain c's set l whose vectors hold slot s,
+ * when they are one prefix's: true, and its range in [*lo, *hi]. Every prefix of
+ * the set inside that one must hold s, every other none. */
+static bool addr_range(const struct cp_lpm *l, const struct cp_compiled *cc, __u32 c,
+		       unsigned int s, __u32 *lo, __u32 *hi)
+{
+	const struct cp_lpm_entry *p = NULL;
+	__u32 mask, base;
+	unsigned int i;
+
+	if (!l->e)
+		return false;
+	for (i = 0; i < l->n; i++)
+		if (l->e[i].key == c && vec_has(cc, l->e[i].value, s) &&
+		    (!p || l->e[i].plen < p->plen))
+			p = &l->e[i];
+	if (!p)
+		return false;
+	mask = p->plen ? ~0u << (32 - p->plen) : 0;
+	base = ntohl(p->addr) & mask;
+	for (i = 0; i < l->n; i++) {
+		const struct cp_lpm_entry *e = &l->e[i];
+
+		if (e->key == c && vec_has(cc, e->value, s) !=
+		    (e->plen >= p->plen && (ntohl(e->addr) & mask) == base))
+			return false;
+	}
+	*lo = base;
+	*hi = base | ~mask;
+	return true;
+}
+
 /* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its slots
  * while each is a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
  * constrain. Returns the fast bits that say so (their number, BPFIPT_FAST_PFX_END
- * when the policy slot follows them), the fields in *pfx. */
-static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, __u64 *pfx)
+ * when the policy slot follows them); the fields in cf->pfx[c], and those a
+ * range decides in cf->pfx_direct[c], pfx_lo and pfx_hi. */
+static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struct bpfipt_conf *cf)
 {
+	__u64 *pfx = &cf->pfx[c];
 	__u32 j, s;
 
 	*pfx = 0;
+	cf->pfx_direct[c] = 0;
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		const struct bpfipt_slot *sl;
 		__u64 fields = 0;
@@ -1796,11 +1860,23 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, __u64
 		if (sl->kind != BPFIPT_S_VERDICT || sl->log || sl->xflags)
 			break;
 		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
+			__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + n, lo = 0, hi = 0;
+			bool direct;
+
 			if (field_has(cc, f, c, s))
 				continue;
 			fields |= (__u64)(f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
 					  f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF :
 					  fa_field[f]) << (4 * n);
+			/* source, destination, protocol, ports: a range when it can */
+			direct = f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &lo, &hi)
+				 : f >= 0 && f <= 2 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
+				 : false;
+			if (direct && n < BPFIPT_FAST_PFX_FIELDS) {
+				cf->pfx_direct[c] |= 1u << idx;
+				cf->pfx_lo[c][idx] = lo;
+				cf->pfx_hi[c][idx] = hi;
+			}
 			n++;
 		}
 		if (n < 1 || n > BPFIPT_FAST_PFX_FIELDS)
@@ -1809,6 +1885,8 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, __u64
 		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
 		*pfx |= fields << (4 * BPFIPT_FAST_PFX_FIELDS * j);
 	}
+	/* the fields of slots past the prefix (the one that ended it) decide nothing */
+	cf->pfx_direct[c] &= (1u << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
 	if (!j)
 		return 0;
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
@@ -1904,9 +1982,9 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			};
 		}
 		if (!cf->fast[c])
-			cf->fast[c] = prefix_of(cc, c, 0, &cf->pfx[c]);
+			cf->fast[c] = prefix_of(cc, c, 0, cf);
 		else if (!(cf->fast[c] & BPFIPT_FAST_MISS))	/* after the group slot 0 */
-			cf->fast[c] |= prefix_of(cc, c, 1, &cf->pfx[c]);
+			cf->fast[c] |= prefix_of(cc, c, 1, cf);
 	}
 	return 0;
 }

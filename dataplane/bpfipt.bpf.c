@@ -1814,6 +1814,8 @@ static __always_inline int vec_bit0(void *pool, __u32 v, __u32 nchunks, __u32 j)
 	return w ? (int)((w[0] >> (j & 63)) & 1) : -1;
 }
 
+_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 16, "fast_prefix()'s idx & 15");
+
 /* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots first, first + 1,
  * ...: slot s matches when bit s is set in the packet's vectors of the fields
  * that constrain it. The verdict of the first that matches, counted as the walk
@@ -1839,9 +1841,22 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			break;
 		b = 1;
 		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
+			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 15, x;
+
 			f = BPFIPT_FAST_PFX_FIELD(pfx, j, k);
 			if (f == BPFIPT_FAST_PFX_NONE)
 				break;
+			if (conf->pfx_direct[chain] & (1u << idx)) {
+				/* a range decides: the packet's value, no lookup */
+				const struct pkt *p = &sc->p;
+
+				x = f == BPFIPT_F_SRC ? bpf_ntohl(p->saddr) :
+				    f == BPFIPT_F_DST ? bpf_ntohl(p->daddr) :
+				    f == BPFIPT_F_PROTO ? p->proto & 0xff :
+				    f == BPFIPT_F_SPORT ? p->sport : p->dport;
+				b = x >= conf->pfx_lo[chain][idx] && x <= conf->pfx_hi[chain][idx];
+				continue;
+			}
 			v = field_vec(cur, conf, chain, sc, f);
 			if (v == BPFIPT_IVAL_NONE)
 				return -1;

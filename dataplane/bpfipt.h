@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		14	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		15	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -440,7 +440,8 @@ enum bpfipt_stat {
 					 * 12: counter origins, BPFIPT_I_FOLD;
 					 * 13: a slot prefix after a tuple group,
 					 *     BPFIPT_FAST_PFX_END;
-					 * 14: and after a list (fast_judge()) */
+					 * 14: and after a list (fast_judge());
+					 * 15: bpfipt_conf.pfx_direct */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -510,6 +511,26 @@ enum {
  * gen_fold()) */
 #define BPFIPT_I_FOLD(f)	(1u << (3 + (f)))
 
+/* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): BPFIPT_FAST_PFX_N(fast)
+ * slots (at most BPFIPT_FAST_PFX_MAX) at the top of the chain, or right after its
+ * group slot 0 (a list or BPFIPT_FAST_TUPLE), are plain verdicts that one to
+ * BPFIPT_FAST_PFX_FIELDS fields each constrain (-i lo -j ACCEPT, -m conntrack
+ * --ctstate ESTABLISHED,RELATED -j ACCEPT, -s 10.0.0.0/8 -p tcp --dport 22 -j
+ * ACCEPT: source, protocol and both ports, a packet without ports matching no
+ * port rule): the j-th, slot s, matches a packet when bit s is
+ * set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k) of
+ * bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
+ * other field's vectors have it. Tested one by one before the other fields are
+ * looked up (the vectors found are kept). */
+#define BPFIPT_FAST_PFX_MAX		4
+#define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
+#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 7)
+#define BPFIPT_FAST_PFX_FIELD(pfx, j, k)	\
+	((__u32)((pfx) >> (4 * BPFIPT_FAST_PFX_FIELDS * (j) + 4 * (k))) & 15)
+#define BPFIPT_FAST_PFX_NONE		15
+_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS * 4 <= 64,
+	       "the prefix's fields fit bpfipt_conf.pfx");
+
 struct bpfipt_conf {
 	__u32 nwords, nchunks;
 	__u32 flags;				/* BPFIPT_C_* */
@@ -554,6 +575,14 @@ struct bpfipt_conf {
 		__u8 splen, dplen, ports, verdict;
 		__u8 reject_with, pverdict, preject_with, pad;
 	} tfast[BPFIPT_NCHAINS];
+	/* The slot prefix's fields that a range of the packet's value decides
+	 * (bit j * BPFIPT_FAST_PFX_FIELDS + k of pfx_direct: field k of its j-th
+	 * slot): the slot is in the vector of every value in [pfx_lo, pfx_hi] and of
+	 * no other, so fast_prefix() compares instead of looking the vector up.
+	 * The source and destination (IPv4, host order), protocol and ports. */
+	__u32 pfx_direct[BPFIPT_NCHAINS];
+	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
+	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 };
 
 enum {
@@ -574,26 +603,6 @@ enum {
 					 * packet that none of its slots matches is
 					 * judged by the policy */
 };
-
-/* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): BPFIPT_FAST_PFX_N(fast)
- * slots (at most BPFIPT_FAST_PFX_MAX) at the top of the chain, or right after its
- * group slot 0 (a list or BPFIPT_FAST_TUPLE), are plain verdicts that one to
- * BPFIPT_FAST_PFX_FIELDS fields each constrain (-i lo -j ACCEPT, -m conntrack
- * --ctstate ESTABLISHED,RELATED -j ACCEPT, -s 10.0.0.0/8 -p tcp --dport 22 -j
- * ACCEPT: source, protocol and both ports, a packet without ports matching no
- * port rule): the j-th, slot s, matches a packet when bit s is
- * set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k) of
- * bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
- * other field's vectors have it. Tested one by one before the other fields are
- * looked up (the vectors found are kept). */
-#define BPFIPT_FAST_PFX_MAX		4
-#define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
-#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 7)
-#define BPFIPT_FAST_PFX_FIELD(pfx, j, k)	\
-	((__u32)((pfx) >> (4 * BPFIPT_FAST_PFX_FIELDS * (j) + 4 * (k))) & 15)
-#define BPFIPT_FAST_PFX_NONE		15
-_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS * 4 <= 64,
-	       "the prefix's fields fit bpfipt_conf.pfx");
 
 enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */

@@ -660,6 +660,19 @@ START_TEST(t_prefix)
 	 * before the walk (BPFIPT_FAST_PFX_END) */
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT], AT(0, ONE(BPFIPT_F_LEN)) | AT(1, ONE(BPFIPT_F_PROTO)));
+	/* ranges decide the sources, protocols and ports (pfx_direct), not -m length */
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT], 0x7111);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], 0xc0000200);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][0], 0xc00002ff);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 6);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][4], 6);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8], 0xc6336407);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][8], 0xc6336407);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][13], 0);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][13], 65535);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][14], 53);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][14], 53);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT], 0x10);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
 #undef ONE
 #undef AT

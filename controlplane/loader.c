@@ -1843,10 +1843,10 @@ static bool addr_range(const struct cp_lpm *l, const struct cp_compiled *cc, __u
  * range decides in cf->pfx_direct[c], pfx_lo and pfx_hi. */
 static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struct bpfipt_conf *cf)
 {
-	__u64 *pfx = &cf->pfx[c];
+	__u64 *pfx = cf->pfx[c];
 	__u32 j, s;
 
-	*pfx = 0;
+	memset(cf->pfx[c], 0, sizeof(cf->pfx[c]));
 	cf->pfx_direct[c] = 0;
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		const struct bpfipt_slot *sl;
@@ -1883,10 +1883,12 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			break;
 		/* the unused fields: BPFIPT_FAST_PFX_NONE */
 		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
-		*pfx |= fields << (4 * BPFIPT_FAST_PFX_FIELDS * j);
+		pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
+			fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
 	}
 	/* the fields of slots past the prefix (the one that ended it) decide nothing */
-	cf->pfx_direct[c] &= (1u << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
+	if (j * BPFIPT_FAST_PFX_FIELDS < 32)
+		cf->pfx_direct[c] &= (1u << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
 	if (!j)
 		return 0;
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);

@@ -1814,7 +1814,7 @@ static __always_inline int vec_bit0(void *pool, __u32 v, __u32 nchunks, __u32 j)
 	return w ? (int)((w[0] >> (j & 63)) & 1) : -1;
 }
 
-_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 16, "fast_prefix()'s idx & 15");
+_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 32, "fast_prefix()'s idx & 31");
 
 /* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots first, first + 1,
  * ...: slot s matches when bit s is set in the packet's vectors of the fields
@@ -1825,7 +1825,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 				       struct scratch *sc, __u32 first)
 {
 	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v;
-	__u64 pfx = conf->pfx[chain];
+	const __u64 *pfx = conf->pfx[chain];
 	struct bpfipt_slot *sl;
 	void *pool;
 	int j, k, b;
@@ -1841,7 +1841,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			break;
 		b = 1;
 		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
-			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 15, x;
+			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 31, x;
 
 			f = BPFIPT_FAST_PFX_FIELD(pfx, j, k);
 			if (f == BPFIPT_FAST_PFX_NONE)

@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		15	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		16	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -441,7 +441,8 @@ enum bpfipt_stat {
 					 * 13: a slot prefix after a tuple group,
 					 *     BPFIPT_FAST_PFX_END;
 					 * 14: and after a list (fast_judge());
-					 * 15: bpfipt_conf.pfx_direct */
+					 * 15: bpfipt_conf.pfx_direct;
+					 * 16: eight prefix slots */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -522,14 +523,22 @@ enum {
  * bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
  * other field's vectors have it. Tested one by one before the other fields are
  * looked up (the vectors found are kept). */
-#define BPFIPT_FAST_PFX_MAX		4
+#define BPFIPT_FAST_PFX_MAX		8
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
-#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 7)
-#define BPFIPT_FAST_PFX_FIELD(pfx, j, k)	\
-	((__u32)((pfx) >> (4 * BPFIPT_FAST_PFX_FIELDS * (j) + 4 * (k))) & 15)
+#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 15)
+/* slots per 64-bit word of bpfipt_conf.pfx[c], and words */
+#define BPFIPT_FAST_PFX_PER_WORD	(64 / (4 * BPFIPT_FAST_PFX_FIELDS))
+#define BPFIPT_FAST_PFX_WORDS		(BPFIPT_FAST_PFX_MAX / BPFIPT_FAST_PFX_PER_WORD)
+/* field k of the j-th slot, pfx: a chain's words */
+#define BPFIPT_FAST_PFX_FIELD(pfx, j, k)						\
+	((__u32)((pfx)[((j) / BPFIPT_FAST_PFX_PER_WORD) & (BPFIPT_FAST_PFX_WORDS - 1)] >>	\
+		 (4 * BPFIPT_FAST_PFX_FIELDS * ((j) % BPFIPT_FAST_PFX_PER_WORD) + 4 * (k))) & 15)
 #define BPFIPT_FAST_PFX_NONE		15
-_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS * 4 <= 64,
-	       "the prefix's fields fit bpfipt_conf.pfx");
+_Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_PFX_MAX &&
+	       !(BPFIPT_FAST_PFX_WORDS & (BPFIPT_FAST_PFX_WORDS - 1)),
+	       "the prefix's fields fill bpfipt_conf.pfx");
+_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 32,
+	       "one bit of bpfipt_conf.pfx_direct per field");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;
@@ -566,7 +575,7 @@ struct bpfipt_conf {
 	 * prefix (BPFIPT_FAST_PFX_*) */
 	__u32 fast[BPFIPT_NCHAINS];
 	__u32 pad_pfx;
-	__u64 pfx[BPFIPT_NCHAINS];		/* BPFIPT_FAST_PFX_FIELD */
+	__u64 pfx[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_WORDS];	/* BPFIPT_FAST_PFX_FIELD */
 	/* BPFIPT_FAST_TUPLE: what fast_tuple() needs of slot 0 (the group) and of
 	 * the policy slot 1 (BPFIPT_FAST_MISS), so that it looks no slot up;
 	 * counters are physical (the slots map's) */

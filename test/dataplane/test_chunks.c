@@ -739,6 +739,19 @@ END_TEST
 #define TP_SRC(i)	htonl(172u << 24 | (16 + (i) % 1021 / 256) << 16 | ((i) % 1021 % 256) << 8)
 #define TP_DST(i)	htonl(10u << 24 | 20u << 16 | ((i) % 3001 / 256) << 8 | (i) % 3001 % 256)
 
+/* n rules of a tuple run in chain: -s TP_SRC(i)/24 (src) or -d TP_DST(i), then
+ * -p proto --dport base + i % mod -j target. */
+static void tp_run(struct strbuf *sb, const char *chain, unsigned int n, bool src,
+		   const char *proto, unsigned int base, unsigned int mod, const char *target)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct in_addr a = { src ? TP_SRC(i) : TP_DST(i) };
+
+		sb_addf(sb, "-A %s %s %s%s -p %s --dport %u -j %s\n", chain, src ? "-s" : "-d",
+			inet_ntoa(a), src ? "/24" : "", proto, base + i % mod, target);
+	}
+}
+
 START_TEST(t_tuple)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -751,12 +764,7 @@ START_TEST(t_tuple)
 
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
 		":svc - [0:0]\n");
-	for (unsigned int i = 0; i < 4100; i++) {
-		struct in_addr a = { TP_DST(i) };
-
-		sb_addf(&sb, "-A OUTPUT -d %s -p tcp --dport %u -j ACCEPT\n", inet_ntoa(a),
-			1 + i % 1000);
-	}
+	tp_run(&sb, "OUTPUT", 4100, false, "tcp", 1, 1000, "ACCEPT");
 	for (unsigned int i = 0; i < 5000; i++) {
 		unsigned int k = i == 2500 ? 10 : i;
 		struct in_addr a = { TP_SRC(k) };
@@ -867,20 +875,10 @@ START_TEST(t_tuple_prefix)
 	unsigned int nfast = 0, nwalk = 0, npfx = 0;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n");
-	for (unsigned int i = 0; i < 200; i++) {
-		struct in_addr a = { TP_DST(i) };
-
-		sb_addf(&sb, "-A OUTPUT -d %s -p tcp --dport %u -j ACCEPT\n", inet_ntoa(a),
-			1 + i % 50);
-	}
+	tp_run(&sb, "OUTPUT", 200, false, "tcp", 1, 50, "ACCEPT");
 	sb_adds(&sb, "-A OUTPUT -p udp --dport 53 -j ACCEPT\n"
 		"-A OUTPUT -d 10.9.0.0/16 -j REJECT\n");
-	for (unsigned int i = 0; i < 100; i++) {
-		struct in_addr a = { TP_SRC(i) };
-
-		sb_addf(&sb, "-A INPUT -s %s/24 -p tcp --dport %u -j DROP\n", inet_ntoa(a),
-			1024 + i % 509);
-	}
+	tp_run(&sb, "INPUT", 100, true, "tcp", 1024, 509, "DROP");
 	sb_adds(&sb, "-A INPUT -p udp -j ACCEPT\n-A INPUT -j LOG\n-A INPUT -p tcp -j ACCEPT\n"
 		"COMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);

@@ -2069,12 +2069,13 @@ static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u3
 /* The IPv4 route generation of dev's namespace (net->ipv4.rt_genid), which every
  * change of routes, addresses, devices, forwarding settings and rules bumps: the
  * kernel's own route cache is valid while it stays. -1: no memo (no device, or
- * policy routing rules, whose selectors go beyond the memo's key). */
-static __always_inline __s64 route_genid(struct net_device___bpfipt *dev, __s64 *seed)
+ * policy routing rules, whose selectors go beyond the memo's key). The
+ * namespace in *netp. */
+static __always_inline __s64 route_genid(struct net_device___bpfipt *dev,
+					 struct net___bpfipt **netp)
 {
 	struct net___bpfipt *net;
 
-	*seed = -1;
 	if (!dev)
 		return -1;
 	/* loads the verifier checks against the kernel's BTF (a fault reads 0) */
@@ -2084,19 +2085,7 @@ static __always_inline __s64 route_genid(struct net_device___bpfipt *dev, __s64 
 	if (bpf_core_field_exists(net->ipv4.fib_has_custom_rules) &&
 	    net->ipv4.fib_has_custom_rules)
 		return -1;
-	/* A routed answer holds for a (source, destination) pair: a multipath
-	 * route's hop is picked by the hash of the two (policy 0) and the seed,
-	 * unless the policy hashes ports or inner headers, or the neighbours'
-	 * state takes part (none of which bumps the generation). */
-	*seed = 0;
-	if (bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_hash_policy) &&
-	    net->ipv4.sysctl_fib_multipath_hash_policy)
-		*seed = -1;
-	if (bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_use_neigh) &&
-	    net->ipv4.sysctl_fib_multipath_use_neigh)
-		*seed = -1;
-	if (*seed == 0 && bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_hash_seed))
-		*seed = net->ipv4.sysctl_fib_multipath_hash_seed.mp_seed;
+	*netp = net;
 	return (__u32)net->ipv4.rt_genid.counter;
 }
 
@@ -2107,6 +2096,26 @@ static __always_inline bool icmp_error(const struct pkt *p)
 
 	return p->proto == IPPROTO_ICMP && p->icmp != BPFIPT_NO_ICMP &&
 	       (t == 3 || t == 4 || t == 5 || t == 11 || t == 12);
+}
+
+/* Whether net's routed answer for p may be kept, and under which seed (-1: not).
+ * It holds for a (source, destination) pair: a multipath route's hop is picked
+ * by the hash of the two (policy 0) and the seed, unless the policy hashes ports
+ * or inner headers, the neighbours' state takes part (none of which bumps the
+ * generation), or p is an ICMP error (hashed on the packet inside). */
+static __always_inline __s64 route_seed(struct net___bpfipt *net, const struct pkt *p)
+{
+	if (icmp_error(p))
+		return -1;
+	if (bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_hash_policy) &&
+	    net->ipv4.sysctl_fib_multipath_hash_policy)
+		return -1;
+	if (bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_use_neigh) &&
+	    net->ipv4.sysctl_fib_multipath_use_neigh)
+		return -1;
+	if (bpf_core_field_exists(net->ipv4.sysctl_fib_multipath_hash_seed))
+		return net->ipv4.sysctl_fib_multipath_hash_seed.mp_seed;
+	return 0;
 }
 
 /* Keep select_ingress()'s answer for p in e: INPUT (oif 0) or routed out of oif.
@@ -2140,7 +2149,8 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 	struct bpf_fib_lookup *f = &sc->fib;
 	struct pkt *p = &sc->p;
 	__u32 d = bpf_ntohl(p->daddr), m = 0;
-	__s64 genid = -1, seed = -1;
+	struct net___bpfipt *net = NULL;
+	__s64 genid = -1, seed;
 	long r;
 
 	if (p->family == 6) {
@@ -2159,10 +2169,8 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 		 * multicast: local */
 		if (d == 0xffffffffu || (d >> 28) == 0xe)
 			return BPFIPT_INPUT;
-		genid = route_genid(dev, &seed);
-		if (seed >= 0 && icmp_error(p))
-			seed = -1;
-		if (genid >= 0) {
+		genid = route_genid(dev, &net);
+		if (genid >= 0 && net) {
 			struct route_memo *e;
 
 			m = ((d ^ p->iif) * 0x9e3779b1u) >> 29;
@@ -2173,7 +2181,8 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 					stat_inc(BPFIPT_ST_ROUTE_MEMO);
 					return BPFIPT_INPUT;
 				}
-				if (seed >= 0 && e->saddr == p->saddr && e->seed == (__u32)seed) {
+				if (e->saddr == p->saddr && (seed = route_seed(net, p)) >= 0 &&
+				    e->seed == (__u32)seed) {
 					stat_inc(BPFIPT_ST_ROUTE_MEMO);
 					p->oif = e->oif;
 					return BPFIPT_FORWARD;
@@ -2209,7 +2218,7 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 	case BPF_FIB_LKUP_RET_NO_NEIGH:		/* routed; the kernel resolves the neighbour */
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:	/* routed; the kernel fragments or answers */
 		p->oif = f->ifindex;
-		if (genid >= 0 && seed >= 0 && p->oif)
+		if (genid >= 0 && net && p->oif && (seed = route_seed(net, p)) >= 0)
 			route_memo_put(&sc->memo[m & (ROUTE_MEMOS - 1)], p, genid, p->oif, seed);
 		return BPFIPT_FORWARD;
 	default:

@@ -20,9 +20,18 @@
  *   denyacc N  the deny list, then "-s 10.9.0.1 -p udp --dport 9000 -j ACCEPT":
  *            another rule names a source, so the source field has a set too
  *            (not with --group-min)
+ *   host N   a host's firewall, policy DROP: "--ctstate ESTABLISHED,RELATED
+ *            -j ACCEPT", "-i lo -j ACCEPT", "--ctstate INVALID -j DROP", the deny
+ *            list of N entries, then ICMP echo, tcp 22, 80, 443 and udp 53
+ *            accepted (--host-sizes; conntrack on)
  * Packets (UDP, 64 bytes, to the namespace's own address): "first" matches rule
  * 0, "last" only the last rule, "none" no rule with a source no rule names, and
- * "none-worst" no rule though its source and ports each match many rules.
+ * "none-worst" no rule though its source and ports each match many rules. For
+ * host: "first" is the reply of a connection this host opened (OUTPUT, through
+ * the tc egress program, before the runs): ESTABLISHED; "last" a new flow to
+ * udp 53, accepted (NEW: its connection exists but saw no reply); "none" a new
+ * flow to a closed port, dropped by the policy (no connection is written);
+ * "listed" a source of the deny list.
  * Conntrack on: "-m conntrack --ctstate INVALID -j DROP" after the N rules.
  * --family 6: the same rulesets and packets in IPv6 (bpf-ip6tables): IPv4 address
  * a.b.c.d/p becomes 2001:db8:aabb:ccdd::/(32 + p), so every prefix relation is
@@ -37,7 +46,8 @@
  * lookup then walks the FIB for every packet the route memo does not answer.
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
  *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
- *                [--packets first,last,none,none-worst] [--hook xdp|tc]
+ *                [--packets first,last,none,none-worst,listed] [--hook xdp|tc]
+ *                [--host-sizes a,b]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  */
@@ -159,18 +169,19 @@ static __u32 rnd(void)
 	return rng >> 32;
 }
 
-enum kind { MIXED, DENY, DENSE, DENYACC, KIND_MAX };
-static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense", "denyacc" };
+enum kind { MIXED, DENY, DENSE, DENYACC, HOST, KIND_MAX };
+static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense", "denyacc", "host" };
 
 struct pk {
 	__be32 src;
 	__u16 sport, dport;
+	bool drop;		/* the verdict expected */
 };
 
-/* The packets of a ruleset: first, last, none, none-worst (.src = 0: not
- * defined for it). */
-enum { P_FIRST, P_LAST, P_NONE, P_WORST, P_MAX };
-static const char *const pk_name[P_MAX] = { "first", "last", "none", "none-worst" };
+/* The packets of a ruleset: first, last, none, none-worst, listed (.src = 0:
+ * not defined for it). */
+enum { P_FIRST, P_LAST, P_NONE, P_WORST, P_LISTED, P_MAX };
+static const char *const pk_name[P_MAX] = { "first", "last", "none", "none-worst", "listed" };
 
 static __be32 a4(unsigned a, unsigned b, unsigned c, unsigned d)
 {
@@ -224,7 +235,12 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 	__be32 last = 0;
 
 	memset(pk, 0, sizeof(struct pk) * P_MAX);
-	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	sb_addf(&sb, "*filter\n:INPUT %s [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n",
+		k == HOST ? "DROP" : "ACCEPT");
+	if (k == HOST)
+		sb_adds(&sb, "-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
+			     "-A INPUT -i lo -j ACCEPT\n"
+			     "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
 	rng = 0x9e3779b97f4a7c15ULL;
 	for (unsigned int i = 0; i < n; i++) {
 		switch (k) {
@@ -257,16 +273,22 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 		src_opt(&sb, 0x0a090001, 32);
 		sb_adds(&sb, " -p udp --dport 9000 -j ACCEPT\n");
 	}
-	if (ct)
+	if (k == HOST)
+		sb_adds(&sb, "-A INPUT -p icmp -m icmp --icmp-type 8 -j ACCEPT\n"
+			     "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n"
+			     "-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n"
+			     "-A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n"
+			     "-A INPUT -p udp -m udp --dport 53 -j ACCEPT\n");
+	else if (ct)
 		sb_adds(&sb, "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
 	sb_adds(&sb, "COMMIT\n");
 
 	switch (k) {
 	case MIXED:
-		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 40000, 1024 };
+		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 40000, 1024, false };
 		mixed_rule(n - 1, &s, &p);
-		pk[P_LAST] = (struct pk){ a4(172, 16 + s / 256, s % 256, 1), 40000, p };
-		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 1024 };
+		pk[P_LAST] = (struct pk){ a4(172, 16 + s / 256, s % 256, 1), 40000, p, false };
+		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 1024, false };
 		/* source of rule 0, a port some rule uses, never with that source */
 		for (p = 1024 + 1; p < 1024 + 509; p++) {
 			bool used = false;
@@ -274,16 +296,16 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			for (unsigned int i = 0; i < n && !used; i += 1021)
 				used = 1024 + i % 509 == p;
 			if (!used && p - 1024 < n) {
-				pk[P_WORST] = (struct pk){ a4(172, 16, 0, 1), 40000, p };
+				pk[P_WORST] = (struct pk){ a4(172, 16, 0, 1), 40000, p, false };
 				break;
 			}
 		}
 		break;
 	case DENSE:
-		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 2000, 1000 };
+		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 2000, 1000, false };
 		dense_rule(n - 1, &s, &sp, &dp);
-		pk[P_LAST] = (struct pk){ a4(172, 16 + s, 1, 1), sp, dp };
-		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 2000, 1000 };
+		pk[P_LAST] = (struct pk){ a4(172, 16 + s, 1, 1), sp, dp, false };
+		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 2000, 1000, false };
 		/* a source, sport and dport each in many rules, never together */
 		for (unsigned int t = 0; t < 526917 && !pk[P_WORST].src; t++) {
 			unsigned int ws = t % 61, wsp = 2000 + t % 97, wdp = 1000 + t % 89;
@@ -295,16 +317,24 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			for (unsigned int i = ws; i < n && !used; i += 61)
 				used = 2000 + i % 97 == wsp && 1000 + i % 89 == wdp;
 			if (!used)
-				pk[P_WORST] = (struct pk){ a4(172, 16 + ws, 1, 1), wsp, wdp };
+				pk[P_WORST] = (struct pk){ a4(172, 16 + ws, 1, 1), wsp, wdp, false };
 		}
 		break;
+	case HOST:
+		/* the reply of 10.1.0.1:40000 -> 192.168.7.7:443 (primed) */
+		pk[P_FIRST] = (struct pk){ a4(192, 168, 7, 7), 443, 40000, false };
+		pk[P_LAST] = (struct pk){ a4(192, 168, 1, 1), 40000, 53, false };
+		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 9999, true };
+		pk[P_LISTED] = (struct pk){ last, 40000, 53, true };
+		return sb.buf;
 	default:
-		pk[P_LAST] = (struct pk){ last, 40000, 53 };
-		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 53 };
+		pk[P_LAST] = (struct pk){ last, 40000, 53, false };
+		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 53, false };
 		pk[P_FIRST].sport = 40000;
 		pk[P_FIRST].dport = 53;
 		break;
 	}
+	pk[P_FIRST].drop = pk[P_LAST].drop = true;	/* every rule is -j DROP */
 	return sb.buf;
 }
 
@@ -454,6 +484,32 @@ static double ms_since(const struct timespec *t0)
 	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* The connection whose reply is *reply: its first packet, 10.1.0.1 -> the
+ * reply's source, sent through OUTPUT (the tc egress program, as a local
+ * socket's packet: no ingress device), which accepts it and writes the
+ * connection. */
+static void prime(struct dp_inst *in, const struct pk *reply)
+{
+	struct __sk_buff ctx = { .ifindex = ifindex };
+	__u8 buf[128];
+	size_t len = packet(buf, reply->src, reply->dport, reply->sport);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = 1,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+	struct iphdr *ip = (void *)(buf + sizeof(struct ethhdr));
+	__be32 a = ip->saddr;
+
+	/* the same frame the other way: the addresses swapped (the checksum stays) */
+	ip->saddr = ip->daddr;
+	ip->daddr = a;
+	if (bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TC_OUT), &o))
+		die("priming the connection (OUTPUT)");
+	if ((int)o.retval != TC_ACT_OK) {
+		fprintf(stderr, "pktcost: OUTPUT dropped the connection's first packet (%d)\n",
+			o.retval);
+		exit(1);
+	}
+}
+
 /* One ruleset: compile, install in a fresh instance, every packet x hook. */
 /* One row of the output: a ruleset's instance, a packet, a hook. */
 struct cell {
@@ -500,12 +556,15 @@ static void measure(enum kind k, unsigned int n, bool ct)
 		ipt_table_free(&t);
 		return;
 	}
-	if (dp_inst_create(&in, 1u << DP_PROG_XDP | 1u << DP_PROG_TC_IN, &err) ||
+	if (dp_inst_create(&in, 1u << DP_PROG_XDP | 1u << DP_PROG_TC_IN |
+				(k == HOST ? 1u << DP_PROG_TC_OUT : 0), &err) ||
 	    dp_inst_install(in, cc, NULL, 0, NULL, 0, &err)) {
 		fprintf(stderr, "pktcost: load %s %u: %s\n", kind_name[k], n, err.msg);
 		exit(1);
 	}
 	install_ms = ms_since(&t0);
+	if (k == HOST)
+		prime(in, &pk[P_FIRST]);
 	{
 		int fds[2] = { dp_inst_prog_fd(in, DP_PROG_XDP), dp_inst_prog_fd(in, DP_PROG_TC_IN) };
 
@@ -517,7 +576,7 @@ static void measure(enum kind k, unsigned int n, bool ct)
 		if (!pk[p].src || !listed(only_packets, pk_name[p]))
 			continue;
 		for (int xdp = 1; xdp >= 0; xdp--) {
-			bool drop = p == P_FIRST || p == P_LAST;
+			bool drop = pk[p].drop;
 			struct cell *c;
 
 			if (!listed(only_hook, xdp ? "xdp" : "tc"))
@@ -637,11 +696,11 @@ int main(int argc, char **argv)
 		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
 		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { "forwarding", 0, 0, 'F' },
 		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' },
-		{ "tuple-min", 1, 0, 'T' }, { 0 } };
+		{ "tuple-min", 1, 0, 'T' }, { "host-sizes", 1, 0, 'h' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
-		10, 100, 1000, 10000, 100000, 1000000 };
+		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 };
 	unsigned int dense_max = 100000;
-	int nsz = 6, ndz = 6, c;
+	int nsz = 6, ndz = 6, nhz = 3, c;
 	bool ct = true;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -649,6 +708,7 @@ int main(int argc, char **argv)
 		case 'r': repeat = strtoul(optarg, NULL, 10); break;
 		case 's': nsz = sizes(optarg, sz, 32); break;
 		case 'd': ndz = sizes(optarg, dz, 32); break;
+		case 'h': nhz = sizes(optarg, hz, 32); break;
 		case 'm': dense_max = strtoul(optarg, NULL, 10); break;
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
 		case 'T': tuple_min = strtoul(optarg, NULL, 10); if (!tuple_min) tuple_min = ~0u; break;
@@ -668,7 +728,8 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
 				"[--dense-max N] [--group-min N] [--tuple-min N] [--no-ct] [--family 6] "
-				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc]\n");
+				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc] "
+				"[--host-sizes a,b]\n");
 			return 2;
 		}
 	}
@@ -689,6 +750,8 @@ int main(int argc, char **argv)
 		if (!group_min)		/* --group-min: grouping's own comparison, deny only */
 			measure(DENYACC, dz[i], false);
 	}
+	for (int i = 0; i < nhz && ct && family == 4; i++)
+		measure(HOST, hz[i], true);
 	run_cells();
 	return 0;
 }

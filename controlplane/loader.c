@@ -1746,13 +1746,31 @@ static __u32 tuple_fast_of(const struct cp_compiled *cc, __u32 c)
 	return fast | BPFIPT_FAST_HIT;
 }
 
+/* Slot s of chain c is its folded list (bpfipt_conf.gfold) with a plain verdict
+ * that nothing but the list constrains: its search alone decides it. */
+static bool folded_list(const struct cp_compiled *cc, const struct bpfipt_conf *cf, __u32 c,
+			unsigned int s)
+{
+	const struct bpfipt_slot *sl = &cc->slots[c][s];
+	int f;
+
+	if (cf->gfold[c][0] != s + 1 && cf->gfold[c][1] != s + 1)
+		return false;
+	if (sl->kind != BPFIPT_S_VERDICT || sl->log ||
+	    (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
+		return false;
+	for (f = -4; f < NFA; f++)
+		if (!field_has(cc, f, c, s))
+			return false;
+	return true;
+}
+
 /* bpfipt_conf.fast of chain c: when the chain begins with its folded group slot
  * (a deny list at its top), whether the list's search judges a packet alone. */
 static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf, __u32 c)
 {
 	const struct bpfipt_slot *s0 = &cc->slots[c][0];
 	__u32 fast;
-	int f;
 
 	if (cc->nslots[c] >= 2 && (s0->xflags & BPFIPT_X_GROUP_TUPLE))
 		return tuple_fast_of(cc, c);
@@ -1763,13 +1781,8 @@ static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 	if (cc->nslots[c] == 2 && cc->policy_slot[c] == 1)
 		fast |= BPFIPT_FAST_MISS;
 	/* a plain verdict that nothing but its list constrains */
-	if (s0->kind == BPFIPT_S_VERDICT && !s0->log &&
-	    !(s0->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST))) {
-		for (f = -4; f < NFA && field_has(cc, f, c, 0); f++)
-			;
-		if (f == NFA)
-			fast |= BPFIPT_FAST_HIT;
-	}
+	if (folded_list(cc, cf, c, 0))
+		fast |= BPFIPT_FAST_HIT;
 	return fast & (BPFIPT_FAST_HIT | BPFIPT_FAST_MISS) ? fast : 0;
 }
 
@@ -1857,6 +1870,14 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 		if (s >= cc->nslots[c] || s == cc->policy_slot[c])
 			break;
 		sl = &cc->slots[c][s];
+		if (folded_list(cc, cf, c, s)) {
+			/* the chain's folded list: its search decides */
+			fields = BPFIPT_FAST_PFX_LIST |
+				 (~0ULL << 4 & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1));
+			pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
+				fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
+			continue;
+		}
 		if (sl->kind != BPFIPT_S_VERDICT || sl->log || sl->xflags)
 			break;
 		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
@@ -1868,12 +1889,14 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			fields |= (__u64)(f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
 					  f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF :
 					  fa_field[f]) << (4 * n);
-			/* source, destination, protocol, ports: a range when it can */
+			/* source, destination, protocol, ports, conntrack state: a
+			 * range when it can (fast_prefix() knows these values) */
 			direct = f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &lo, &hi)
-				 : f >= 0 && f <= 2 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
+				 : (f >= 0 && f <= 2) || (f >= 0 && fa_field[f] == BPFIPT_F_CTSTATE)
+				 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
 				 : false;
 			if (direct && n < BPFIPT_FAST_PFX_FIELDS) {
-				cf->pfx_direct[c] |= 1u << idx;
+				cf->pfx_direct[c] |= 1ULL << idx;
 				cf->pfx_lo[c][idx] = lo;
 				cf->pfx_hi[c][idx] = hi;
 			}
@@ -1887,8 +1910,8 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
 	}
 	/* the fields of slots past the prefix (the one that ended it) decide nothing */
-	if (j * BPFIPT_FAST_PFX_FIELDS < 32)
-		cf->pfx_direct[c] &= (1u << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
+	if (j * BPFIPT_FAST_PFX_FIELDS < 64)
+		cf->pfx_direct[c] &= (1ULL << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
 	if (!j)
 		return 0;
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);

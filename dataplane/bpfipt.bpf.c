@@ -282,6 +282,8 @@ struct scratch {
 	__u32 gctr[2];
 	__u32 gskip_w[2];
 	__u64 gskip_b[2];
+	__u32 gdone;		/* bit d: gfold's search on field d done */
+	__u32 pj;		/* fast_prefix(): the rule it starts from */
 	/* conntrack: the packet's key; a connection to write if it is accepted */
 	struct bpfipt_ct_key ctk;
 	struct bpfipt_ct_entry cte;
@@ -1651,6 +1653,27 @@ static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf
 	return 0;
 }
 
+/* The search of chain's folded group slot on field d, once per packet
+ * (sc->gdone). */
+static __always_inline void fold_once(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				      __u32 d, struct scratch *sc)
+{
+	if (!(sc->gdone & (1u << (d & 1)))) {
+		fold_search(cur, conf, chain, d, sc);
+		sc->gdone |= 1u << (d & 1);
+	}
+}
+
+/* The searches of chain's folded group slots (bpfipt_conf.gfold). */
+static __always_inline void fold_searches(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+					  struct scratch *sc)
+{
+	if (conf->gfold[chain][0])
+		fold_once(cur, conf, chain, 0, sc);
+	if (conf->gfold[chain][1])
+		fold_once(cur, conf, chain, 1, sc);
+}
+
 /* Slot gi of generation cur's slots map, NULL if none. */
 static __always_inline struct bpfipt_slot *slot_at(__u32 cur, __u32 gi)
 {
@@ -1814,51 +1837,79 @@ static __always_inline int vec_bit0(void *pool, __u32 v, __u32 nchunks, __u32 j)
 	return w ? (int)((w[0] >> (j & 63)) & 1) : -1;
 }
 
-_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 32, "fast_prefix()'s idx & 31");
+_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix()'s idx & 63");
 
 /* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots first, first + 1,
  * ...: slot s matches when bit s is set in the packet's vectors of the fields
  * that constrain it. The verdict of the first that matches, counted as the walk
  * would; when none does, the policy's if the prefix reaches it
- * (BPFIPT_FAST_PFX_END), else -1 (the walk then starts after them, sc->cursor). */
+ * (BPFIPT_FAST_PFX_END), else -1 (the walk then starts after them, sc->cursor).
+ * -2 at the folded list before its search: sc->pj is that rule, where the
+ * prefix resumes once classify() has searched. */
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc, __u32 first)
 {
-	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v;
+	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v, ctr = NO_SLOT;
 	const __u64 *pfx = conf->pfx[chain];
 	struct bpfipt_slot *sl;
-	void *pool;
+	void *pool = NULL;	/* looked up for the first vector a slot needs */
 	int j, k, b;
 
 	if (chain >= BPFIPT_NCHAINS)
 		return -1;
-	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
-	if (!pool)
-		return -1;
-	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX */
+	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX; from rule sc->pj on */
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		if ((__u32)j >= n)
 			break;
+		if ((__u32)j < sc->pj)
+			continue;
 		b = 1;
+		ctr = NO_SLOT;
+#pragma clang loop unroll(disable)
 		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
-			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 31, x;
+			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 63, x;
 
 			f = BPFIPT_FAST_PFX_FIELD(pfx, j, k);
 			if (f == BPFIPT_FAST_PFX_NONE)
 				break;
-			if (conf->pfx_direct[chain] & (1u << idx)) {
+			if (f == BPFIPT_FAST_PFX_LIST) {
+				/* the folded list: its search (classify() does it and
+				 * resumes here: the stack), a hit counted on the
+				 * entry's counter */
+				__u32 d = conf->gfold[chain][1] == first + j + 1;
+
+				if (!(sc->gdone & (1u << d))) {
+					sc->pj = j;
+					return -2;
+				}
+				x = sc->gctr[d & 1];
+				b = x != BPFIPT_IVAL_NONE;
+				if (b)
+					ctr = x;
+				continue;
+			}
+			if (conf->pfx_direct[chain] & (1ULL << idx)) {
 				/* a range decides: the packet's value, no lookup */
 				const struct pkt *p = &sc->p;
 
 				x = f == BPFIPT_F_SRC ? bpf_ntohl(p->saddr) :
 				    f == BPFIPT_F_DST ? bpf_ntohl(p->daddr) :
 				    f == BPFIPT_F_PROTO ? p->proto & 0xff :
-				    f == BPFIPT_F_SPORT ? p->sport : p->dport;
+				    f == BPFIPT_F_SPORT ? p->sport :
+				    f == BPFIPT_F_DPORT ? p->dport :
+				    p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
 				b = x >= conf->pfx_lo[chain][idx] && x <= conf->pfx_hi[chain][idx];
 				continue;
 			}
+			/* the keys field_vec() computes from the chain stay in the
+			 * loop, not spilled above it (the stack) */
+			asm volatile("" : "+r"(chain));
 			v = field_vec(cur, conf, chain, sc, f);
 			if (v == BPFIPT_IVAL_NONE)
+				return -1;
+			if (!pool)
+				pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+			if (!pool)
 				return -1;
 			b = vec_bit0(pool, v, conf->nchunks, first + j);
 		}
@@ -1874,11 +1925,13 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		return -1;
 	}
 	gi = conf->slot_base[chain] + conf->policy[chain];
+	ctr = NO_SLOT;
 judged:
 	sl = slot_at(cur, gi);
 	if (!sl)
 		return -1;
-	return fast_verdict(cur, conf, sl->counter, sl->verdict, sl->reject_with, sc);
+	return fast_verdict(cur, conf, ctr != NO_SLOT ? ctr : sl->counter, sl->verdict,
+			    sl->reject_with, sc);
 }
 
 /* fast_prefix() of chain sc->chain in generation sc->cur, a global function (its
@@ -1912,15 +1965,13 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	look = conf->lookup[chain];
 	sc->cur = cur;
 
-	/* the folded group slots first: one search each, the slot out of the walk
-	 * when the address is not in its list; a deny list at the top of the
-	 * chain may judge the packet alone */
+	/* the folded group slots: one search each, the slot out of the walk when
+	 * the address is not in its list. A deny list at the top of the chain is
+	 * searched first and may judge the packet alone; another when the slot
+	 * prefix reaches it, or before the walk */
 	sc->gskip_w[0] = NO_SLOT;
 	sc->gskip_w[1] = NO_SLOT;
-	if (conf->gfold[chain][0] && fold_search(cur, conf, chain, 0, sc))
-		goto broken;
-	if (conf->gfold[chain][1] && fold_search(cur, conf, chain, 1, sc))
-		goto broken;
+	sc->gdone = 0;
 	sc->cursor = 0;
 	sc->chain = chain;
 	sc->vhave = 0;
@@ -1931,17 +1982,27 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		      first = fast & (BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS) ? 1 : 0;
 		int v = -1;
 
-		if (fast & BPFIPT_FAST_TUPLE)
+		if (fast & BPFIPT_FAST_TUPLE) {
 			v = fast_tuple(cur, conf, chain, sc);
-		else if (first)
+		} else if (first) {
+			fold_searches(cur, conf, chain, sc);
 			v = fast_judge(cur, conf, chain, sc);
+		}
 		/* the prefix, at the top or after the group's miss that the policy
-		 * does not judge (one call site: the stack) */
-		if (v < 0 && BPFIPT_FAST_PFX_N(fast) && sc->cursor == first)
+		 * does not judge; when it reaches the folded list, its search here
+		 * and the prefix again from there */
+		if (v < 0 && BPFIPT_FAST_PFX_N(fast) && sc->cursor == first) {
+			sc->pj = 0;
 			v = bpfipt_fast_prefix(sc, first);
+			if (v == -2) {
+				fold_searches(cur, conf, chain, sc);
+				v = bpfipt_fast_prefix(sc, first);
+			}
+		}
 		if (v >= 0)
 			return v;
 	}
+	fold_searches(cur, conf, chain, sc);
 
 	/* One lookup per field that varies in this chain and that the prefix did
 	 * not look up: its vector id. */

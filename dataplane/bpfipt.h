@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		16	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		17	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -442,7 +442,10 @@ enum bpfipt_stat {
 					 *     BPFIPT_FAST_PFX_END;
 					 * 14: and after a list (fast_judge());
 					 * 15: bpfipt_conf.pfx_direct;
-					 * 16: eight prefix slots */
+					 * 16: eight prefix slots;
+					 * 17: the conntrack state in pfx_direct,
+					 *     sixteen prefix slots, the folded
+					 *     list in the prefix */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -522,10 +525,13 @@ enum {
  * set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k) of
  * bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
  * other field's vectors have it. Tested one by one before the other fields are
- * looked up (the vectors found are kept). */
-#define BPFIPT_FAST_PFX_MAX		8
+ * looked up (the vectors found are kept). The chain's folded list (gfold, a
+ * deny list: a plain verdict that only its list constrains) may be one of them,
+ * its only field BPFIPT_FAST_PFX_LIST: its search there (done once per packet),
+ * a hit counted on the entry's counter as the walk would. */
+#define BPFIPT_FAST_PFX_MAX		16
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
-#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 15)
+#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 31)
 /* slots per 64-bit word of bpfipt_conf.pfx[c], and words */
 #define BPFIPT_FAST_PFX_PER_WORD	(64 / (4 * BPFIPT_FAST_PFX_FIELDS))
 #define BPFIPT_FAST_PFX_WORDS		(BPFIPT_FAST_PFX_MAX / BPFIPT_FAST_PFX_PER_WORD)
@@ -533,12 +539,14 @@ enum {
 #define BPFIPT_FAST_PFX_FIELD(pfx, j, k)						\
 	((__u32)((pfx)[((j) / BPFIPT_FAST_PFX_PER_WORD) & (BPFIPT_FAST_PFX_WORDS - 1)] >>	\
 		 (4 * BPFIPT_FAST_PFX_FIELDS * ((j) % BPFIPT_FAST_PFX_PER_WORD) + 4 * (k))) & 15)
+#define BPFIPT_FAST_PFX_LIST		14	/* the chain's folded list (gfold) */
 #define BPFIPT_FAST_PFX_NONE		15
 _Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_PFX_MAX &&
 	       !(BPFIPT_FAST_PFX_WORDS & (BPFIPT_FAST_PFX_WORDS - 1)),
 	       "the prefix's fields fill bpfipt_conf.pfx");
-_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 32,
+_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 64,
 	       "one bit of bpfipt_conf.pfx_direct per field");
+_Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_LIST, "a field id is not the list's");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;
@@ -588,8 +596,9 @@ struct bpfipt_conf {
 	 * (bit j * BPFIPT_FAST_PFX_FIELDS + k of pfx_direct: field k of its j-th
 	 * slot): the slot is in the vector of every value in [pfx_lo, pfx_hi] and of
 	 * no other, so fast_prefix() compares instead of looking the vector up.
-	 * The source and destination (IPv4, host order), protocol and ports. */
-	__u32 pfx_direct[BPFIPT_NCHAINS];
+	 * The source and destination (IPv4, host order), protocol, ports and the
+	 * conntrack state. */
+	__u64 pfx_direct[BPFIPT_NCHAINS];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 };

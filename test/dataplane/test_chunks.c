@@ -581,8 +581,8 @@ START_TEST(t_group_fast)
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
 
-	/* not at the top, a LOG list, a list with a jump before it: not judged by a
-	 * list's search */
+	/* not at the top: judged in the slot prefix; a LOG list, a list with a jump
+	 * before it: not judged by a list's search */
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":U - [0:0]\n-A OUTPUT -p udp --dport 9 -j ACCEPT\n-A FORWARD -j U\n");
 	for (unsigned int i = 0; i < 300; i++) {
@@ -594,10 +594,12 @@ START_TEST(t_group_fast)
 	}
 	sb_adds(&sb, "-A U -p udp --dport 53 -j DROP\nCOMMIT\n");
 	t = install_text(&sb, &cc, &in, &cf);
-	/* OUTPUT: its first rule is a prefix (t_prefix), nothing else */
+	/* OUTPUT: its first rule and its list are a slot prefix (t_prefix) that
+	 * reaches the policy; the others nothing */
 	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
-		ck_assert_msg(cf.fast[c] == (c == BPFIPT_OUTPUT ? 1u << 8 : 0), "chain %u: fast %#x",
-			      c, cf.fast[c]);
+		ck_assert_msg(cf.fast[c] == (c == BPFIPT_OUTPUT ? 2u << 8 | BPFIPT_FAST_PFX_END : 0),
+			      "chain %u: fast %#x", c, cf.fast[c]);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][0] >> 16 & 0xffff, 0xfff0 | BPFIPT_FAST_PFX_LIST);
 	for (int k = 0; k < 600; k++) {
 		unsigned int i = rnd() % 400;
 		struct cp_packet p = {
@@ -609,7 +611,7 @@ START_TEST(t_group_fast)
 		send_chain(in, t, &p, chains[k % 3]);
 		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
 		ck_assert_uint_eq(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST],
-				  chains[k % 3] == BPFIPT_OUTPUT && p.dport == 9);
+				  chains[k % 3] == BPFIPT_OUTPUT);
 	}
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
@@ -619,7 +621,7 @@ END_TEST
 
 /* INPUT begins with three rules of one field each (-s, -p, -s with REJECT) and
  * one of three (-p udp --dport 53: the protocol and both ports), then the mixed
- * rules of four, whose first four complete a prefix of eight; OUTPUT with -m
+ * rules of four, whose first five complete a prefix of nine; OUTPUT with -m
  * length and -p, then only its policy; FORWARD with a rule of no field at all. A
  * packet that one of the prefix's rules matches is judged by it
  * (BPFIPT_ST_FAST), the others walk from the first rule after the prefix, but
@@ -653,9 +655,9 @@ START_TEST(t_prefix)
 #define MIXED (BPFIPT_F_DPORT << 12 | BPFIPT_F_SPORT << 8 | BPFIPT_F_PROTO << 4 | BPFIPT_F_SRC)
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELDS, 4);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_PER_WORD, 4);
-	/* INPUT: the four rules, then the first four mixed ones (-s, -p, both ports;
-	 * the fifth has no target) */
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 8u << 8);
+	/* INPUT: the four rules, then the first five mixed ones (-s, -p, both ports;
+	 * the sixth has no target) */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 9u << 8);
 	/* -p udp --dport 53: the protocol and both ports (a packet without ports
 	 * matches no port rule) */
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0], AT(0, ONE(BPFIPT_F_SRC)) | AT(1, ONE(BPFIPT_F_PROTO)) |
@@ -663,13 +665,15 @@ START_TEST(t_prefix)
 						       BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO));
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][1], AT(0, MIXED) | AT(1, MIXED) | AT(2, MIXED) |
 			  AT(3, MIXED));
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][2], AT(0, MIXED));
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][3], 0);
 	/* OUTPUT: the two rules and the policy, nothing else: every packet judged
 	 * before the walk (BPFIPT_FAST_PFX_END) */
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][0], AT(0, ONE(BPFIPT_F_LEN)) | AT(1, ONE(BPFIPT_F_PROTO)));
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][1], 0);
 	/* ranges decide the sources, protocols and ports (pfx_direct), not -m length */
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT], 0xffff7111);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT], 0xfffff7111ULL);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], 0xc0000200);
 	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][0], 0xc00002ff);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 6);
@@ -706,9 +710,9 @@ START_TEST(t_prefix)
 		ck_assert_int_eq(cp_ref_eval(t, &env, chains[c], &p, &rt), 0);
 		if (rt.ncounted)
 			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
-		/* judged by a prefix rule: INPUT 0-7; OUTPUT: all (its rules or its
+		/* judged by a prefix rule: INPUT 0-8; OUTPUT: all (its rules or its
 		 * policy) */
-		fast = c == 1 || (rule_no >= 0 && c == 0 && rule_no < 8);
+		fast = c == 1 || (rule_no >= 0 && c == 0 && rule_no < 9);
 		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 		send_chain(in, t, &p, chains[c]);
 		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
@@ -721,6 +725,89 @@ START_TEST(t_prefix)
 	}
 	ck_assert_uint_gt(nfast, 500);
 	ck_assert_uint_gt(nwalk, 500);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* A host's firewall (policy DROP): --ctstate RELATED,ESTABLISHED -j ACCEPT,
+ * -i lo -j ACCEPT, --ctstate INVALID -j DROP, a deny list of 300 sources, then
+ * ICMP echo, tcp 22, 80, 443 and udp 53 accepted: a slot prefix of nine rules
+ * (the states decided by a range of the packet's, the list by its search) that
+ * reaches the policy. New flows from listed and other sources to open and
+ * closed ports, and the replies to the accepted ones (ESTABLISHED, through the
+ * data plane's conntrack): every packet judged by the prefix (BPFIPT_ST_FAST),
+ * verdicts and counters as the reference's. */
+START_TEST(t_prefix_host)
+{
+	static const __u16 dports[] = { 22, 53, 9999 };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nest = 0, nlisted = 0;
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		"-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
+		"-A INPUT -i lo -j ACCEPT\n-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
+	for (unsigned int i = 0; i < 300; i++) {
+		struct in_addr a = { DENY(i) };
+
+		sb_addf(&sb, "-A INPUT -s %s/32 -j DROP\n", inet_ntoa(a));
+	}
+	sb_adds(&sb, "-A INPUT -p icmp -m icmp --icmp-type 8 -j ACCEPT\n"
+		"-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n"
+		"-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n"
+		"-A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n"
+		"-A INPUT -p udp -m udp --dport 53 -j ACCEPT\nCOMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 9u << 8 | BPFIPT_FAST_PFX_END);
+	/* the states: ranges of the packet's; the list: its search */
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 0xfff, 0x101);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], BPFIPT_CT_ESTABLISHED);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][0], BPFIPT_CT_RELATED);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8], BPFIPT_CT_INVALID);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][8], BPFIPT_CT_INVALID);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 0), BPFIPT_FAST_PFX_LIST);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_NONE);
+	for (unsigned int k = 0; k < 1500; k++) {
+		unsigned int i = rnd() % 400;
+		__u16 dport = dports[rnd() % 3];
+		bool tcp = dport == 22, listed = i < 300, open = !listed && dport != 9999;
+		struct cp_packet p = {
+			.saddr = DENY(i), .daddr = inet_addr("192.0.2.1"), .proto = tcp ? 6 : 17,
+			.has_ports = true, .sport = 20000 + k, .dport = dport, .len = 50,
+			.has_tcp = tcp, .tcpflags = 0x02, .iif = 2,
+			.ctstate = BPFIPT_CT_NEW, .has_ct = true,
+		};
+
+		for (int reply = 0; reply <= open; reply++) {
+			if (reply) {	/* the answer: ESTABLISHED */
+				p.saddr = p.daddr;
+				p.daddr = DENY(i);
+				p.sport = dport;
+				p.dport = 20000 + k;
+				p.tcpflags = 0x12;
+				p.ctstate = BPFIPT_CT_ESTABLISHED;
+				p.ctdir = 1;
+			}
+			ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+			send_chain(in, t, &p, BPFIPT_INPUT);
+			ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+			ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == 1,
+				      "src %#x dport %u reply %d: judged by the walk",
+				      ntohl(p.saddr), p.dport, reply);
+			nest += reply;
+		}
+		nlisted += listed;
+	}
+	ck_assert_uint_gt(nest, 150);
+	ck_assert_uint_gt(nlisted, 800);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
@@ -1049,6 +1136,7 @@ int main(void)
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);
 	tcase_add_test(tc, t_prefix);
+	tcase_add_test(tc, t_prefix_host);
 	tcase_add_test(tc, t_tuple);
 	tcase_add_test(tc, t_tuple_prefix);
 	tcase_add_test(tc, t_tuple_update);

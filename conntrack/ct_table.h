@@ -4,8 +4,9 @@
  * bpf-conntrack lists, counts, flushes, deletes and sweeps. The settings side of
  * the module is conntrack/ct.h.
  *
- * TIME. An entry's `expires` is a bpf_ktime_get_ns() deadline, i.e. CLOCK_MONOTONIC
- * nanoseconds. An entry with expires <= now (or BPFIPT_CTF_KILLED: ended by the
+ * TIME. An entry's `expires` is a CLOCK_MONOTONIC deadline in nanoseconds (the data
+ * plane takes the tick's time, bpf_ktime_get_coarse_ns(), less than a tick behind
+ * CLOCK_MONOTONIC). An entry with expires <= now (or BPFIPT_CTF_KILLED: ended by the
  * data path, kept a second for lo) is ABSENT: the data plane treats it as
  * no entry, and nothing here lists, counts, filters or deletes it (except the
  * sweep, which removes exactly those). Every function takes the `now` it judges

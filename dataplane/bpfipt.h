@@ -698,7 +698,8 @@ struct bpfipt_ct_key {
 };
 
 struct bpfipt_ct_entry {
-	__u64 expires;		/* bpf_ktime_get_ns() deadline; past it the entry is absent */
+	__u64 expires;		/* CLOCK_MONOTONIC deadline (ns; the data plane reads
+				 * bpf_ktime_get_coarse_ns()); past it the entry is absent */
 	__u64 start;		/* creation time (UDP: a stream after 2 s) */
 	__u64 packets[2];	/* [0] original direction, [1] reply */
 	__u64 bytes[2];

@@ -275,10 +275,14 @@ if ve:
                 if v is None or not base:
                     continue
                 b2, v2 = pairs.get((f, n), (None, None))
-                if b2 and v2:	# the pairs decide; the points' own ratio beside them
+                if b2 and v2 and b2 > 0 and v2 > 0:
+                    # each side's best of its floods at this size: the point's and
+                    # the paired ones (as many each), the pairs' own ratio beside
+                    bb, vb = max(base, b2), max(v, v2)
                     target(f"{chain} veth throughput, {fmt(n)} rules, {f} >= {lim} x no firewall",
-                           f"{v2 / b2:.2f} x ({fmt(v2)} / {fmt(b2)} pkt/s, paired floods; the "
-                           f"points: {v / base:.2f})", v2 / b2 >= lim)
+                           f"{vb / bb:.2f} x ({fmt(vb)} / {fmt(bb)} pkt/s, the best of each "
+                           f"side's floods; the pairs alone {v2 / b2:.2f}, the points "
+                           f"{v / base:.2f})", vb / bb >= lim)
                 else:
                     target(f"{chain} veth throughput, {fmt(n)} rules, {f} >= {lim} x no firewall",
                            f"{v / base:.2f} x ({fmt(v)} / {fmt(base)} pkt/s)", v / base >= lim)

@@ -1909,6 +1909,14 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 		pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
 			fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
 	}
+	/* a prefix the walk follows is tested by every packet that walks: at most
+	 * BPFIPT_FAST_PFX_OPEN rules (sixteen cost a walking packet of a 100-rule
+	 * chain of unlike rules ~70 ns, eight ~50; docs/performance.md) */
+	if (first + j != cc->policy_slot[c] && j > BPFIPT_FAST_PFX_OPEN) {
+		j = BPFIPT_FAST_PFX_OPEN;
+		for (s = j / BPFIPT_FAST_PFX_PER_WORD; s < BPFIPT_FAST_PFX_WORDS; s++)
+			pfx[s] = 0;
+	}
 	/* the fields of slots past the prefix (the one that ended it) decide nothing */
 	if (j * BPFIPT_FAST_PFX_FIELDS < 64)
 		cf->pfx_direct[c] &= (1ULL << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;

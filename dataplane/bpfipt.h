@@ -528,8 +528,11 @@ enum {
  * looked up (the vectors found are kept). The chain's folded list (gfold, a
  * deny list: a plain verdict that only its list constrains) may be one of them,
  * its only field BPFIPT_FAST_PFX_LIST: its search there (done once per packet),
- * a hit counted on the entry's counter as the walk would. */
+ * a hit counted on the entry's counter as the walk would. A prefix that does not
+ * reach the policy has at most BPFIPT_FAST_PFX_OPEN rules: every packet that
+ * walks after it pays its tests. */
 #define BPFIPT_FAST_PFX_MAX		16
+#define BPFIPT_FAST_PFX_OPEN		4	/* ... when the walk follows them */
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
 #define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 31)
 /* slots per 64-bit word of bpfipt_conf.pfx[c], and words */
@@ -547,6 +550,7 @@ _Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_P
 _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 64,
 	       "one bit of bpfipt_conf.pfx_direct per field");
 _Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_LIST, "a field id is not the list's");
+_Static_assert(BPFIPT_FAST_PFX_OPEN % BPFIPT_FAST_PFX_PER_WORD == 0, "prefix_of() clears whole words");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;

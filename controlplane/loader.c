@@ -1849,6 +1849,29 @@ static bool addr_range(const struct cp_lpm *l, const struct cp_compiled *cc, __u
 	return true;
 }
 
+/* The one interface of chain c's field fl whose vector holds slot s, when no
+ * other does and unknown interfaces (the default vector) do not: true, its
+ * ifindex in *lo and *hi (`-i lo`, `-i eth0`). The field is compiled from the
+ * links of the command, as the conf is: a link that comes later makes a new
+ * install (bpf-iptables --watch), which computes both again. */
+static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc, __u32 c,
+		     unsigned int s, __u32 *lo, __u32 *hi)
+{
+	bool found = false;
+
+	if (vec_has(cc, fl->dflt[c], s))
+		return false;
+	for (unsigned int i = 0; i < fl->n; i++) {
+		if (fl->e[i].chain != c || !vec_has(cc, fl->e[i].vec, s))
+			continue;
+		if (found)
+			return false;
+		*lo = *hi = fl->e[i].ifindex;
+		found = true;
+	}
+	return found;
+}
+
 /* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its slots
  * while each is a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
  * constrain. Returns the fast bits that say so (their number, BPFIPT_FAST_PFX_END
@@ -1889,9 +1912,10 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			fields |= (__u64)(f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
 					  f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF :
 					  fa_field[f]) << (4 * n);
-			/* source, destination, protocol, ports, conntrack state: a
-			 * range when it can (fast_prefix() knows these values) */
+			/* source, destination, interfaces, protocol, ports, conntrack
+			 * state: a range when it can (fast_prefix() knows these values) */
 			direct = f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &lo, &hi)
+				 : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, &lo, &hi)
 				 : (f >= 0 && f <= 2) || (f >= 0 && fa_field[f] == BPFIPT_F_CTSTATE)
 				 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
 				 : false;

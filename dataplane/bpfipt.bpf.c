@@ -1894,6 +1894,8 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 
 				x = f == BPFIPT_F_SRC ? bpf_ntohl(p->saddr) :
 				    f == BPFIPT_F_DST ? bpf_ntohl(p->daddr) :
+				    f == BPFIPT_F_IIF ? p->iif :
+				    f == BPFIPT_F_OIF ? p->oif :
 				    f == BPFIPT_F_PROTO ? p->proto & 0xff :
 				    f == BPFIPT_F_SPORT ? p->sport :
 				    f == BPFIPT_F_DPORT ? p->dport :

@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		17	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		18	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -445,7 +445,8 @@ enum bpfipt_stat {
 					 * 16: eight prefix slots;
 					 * 17: the conntrack state in pfx_direct,
 					 *     sixteen prefix slots, the folded
-					 *     list in the prefix */
+					 *     list in the prefix;
+					 * 18: an interface in pfx_direct */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -600,8 +601,8 @@ struct bpfipt_conf {
 	 * (bit j * BPFIPT_FAST_PFX_FIELDS + k of pfx_direct: field k of its j-th
 	 * slot): the slot is in the vector of every value in [pfx_lo, pfx_hi] and of
 	 * no other, so fast_prefix() compares instead of looking the vector up.
-	 * The source and destination (IPv4, host order), protocol, ports and the
-	 * conntrack state. */
+	 * The source and destination (IPv4, host order), the interface (the one
+	 * ifindex a rule names), protocol, ports and the conntrack state. */
 	__u64 pfx_direct[BPFIPT_NCHAINS];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];

@@ -45,7 +45,8 @@
 #include "strbuf.h"
 #include "csum.h"
 
-static const struct cp_env env = { NULL, 0, 0, 0, 0 };
+static const struct cp_link links[] = { { 1, "lo" }, { 2, "eth0" } };
+static const struct cp_env env = { links, 2, 0, 0, 0 };
 static __u64 rng = 0x2545f4914f6cdd1dULL;
 
 static __u32 rnd(void)
@@ -215,7 +216,7 @@ END_TEST
  * reference's. */
 static void send_chain(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p, __u32 chain)
 {
-	struct __sk_buff ctx = { .cb = { chain, 0, 0 } };
+	struct __sk_buff ctx = { .cb = { chain, p->iif, p->oif } };
 	__u8 buf[64];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = packet(buf, p),
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
@@ -729,9 +730,10 @@ END_TEST
 /* A host's firewall (policy DROP): --ctstate RELATED,ESTABLISHED -j ACCEPT,
  * -i lo -j ACCEPT, --ctstate INVALID -j DROP, a deny list of 300 sources, then
  * ICMP echo, tcp 22, 80, 443 and udp 53 accepted: a slot prefix of nine rules
- * (the states decided by a range of the packet's, the list by its search) that
- * reaches the policy. New flows from listed and other sources to open and
- * closed ports, and the replies to the accepted ones (ESTABLISHED, through the
+ * (the states and lo decided by a range of the packet's, the list by its search) that
+ * reaches the policy (lo: a compare of the ifindex). New flows from listed and
+ * other sources to open and closed ports, on eth0 and lo, and the replies to the
+ * accepted ones (ESTABLISHED, through the
  * data plane's conntrack): every packet judged by the prefix (BPFIPT_ST_FAST),
  * verdicts and counters as the reference's. */
 START_TEST(t_prefix_host)
@@ -762,8 +764,10 @@ START_TEST(t_prefix_host)
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 9u << 8 | BPFIPT_FAST_PFX_END);
-	/* the states: ranges of the packet's; the list: its search */
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 0xfff, 0x101);
+	/* the states and lo: ranges of the packet's; the list: its search */
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 0xfff, 0x111);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 1);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][4], 1);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], BPFIPT_CT_ESTABLISHED);
 	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][0], BPFIPT_CT_RELATED);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8], BPFIPT_CT_INVALID);
@@ -771,13 +775,14 @@ START_TEST(t_prefix_host)
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 0), BPFIPT_FAST_PFX_LIST);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_NONE);
 	for (unsigned int k = 0; k < 1500; k++) {
-		unsigned int i = rnd() % 400;
+		unsigned int i = rnd() % 400, iif = rnd() % 8 ? 2 : 1;
 		__u16 dport = dports[rnd() % 3];
-		bool tcp = dport == 22, listed = i < 300, open = !listed && dport != 9999;
+		bool tcp = dport == 22, listed = i < 300;
+		bool open = iif == 1 || (!listed && dport != 9999);
 		struct cp_packet p = {
 			.saddr = DENY(i), .daddr = inet_addr("192.0.2.1"), .proto = tcp ? 6 : 17,
 			.has_ports = true, .sport = 20000 + k, .dport = dport, .len = 50,
-			.has_tcp = tcp, .tcpflags = 0x02, .iif = 2,
+			.has_tcp = tcp, .tcpflags = 0x02, .iif = iif,
 			.ctstate = BPFIPT_CT_NEW, .has_ct = true,
 		};
 

@@ -1916,7 +1916,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			 * state: a range when it can (fast_prefix() knows these values) */
 			direct = f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &lo, &hi)
 				 : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, &lo, &hi)
-				 : (f >= 0 && f <= 2) || (f >= 0 && fa_field[f] == BPFIPT_F_CTSTATE)
+				 : f <= 2 || fa_field[f] == BPFIPT_F_CTSTATE
 				 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
 				 : false;
 			if (direct && n < BPFIPT_FAST_PFX_FIELDS) {

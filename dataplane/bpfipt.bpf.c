@@ -212,11 +212,15 @@ struct pkt {
 	__u8 cut;		/* IPv6: the extension-header chain is cut (ipv6_find_hdr()
 				 * fails with fragment offset 0): a rule with -p drops it */
 	__u8 pad6[2];
+	/* from here on, IPv6 only: an IPv4 packet neither clears (scratch()) nor
+	 * reads them */
 	__u32 l4off;
 	__be32 saddr6[4], daddr6[4];
 	__be32 inner_saddr6[4], inner_daddr6[4];	/* ICMPv6 errors' quoted packet */
 	__be32 ipid6;		/* IPv6: the fragment header's identification */
 };
+
+#define PKT_V4_BYTES __builtin_offsetof(struct pkt, l4off)
 
 /* The IPv6 extension-header walk (parse6()): where it is, in map memory, so the
  * verifier sees the same state whichever header an iteration took. */
@@ -2426,12 +2430,18 @@ static __always_inline int skb_family(const struct __sk_buff *skb)
 
 /* ------------------------------------------------------------ programs ---- */
 
-static __always_inline struct scratch *scratch(__u32 idx)
+/* The program's scratch, its packet reset for family fam (0 IPv4, 1 IPv6): an
+ * IPv4 packet clears only the fields before struct pkt's IPv6 ones (PKT_V4_BYTES),
+ * a fifth fewer stores on every packet. */
+static __always_inline struct scratch *scratch(__u32 idx, int fam)
 {
 	struct scratch *sc = bpf_map_lookup_elem(&bpfipt_scratch, &idx);
 
 	if (sc) {
-		__builtin_memset(&sc->p, 0, sizeof(sc->p));
+		if (fam == 0)
+			__builtin_memset(&sc->p, 0, PKT_V4_BYTES);
+		else
+			__builtin_memset(&sc->p, 0, sizeof(sc->p));
 		sc->nlog = 0;
 	}
 	return sc;
@@ -2464,7 +2474,7 @@ static __always_inline int tc_rejected_at_xdp(struct __sk_buff *skb, __u32 l2)
 	struct reject_meta *m = (void *)(long)skb->data_meta;
 	struct scratch *sc;
 	__u32 with;
-	int r = TC_ACT_SHOT;
+	int r = TC_ACT_SHOT, fam;
 
 	if ((void *)(m + 1) > (void *)(long)skb->data || m->magic != REJECT_MAGIC)
 		return -1;
@@ -2472,8 +2482,9 @@ static __always_inline int tc_rejected_at_xdp(struct __sk_buff *skb, __u32 l2)
 	/* consumed: the metadata stays with the skb, and the reply built from it
 	 * must not look rejected to the next hop's tc */
 	m->magic = 0;
-	sc = scratch(SCR_TC_IN);
-	if (!sc || tc_parse(skb, l2, sc, &r, skb_family(skb))) {
+	fam = skb_family(skb);
+	sc = scratch(SCR_TC_IN, fam);
+	if (!sc || tc_parse(skb, l2, sc, &r, fam)) {
 		stat_inc(BPFIPT_ST_REJECT_DROPPED);
 		return TC_ACT_SHOT;
 	}
@@ -2497,7 +2508,7 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	}
 	if (generation(chain, &cur, &iflags, &conf) || (conf->flags & BPFIPT_C_TC_INGRESS))
 		goto out;
-	sc = scratch(SCR_XDP);
+	sc = scratch(SCR_XDP, chain);
 	if (!sc)
 		goto out;
 	switch (parse(data, data_end, data_end - data, ETH_HLEN, sc, false, chain)) {
@@ -2564,7 +2575,7 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 		stat_inc(BPFIPT_ST_PASSED_NOT_OURS);
 		goto out;
 	}
-	sc = scratch(SCR_TC_IN);
+	sc = scratch(SCR_TC_IN, fam);
 	if (!sc)
 		goto out;
 	if (tc_parse(skb, l2, sc, &r, fam))
@@ -2617,7 +2628,7 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	fam = skb_family(skb);
 	if (generation(fam, &cur, &iflags, &conf))
 		goto out;
-	sc = scratch(SCR_TC_OUT);
+	sc = scratch(SCR_TC_OUT, fam);
 	if (!sc)
 		goto out;
 	if (tc_parse(skb, l2, sc, &r, fam))
@@ -2675,7 +2686,7 @@ int bpfipt_test(struct __sk_buff *skb)
 
 	if (generation(fam, &cur, &iflags, &conf))
 		goto out;
-	sc = scratch(SCR_TEST);
+	sc = scratch(SCR_TEST, fam);
 	if (!sc)
 		goto out;
 	if (tc_parse(skb, ETH_HLEN, sc, &r, fam)) {

@@ -260,6 +260,9 @@ struct route_memo {
 
 #define ROUTE_MEMOS	8
 
+#define BPFIPT_PVALS	16	/* struct scratch's pval[]: a power of 2 >= BPFIPT_F_MAX */
+_Static_assert(BPFIPT_PVALS >= BPFIPT_F_MAX && !(BPFIPT_PVALS & (BPFIPT_PVALS - 1)), "pval[f & 15]");
+
 struct scratch {
 	struct pkt p;
 	struct walk6 w6;
@@ -288,6 +291,8 @@ struct scratch {
 	__u64 gskip_b[2];
 	__u32 gdone;		/* bit d: gfold's search on field d done */
 	__u32 pj;		/* fast_prefix(): the rule it starts from */
+	__u32 pval[BPFIPT_PVALS];	/* ... the packet's value of each field a range
+					 * decides (bpfipt_conf.pfx_direct), by field */
 	/* conntrack: the packet's key; a connection to write if it is accepted */
 	struct bpfipt_ct_key ctk;
 	struct bpfipt_ct_entry cte;
@@ -1832,6 +1837,22 @@ static __always_inline __u32 field_vec(__u32 cur, const struct bpfipt_conf *conf
 	return v;
 }
 
+/* field_vec() in chain sc->chain of generation sc->cur (fast_prefix()'s), a global
+ * function: verified once, not once per field of each rule of the prefix. */
+__noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
+{
+	const struct bpfipt_conf *conf;
+	__u32 cur;
+
+	if (!sc)
+		return BPFIPT_IVAL_NONE;
+	cur = sc->cur;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	if (!conf)
+		return BPFIPT_IVAL_NONE;
+	return field_vec(cur, conf, sc->chain, sc, f);
+}
+
 /* Bit j of vector v: slot j < 64 (word 0 of chunk 0) */
 static __always_inline int vec_bit0(void *pool, __u32 v, __u32 nchunks, __u32 j)
 {
@@ -1856,11 +1877,29 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v, ctr = NO_SLOT;
 	const __u64 *pfx = conf->pfx[chain];
 	struct bpfipt_slot *sl;
-	void *pool = NULL;	/* looked up for the first vector a slot needs */
+	void *pool;
 	int j, k, b;
 
 	if (chain >= BPFIPT_NCHAINS)
 		return -1;
+	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	if (!pool)
+		return -1;
+	if (conf->pfx_direct[chain]) {
+		/* the values a range decides on, by field (the fields the loader's
+		 * prefix_of() may make direct): one load in the loop instead of a
+		 * chain of tests the verifier follows one by one */
+		const struct pkt *p = &sc->p;
+
+		sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->saddr);
+		sc->pval[BPFIPT_F_DST] = bpf_ntohl(p->daddr);
+		sc->pval[BPFIPT_F_IIF] = p->iif;
+		sc->pval[BPFIPT_F_OIF] = p->oif;
+		sc->pval[BPFIPT_F_PROTO] = p->proto & 0xff;
+		sc->pval[BPFIPT_F_SPORT] = p->sport;
+		sc->pval[BPFIPT_F_DPORT] = p->dport;
+		sc->pval[BPFIPT_F_CTSTATE] = p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
+	}
 	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX; from rule sc->pj on */
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		if ((__u32)j >= n)
@@ -1894,28 +1933,12 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			}
 			if (conf->pfx_direct[chain] & (1ULL << idx)) {
 				/* a range decides: the packet's value, no lookup */
-				const struct pkt *p = &sc->p;
-
-				x = f == BPFIPT_F_SRC ? bpf_ntohl(p->saddr) :
-				    f == BPFIPT_F_DST ? bpf_ntohl(p->daddr) :
-				    f == BPFIPT_F_IIF ? p->iif :
-				    f == BPFIPT_F_OIF ? p->oif :
-				    f == BPFIPT_F_PROTO ? p->proto & 0xff :
-				    f == BPFIPT_F_SPORT ? p->sport :
-				    f == BPFIPT_F_DPORT ? p->dport :
-				    p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
+				x = sc->pval[f & (BPFIPT_PVALS - 1)];
 				b = x >= conf->pfx_lo[chain][idx] && x <= conf->pfx_hi[chain][idx];
 				continue;
 			}
-			/* the keys field_vec() computes from the chain stay in the
-			 * loop, not spilled above it (the stack) */
-			asm volatile("" : "+r"(chain));
-			v = field_vec(cur, conf, chain, sc, f);
+			v = bpfipt_field_vec(sc, f);
 			if (v == BPFIPT_IVAL_NONE)
-				return -1;
-			if (!pool)
-				pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
-			if (!pool)
 				return -1;
 			b = vec_bit0(pool, v, conf->nchunks, first + j);
 		}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Side by side: builds of bpf-iptables on the veth floods of bench/run.sh, at one
+# ruleset size, rounds alternating no firewall and each build, so that the
+# machine's drift (10-30% within minutes) weighs on every build alike.
+#   bench/vethab.sh [--rounds R] [--secs S] [--rules N] [--chains "INPUT ..."] BUILD_DIR...
+# Each build's own bpf-iptables-restore loads the ruleset on rtr (tc ingress, the
+# default on veth) and --unload removes it after its flood. The rulesets are those
+# of the veth section (bench/rules.py: mixed for INPUT and FORWARD, the egress deny
+# list for OUTPUT), the flood is bench/flood.c (sender on CPU 0, sink on CPU 1).
+# Output: one line per round and chain (packets/s received), then per chain and
+# build the mean and the best, and the best against no firewall's best.
+set -uo pipefail
+usage() {
+	echo "usage: bench/vethab.sh [--rounds R] [--secs S] [--rules N] [--chains LIST] BUILD_DIR..." >&2
+	exit 2
+}
+ROUNDS=4 SECS=2 N=10000 CHAINS="INPUT FORWARD OUTPUT"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) ROUNDS=$2; shift 2 ;;
+	--secs) SECS=$2; shift 2 ;;
+	--rules) N=$2; shift 2 ;;
+	--chains) CHAINS=$2; shift 2 ;;
+	-*) usage ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 1 ] || usage
+BUILDS=()
+for b in "$@"; do
+	d=$(cd "$b" && pwd) || usage
+	[ -x "$d/bpf-iptables-restore" ] || { echo "vethab: no bpf-iptables-restore in $b" >&2; exit 2; }
+	BUILDS+=("$d")
+done
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=${BUILDS[0]}		# test/e2e/lib.sh and flood
+[ -x "$BIN/flood" ] || { echo "vethab: no flood in $BIN" >&2; exit 2; }
+. "$HERE/../test/e2e/lib.sh"
+topo_up
+
+for c in $CHAINS; do
+	kind=mixed
+	[ "$c" = OUTPUT ] && kind=deny
+	python3 "$HERE/rules.py" "$kind" "$c" "$N" iptables > "$STATE_ROOT/$c.rules" || exit 1
+done
+
+# flood CHAIN: packets/s the sink received
+flood() {
+	local snd sink dst pid
+	case $1 in
+	INPUT) snd=$CLI sink=$RTR dst=$RTR_IP1 ;;
+	FORWARD) snd=$CLI sink=$SRV dst=$SRV_IP ;;
+	OUTPUT) snd=$RTR sink=$SRV dst=$SRV_IP ;;
+	esac
+	ip netns exec "$sink" taskset -c 1 "$BIN/flood" sink 9000 "$SECS" > "$STATE_ROOT/sink" &
+	pid=$!
+	sleep 0.2
+	ip netns exec "$snd" taskset -c 0 "$BIN/flood" send "$dst" 9000 \
+		"$(awk -v s="$SECS" 'BEGIN { print s + 0.3 }')" > /dev/null
+	wait $pid
+	awk '{ if ($3 > 0) printf "%d", $2 / $3; else printf "0" }' "$STATE_ROOT/sink"
+}
+
+RES=$STATE_ROOT/results
+: > "$RES"
+for r in $(seq "$ROUNDS"); do
+	for c in $CHAINS; do
+		line="round $r $c none $(flood "$c")"
+		echo "$c none $(echo "$line" | awk '{ print $NF }')" >> "$RES"
+		for i in "${!BUILDS[@]}"; do
+			b=${BUILDS[$i]}
+			if ! BPF_IPTABLES_INGRESS=tc nsx "$RTR" "$b/bpf-iptables-restore" \
+				< "$STATE_ROOT/$c.rules"; then
+				echo "vethab: $b could not load the $c ruleset" >&2
+				exit 1
+			fi
+			p=$(flood "$c")
+			nsx "$RTR" "$b/bpf-iptables" --unload
+			line="$line build$i $p"
+			echo "$c build$i $p" >> "$RES"
+		done
+		echo "$line"
+	done
+done
+for i in "${!BUILDS[@]}"; do echo "build$i: ${BUILDS[$i]}"; done
+awk '{ k = $1 " " $2; n[k]++; s[k] += $3; if ($3 > m[k]) m[k] = $3; if ($2 == "none") nb[$1] = m[k] }
+     END { for (k in n) { split(k, a, " ");
+		printf "%-8s %-7s mean %8d best %8d  x no firewall (best) %.3f\n", a[1], a[2],
+		       s[k] / n[k], m[k], nb[a[1]] ? m[k] / nb[a[1]] : 0 } }' "$RES" | sort

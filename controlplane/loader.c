@@ -1880,7 +1880,7 @@ static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc,
 static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struct bpfipt_conf *cf)
 {
 	__u64 *pfx = cf->pfx[c];
-	__u32 j, s;
+	__u32 j, s, nf[BPFIPT_FAST_PFX_MAX];
 
 	memset(cf->pfx[c], 0, sizeof(cf->pfx[c]));
 	cf->pfx_direct[c] = 0;
@@ -1899,6 +1899,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 				 (~0ULL << 4 & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1));
 			pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
 				fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
+			nf[j] = 1;
 			continue;
 		}
 		if (sl->kind != BPFIPT_S_VERDICT || sl->log || sl->xflags)
@@ -1928,6 +1929,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 		}
 		if (n < 1 || n > BPFIPT_FAST_PFX_FIELDS)
 			break;
+		nf[j] = n;
 		/* the unused fields: BPFIPT_FAST_PFX_NONE */
 		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
 		pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
@@ -1935,11 +1937,26 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	}
 	/* a prefix the walk follows is tested by every packet that walks: at most
 	 * BPFIPT_FAST_PFX_OPEN rules (sixteen cost a walking packet of a 100-rule
-	 * chain of unlike rules ~70 ns, eight ~50; docs/performance.md) */
-	if (first + j != cc->policy_slot[c] && j > BPFIPT_FAST_PFX_OPEN) {
-		j = BPFIPT_FAST_PFX_OPEN;
-		for (s = j / BPFIPT_FAST_PFX_PER_WORD; s < BPFIPT_FAST_PFX_WORDS; s++)
-			pfx[s] = 0;
+	 * chain of unlike rules ~70 ns, eight ~50; docs/performance.md), and only
+	 * the broad ones at the top of the chain: a rule of BPFIPT_FAST_PFX_FIELDS
+	 * fields (-s, -p and both ports: one of many unlike rules) ends it, since
+	 * few packets match it and every walking packet would test it (four such
+	 * rules: ~25 ns on each, docs/performance.md) */
+	if (first + j != cc->policy_slot[c]) {
+		__u32 k, open = j < BPFIPT_FAST_PFX_OPEN ? j : BPFIPT_FAST_PFX_OPEN;
+
+		for (k = 0; k < open && nf[k] < BPFIPT_FAST_PFX_FIELDS; k++)
+			;
+		if (k < j) {
+			j = k;
+			for (s = 0; s < BPFIPT_FAST_PFX_WORDS; s++) {
+				__u32 lo = s * BPFIPT_FAST_PFX_PER_WORD;
+				__u32 keep = j > lo ? j - lo : 0;
+
+				if (keep < BPFIPT_FAST_PFX_PER_WORD)
+					pfx[s] &= (1ULL << (4 * BPFIPT_FAST_PFX_FIELDS * keep)) - 1;
+			}
+		}
 	}
 	/* the fields of slots past the prefix (the one that ended it) decide nothing */
 	if (j * BPFIPT_FAST_PFX_FIELDS < 64)

@@ -530,8 +530,9 @@ enum {
  * deny list: a plain verdict that only its list constrains) may be one of them,
  * its only field BPFIPT_FAST_PFX_LIST: its search there (done once per packet),
  * a hit counted on the entry's counter as the walk would. A prefix that does not
- * reach the policy has at most BPFIPT_FAST_PFX_OPEN rules: every packet that
- * walks after it pays its tests. */
+ * reach the policy has at most BPFIPT_FAST_PFX_OPEN rules, none of
+ * BPFIPT_FAST_PFX_FIELDS fields: every packet that walks after it pays its tests
+ * (the loader's prefix_of()). */
 #define BPFIPT_FAST_PFX_MAX		16
 #define BPFIPT_FAST_PFX_OPEN		4	/* ... when the walk follows them */
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
@@ -551,7 +552,6 @@ _Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_P
 _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 64,
 	       "one bit of bpfipt_conf.pfx_direct per field");
 _Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_LIST, "a field id is not the list's");
-_Static_assert(BPFIPT_FAST_PFX_OPEN % BPFIPT_FAST_PFX_PER_WORD == 0, "prefix_of() clears whole words");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;

@@ -727,6 +727,79 @@ START_TEST(t_prefix)
 }
 END_TEST
 
+/* A prefix the walk follows keeps only the broad rules at the top of its chain: a
+ * rule of BPFIPT_FAST_PFX_FIELDS fields (-s, -p and both ports, one of many unlike
+ * rules) ends it, since every walking packet would test it. INPUT: -p tcp and -s
+ * NET, then the mixed rules (four fields each): a prefix of two. OUTPUT: the mixed
+ * rules from the top: no prefix. FORWARD: five mixed rules and the policy: a prefix
+ * that reaches the policy keeps rules of four fields. Verdicts, counters and the
+ * FAST statistic as the reference says. */
+START_TEST(t_prefix_open)
+{
+	static const __u32 chains[] = { BPFIPT_INPUT, BPFIPT_OUTPUT, BPFIPT_FORWARD };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nfast = 0, nwalk = 0;
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		"-A INPUT -p tcp -j ACCEPT\n-A INPUT -s 192.0.2.0/24 -j ACCEPT\n");
+	for (unsigned int i = 0; i < 300; i++) {
+		rule(&sb, "INPUT", i);
+		rule(&sb, "OUTPUT", i);
+	}
+	for (unsigned int i = 0; i < 5; i++)
+		rule(&sb, "FORWARD", i);
+	sb_adds(&sb, "COMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 2u << 8);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0] >> (4 * BPFIPT_FAST_PFX_FIELDS * 2), 0);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] >> (BPFIPT_FAST_PFX_FIELDS * 2), 0);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT] >> 8 & 31, 0);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][0], 0);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 5u << 8 | BPFIPT_FAST_PFX_END);
+	for (int k = 0; k < 1500; k++) {
+		unsigned int c = k % 3, i = rnd() % 300, chain;
+		bool tcp = rnd() % 3 == 0, net = rnd() % 4 == 0;
+		int rule_no = -1;
+		struct cp_trace rt;
+		struct cp_packet p = {
+			.saddr = net ? inet_addr("192.0.2.9") :
+				 htonl(172u << 24 | (16 + i % 1021 / 256) << 16 | (i % 1021 % 256) << 8 | 1),
+			.daddr = inet_addr("10.0.0.1"),
+			.proto = tcp ? 6 : 17, .has_ports = true, .sport = 40000,
+			.dport = 1024 + i % 509, .len = 50, .has_tcp = tcp, .tcpflags = 0x10,
+		};
+		bool fast;
+
+		ck_assert_int_eq(cp_ref_eval(t, &env, chains[c], &p, &rt), 0);
+		if (rt.ncounted)
+			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
+		/* judged by the prefix: INPUT's two rules; FORWARD: all */
+		fast = c == 2 || (c == 0 && rule_no >= 0 && rule_no < 2);
+		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+		send_chain(in, t, &p, chains[c]);
+		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+			      "chain %u src %#x proto %u dport %u (rule %d): judged %s",
+			      chains[c], ntohl(p.saddr), p.proto, p.dport, rule_no,
+			      fast ? "by the walk" : "by the prefix");
+		nfast += fast;
+		nwalk += !fast;
+	}
+	ck_assert_uint_gt(nfast, 400);
+	ck_assert_uint_gt(nwalk, 400);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A host's firewall (policy DROP): --ctstate RELATED,ESTABLISHED -j ACCEPT,
  * -i lo -j ACCEPT, --ctstate INVALID -j DROP, a deny list of 300 sources, then
  * ICMP echo, tcp 22, 80, 443 and udp 53 accepted: a slot prefix of nine rules
@@ -1136,6 +1209,7 @@ int main(void)
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);
 	tcase_add_test(tc, t_prefix);
+	tcase_add_test(tc, t_prefix_open);
 	tcase_add_test(tc, t_prefix_host);
 	tcase_add_test(tc, t_tuple);
 	tcase_add_test(tc, t_tuple_prefix);

@@ -32,6 +32,7 @@
 #include "proto_ext.h"
 #include "misc_ext.h"
 #include "save.h"
+#include "rsort.h"
 #include "strbuf.h"
 
 #include <arpa/inet.h>
@@ -82,6 +83,9 @@ static void xqsort(void *base, size_t n, size_t sz, int (*cmp)(const void *, con
 	if (n > 1)
 		qsort(base, n, sz, cmp);
 }
+
+/* From this many elements, sorts by keys (lib/rsort.h) beat qsort() */
+#define RSORT_MIN	1024
 
 /* A bump allocator for the small objects of the units, freed at once. */
 struct arena_blk {
@@ -1248,7 +1252,7 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 			at[0].p6[k].plen = m ? 128 - ctz128(m) : 0;
 			at[0].p6[k].counter = x->rule_base[ci] + i + k;
 		}
-		xqsort(at[0].p6, len, sizeof(struct pfx6), cmp_pfx6);
+		sort_pfx6(at[0].p6, len);
 		goto done;
 	}
 	at[0].p = arena_alloc(&x->ar, len * sizeof(struct pfx));
@@ -1260,7 +1264,7 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 		at[0].p[k].plen = m ? 32 - __builtin_ctz(m) : 0;
 		at[0].p[k].counter = x->rule_base[ci] + i + k;
 	}
-	xqsort(at[0].p, len, sizeof(struct pfx), cmp_pfx4);
+	sort_pfx4(at[0].p, len);
 done:
 	u->atoms[which] = at;
 	u->natoms[which]++;
@@ -1496,7 +1500,7 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 	}
 	for (int w = 0; w < 2; w++) {
 		if (skip[w])
-			xqsort(u->atoms[w][0].p, len, sizeof(struct pfx), cmp_pfx4);
+			sort_pfx4(u->atoms[w][0].p, len);
 		/* rule i's own port was its constraint: the union replaces it */
 		if (pp[w])
 			u->rs[w ? RF_DPORT : RF_SPORT] = iset_from_pairs(x, pp[w], len, false, 65535);
@@ -2021,6 +2025,28 @@ static int cmp_lpm_entry(const void *a, const void *b)
 	return 0;
 }
 
+static __u64 lpm_key_addr(const void *e)
+{
+	return ntohl(((const struct cp_lpm_entry *)e)->addr);
+}
+
+static __u64 lpm_key_plen(const void *e)
+{
+	const struct cp_lpm_entry *x = e;
+
+	return (__u64)x->key << 6 | x->plen;
+}
+
+/* l's entries in cmp_lpm_entry()'s order, equal ones in their given order (glibc's
+ * qsort() is a stable merge sort): large lists by keys (lib/rsort.h) */
+static void sort_lpm(struct cp_lpm *l)
+{
+	if (l->n >= RSORT_MIN && !rsort(l->e, l->n, sizeof(*l->e), lpm_key_addr, 32) &&
+	    !rsort(l->e, l->n, sizeof(*l->e), lpm_key_plen, 38))
+		return;
+	xqsort(l->e, l->n, sizeof(*l->e), cmp_lpm_entry);
+}
+
 static int cmp_lpm_entry6(const void *a, const void *b)
 {
 	const struct cp_lpm_entry6 *x = a, *y = b;
@@ -2132,10 +2158,10 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 		xqsort(cc->group_dst.e6, cc->group_dst.n, sizeof(*cc->group_dst.e6),
 		       cmp_lpm_entry6);
 	} else {
-		xqsort(cc->src.e, cc->src.n, sizeof(*cc->src.e), cmp_lpm_entry);
-		xqsort(cc->dst.e, cc->dst.n, sizeof(*cc->dst.e), cmp_lpm_entry);
-		xqsort(cc->group_src.e, cc->group_src.n, sizeof(*cc->group_src.e), cmp_lpm_entry);
-		xqsort(cc->group_dst.e, cc->group_dst.n, sizeof(*cc->group_dst.e), cmp_lpm_entry);
+		sort_lpm(&cc->src);
+		sort_lpm(&cc->dst);
+		sort_lpm(&cc->group_src);
+		sort_lpm(&cc->group_dst);
 	}
 	xqsort(cc->iif.e, cc->iif.n, sizeof(*cc->iif.e), cmp_if_entry);
 	xqsort(cc->oif.e, cc->oif.n, sizeof(*cc->oif.e), cmp_if_entry);

@@ -68,6 +68,40 @@ static int SUF(cmp_pfx)(const void *a, const void *b)
 	return x->counter < y->counter ? -1 : x->counter > y->counter;
 }
 
+#if AW == 32
+static __u64 SUF(pfx_key_counter)(const void *e)
+{
+	return ((const PFX *)e)->counter;
+}
+
+static __u64 SUF(pfx_key_addr)(const void *e)
+{
+	const PFX *p = e;
+
+	return (__u64)p->addr << 6 | p->plen;
+}
+#endif
+
+/* p[0..n) in SUF(cmp_pfx)'s order: IPv4 lists of RSORT_MIN prefixes and more by
+ * keys (counter, then address and length: lib/rsort.h), the rest by qsort() */
+static void SUF(sort_pfx)(PFX *p, size_t n)
+{
+#if AW == 32
+	if (n >= RSORT_MIN) {
+		size_t i;
+
+		/* counters in the list's order (a run's rules): the sort by address
+		 * and length keeps it among equal prefixes */
+		for (i = 1; i < n && p[i - 1].counter < p[i].counter; i++)
+			;
+		if ((i == n || !rsort(p, n, sizeof(*p), SUF(pfx_key_counter), 32)) &&
+		    !rsort(p, n, sizeof(*p), SUF(pfx_key_addr), 38))
+			return;
+	}
+#endif
+	xqsort(p, n, sizeof(*p), SUF(cmp_pfx));
+}
+
 static bool SUF(pfx_contains)(AT qa, __u32 ql, AT pa, __u32 pl)
 {
 	return ql <= pl && !((qa ^ pa) & SUF(plen_mask)(ql));
@@ -122,6 +156,26 @@ static int SUF(cmp_mark)(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	return x->plen < y->plen ? -1 : x->plen > y->plen;
+}
+
+#if AW == 32
+static __u64 SUF(mark_key)(const void *e)
+{
+	const struct SUF(mark) *m = e;
+
+	return (__u64)m->addr << 6 | m->plen;
+}
+#endif
+
+/* mk[0..n) in SUF(cmp_mark)'s order, equal marks in their given order (qsort()
+ * here is glibc's merge sort, stable too) */
+static void SUF(sort_marks)(struct SUF(mark) *mk, size_t n)
+{
+#if AW == 32
+	if (n >= RSORT_MIN && !rsort(mk, n, sizeof(*mk), SUF(mark_key), 38))
+		return;
+#endif
+	xqsort(mk, n, sizeof(*mk), SUF(cmp_mark));
 }
 
 /* The set of chain c's address field F: its prefixes, each with the vector of the
@@ -180,7 +234,7 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 			bit_set(cur, s);
 	}
 #undef A0
-	xqsort(mk, nmarks, sizeof(*mk), SUF(cmp_mark));
+	SUF(sort_marks)(mk, nmarks);
 
 	/* preorder walk; stack of [begin, end) mark ranges of the open prefixes */
 	struct {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ival.h"
+#include "rsort.h"
 
 struct pfx {
 	__u32 lo, hi, val;
@@ -27,6 +28,13 @@ static int pfx_cmp(const void *a, const void *b)
 	if (x->plen != y->plen)
 		return x->plen < y->plen ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static __u64 pfx_key(const void *e)
+{
+	const struct pfx *x = e;
+
+	return (__u64)x->lo << 6 | x->plen;
 }
 
 /* From x on, the value is v: intervals stay disjoint, neighbours differ. */
@@ -78,7 +86,9 @@ int cp_ival_flatten(const struct cp_lpm_entry *e, size_t n, struct cp_ival *iv)
 		p[i].plen = plen;
 		p[i].idx = i;
 	}
-	qsort(p, n, sizeof(*p), pfx_cmp);
+	/* idx is the order of p: a stable sort by (lo, plen) is pfx_cmp()'s */
+	if (n < 1024 || rsort(p, n, sizeof(*p), pfx_key, 38))
+		qsort(p, n, sizeof(*p), pfx_cmp);
 	emit(iv, 0, BPFIPT_IVAL_NONE);
 	for (i = 0; i <= n; i++) {
 		/* i == n: close everything; a prefix ending at 255.255.255.255 needs no end */

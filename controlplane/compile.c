@@ -84,9 +84,6 @@ static void xqsort(void *base, size_t n, size_t sz, int (*cmp)(const void *, con
 		qsort(base, n, sz, cmp);
 }
 
-/* From this many elements, sorts by keys (lib/rsort.h) beat qsort() */
-#define RSORT_MIN	1024
-
 /* A bump allocator for the small objects of the units, freed at once. */
 struct arena_blk {
 	struct arena_blk *next;

@@ -87,7 +87,7 @@ int cp_ival_flatten(const struct cp_lpm_entry *e, size_t n, struct cp_ival *iv)
 		p[i].idx = i;
 	}
 	/* idx is the order of p: a stable sort by (lo, plen) is pfx_cmp()'s */
-	if (n < 1024 || rsort(p, n, sizeof(*p), pfx_key, 38))
+	if (n < RSORT_MIN || rsort(p, n, sizeof(*p), pfx_key, 38))
 		qsort(p, n, sizeof(*p), pfx_cmp);
 	emit(iv, 0, BPFIPT_IVAL_NONE);
 	for (i = 0; i <= n; i++) {

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+/* From this many elements a sort by keys beats qsort() with a comparator; below
+ * it, the callers keep qsort() */
+#define RSORT_MIN	1024
+
 /* The key of element e (at most `bits` bits wide). */
 typedef __u64 (*rsort_key_fn)(const void *e);
 

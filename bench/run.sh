@@ -160,32 +160,7 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 fi
 
 # ---------------------------------------------------------------- veth
-busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
-
-# flood_run CHAIN SECS: packets/s received and CPU ns per packet ("pps cpu_ns"):
-# the busy time of all CPUs while the sender ran (the firewall's work is done
-# on the sender's CPU, in softirq, and on the sink's), divided by the packets
-# received: other processes' work counts too, so it is as noisy as the machine
-flood_run() {
-	local chain=$1 secs=$2 sink_ns dst snd_ns res b0 b1
-	case $chain in
-	INPUT) snd_ns=$CLI sink_ns=$RTR dst=$RTR_IP1 ;;
-	FORWARD) snd_ns=$CLI sink_ns=$SRV dst=$SRV_IP ;;
-	OUTPUT) snd_ns=$RTR sink_ns=$SRV dst=$SRV_IP ;;
-	esac
-	ip netns exec "$sink_ns" taskset -c 1 "$BIN/flood" sink 9000 "$secs" > "$WORK/sink" &
-	local pid=$!
-	sleep 0.2
-	b0=$(busy_jiffies)
-	ip netns exec "$snd_ns" taskset -c 0 "$BIN/flood" send "$dst" 9000 "$(awk -v s="$secs" \
-		'BEGIN { print s + 0.3 }')" > "$WORK/send"
-	wait $pid
-	b1=$(busy_jiffies)
-	awk -v b="$((b1 - b0))" -v hz="$(getconf CLK_TCK)" '
-		{ n = $2; t = $3 }
-		END { if (t > 0 && n > 0) printf "%d %d\n", n / t, b * 1e9 / hz / (n / t * t)
-		      else print "0 0" }' "$WORK/sink"
-}
+. "$HERE/flood.sh"
 
 # ping_run CHAIN: p50 and p99 round trip in us over PINGS echoes 1 ms apart
 ping_run() {

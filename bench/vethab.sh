@@ -45,22 +45,10 @@ for c in $CHAINS; do
 	python3 "$HERE/rules.py" "$kind" "$c" "$N" iptables > "$STATE_ROOT/$c.rules" || exit 1
 done
 
+WORK=$STATE_ROOT
+. "$HERE/flood.sh"
 # flood CHAIN: packets/s the sink received
-flood() {
-	local snd sink dst pid
-	case $1 in
-	INPUT) snd=$CLI sink=$RTR dst=$RTR_IP1 ;;
-	FORWARD) snd=$CLI sink=$SRV dst=$SRV_IP ;;
-	OUTPUT) snd=$RTR sink=$SRV dst=$SRV_IP ;;
-	esac
-	ip netns exec "$sink" taskset -c 1 "$BIN/flood" sink 9000 "$SECS" > "$STATE_ROOT/sink" &
-	pid=$!
-	sleep 0.2
-	ip netns exec "$snd" taskset -c 0 "$BIN/flood" send "$dst" 9000 \
-		"$(awk -v s="$SECS" 'BEGIN { print s + 0.3 }')" > /dev/null
-	wait $pid
-	awk '{ if ($3 > 0) printf "%d", $2 / $3; else printf "0" }' "$STATE_ROOT/sink"
-}
+flood() { flood_run "$1" "$SECS" | cut -d' ' -f1; }
 
 RES=$STATE_ROOT/results
 : > "$RES"

@@ -507,6 +507,18 @@ START_TEST(t_shared_counters)
 }
 END_TEST
 
+/* send_chain(), and how much the statistic FAST moved (1: judged before the walk) */
+static __u64 send_fast(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p, __u32 chain)
+{
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+	struct ipt_err err = { 0 };
+
+	ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+	send_chain(in, t, p, chain);
+	ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+	return st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST];
+}
+
 /* The ruleset in sb (freed) parsed, compiled and installed in a new instance
  * with the test program; its conf in *cf. */
 static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
@@ -534,11 +546,10 @@ START_TEST(t_group_fast)
 	struct strbuf sb = STRBUF_INIT;
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
-	struct ipt_err err = { 0 };
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
 	unsigned int nfast = 0;
-	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+	__u64 moved;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":U - [0:0]\n-A U -p tcp -j ACCEPT\n");
@@ -569,10 +580,8 @@ START_TEST(t_group_fast)
 		};
 		bool fast = c == 0 ? listed || p.dport == 7 || r == 0 : c == 1 ? true : !listed;
 
-		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-		send_chain(in, t, &p, chains[c]);
-		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+		moved = send_fast(in, t, &p, chains[c]);
+		ck_assert_msg(moved == fast,
 			      "chain %u src %#x: judged %s", chains[c], ntohl(p.saddr),
 			      fast ? "by the walk" : "by the list alone");
 		nfast += fast;
@@ -608,10 +617,8 @@ START_TEST(t_group_fast)
 			.sport = 40000, .dport = k & 1 ? 53 : 9, .len = 50,
 		};
 
-		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-		send_chain(in, t, &p, chains[k % 3]);
-		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-		ck_assert_uint_eq(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST],
+		moved = send_fast(in, t, &p, chains[k % 3]);
+		ck_assert_uint_eq(moved,
 				  chains[k % 3] == BPFIPT_OUTPUT);
 	}
 	dp_inst_free(&in);
@@ -635,11 +642,10 @@ START_TEST(t_prefix)
 	struct strbuf sb = STRBUF_INIT;
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
-	struct ipt_err err = { 0 };
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
 	unsigned int nfast = 0, nwalk = 0;
-	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+	__u64 moved;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		"-A INPUT -s 192.0.2.0/24 -j ACCEPT\n-A INPUT -p tcp -j ACCEPT\n"
@@ -709,10 +715,8 @@ START_TEST(t_prefix)
 		/* judged by a prefix rule: INPUT 0-3; OUTPUT: all (its rules or its
 		 * policy) */
 		fast = c == 1 || (rule_no >= 0 && c == 0 && rule_no < 4);
-		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-		send_chain(in, t, &p, chains[c]);
-		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+		moved = send_fast(in, t, &p, chains[c]);
+		ck_assert_msg(moved == fast,
 			      "chain %u src %#x proto %u dport %u (rule %d): judged %s",
 			      chains[c], ntohl(p.saddr), p.proto, p.dport, rule_no,
 			      fast ? "by the walk" : "by the prefix");
@@ -740,11 +744,10 @@ START_TEST(t_prefix_open)
 	struct strbuf sb = STRBUF_INIT;
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
-	struct ipt_err err = { 0 };
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
 	unsigned int nfast = 0, nwalk = 0;
-	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+	__u64 moved;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		"-A INPUT -p tcp -j ACCEPT\n-A INPUT -s 192.0.2.0/24 -j ACCEPT\n");
@@ -782,10 +785,8 @@ START_TEST(t_prefix_open)
 			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
 		/* judged by the prefix: INPUT's two rules; FORWARD: all */
 		fast = c == 2 || (c == 0 && rule_no >= 0 && rule_no < 2);
-		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-		send_chain(in, t, &p, chains[c]);
-		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+		moved = send_fast(in, t, &p, chains[c]);
+		ck_assert_msg(moved == fast,
 			      "chain %u src %#x proto %u dport %u (rule %d): judged %s",
 			      chains[c], ntohl(p.saddr), p.proto, p.dport, rule_no,
 			      fast ? "by the walk" : "by the prefix");
@@ -815,11 +816,10 @@ START_TEST(t_prefix_host)
 	struct strbuf sb = STRBUF_INIT;
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
-	struct ipt_err err = { 0 };
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
 	unsigned int nest = 0, nlisted = 0;
-	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+	__u64 moved;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		"-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
@@ -869,10 +869,8 @@ START_TEST(t_prefix_host)
 				p.ctstate = BPFIPT_CT_ESTABLISHED;
 				p.ctdir = 1;
 			}
-			ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-			send_chain(in, t, &p, BPFIPT_INPUT);
-			ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-			ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == 1,
+			moved = send_fast(in, t, &p, BPFIPT_INPUT);
+			ck_assert_msg(moved == 1,
 				      "src %#x dport %u reply %d: judged by the walk",
 				      ntohl(p.saddr), p.dport, reply);
 			nest += reply;
@@ -919,7 +917,6 @@ START_TEST(t_tuple)
 	struct dp_inst *in = NULL;
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
-	struct ipt_err err = { 0 };
 	unsigned int hits = 0, nfast = 0;
 
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
@@ -964,7 +961,7 @@ START_TEST(t_tuple)
 		};
 		__u32 chain = BPFIPT_INPUT;
 		struct cp_trace rt;
-		__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+		__u64 moved;
 		unsigned int owner;
 		int rule_no = -1;
 		bool fast;
@@ -1000,10 +997,8 @@ START_TEST(t_tuple)
 		fast = chain == BPFIPT_OUTPUT ||
 		       (chain == BPFIPT_INPUT && rule_no >= 0 && owner == BPFIPT_INPUT &&
 			rule_no <= 5000);
-		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-		send_chain(in, t, &p, chain);
-		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+		moved = send_fast(in, t, &p, chain);
+		ck_assert_msg(moved == fast,
 			      "chain %u src %#x dst %#x dport %u (rule %d): judged %s", chain,
 			      ntohl(p.saddr), ntohl(p.daddr), p.dport, rule_no,
 			      fast ? "by the walk" : "by the search");
@@ -1031,7 +1026,6 @@ START_TEST(t_tuple_prefix)
 	struct dp_inst *in = NULL;
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
-	struct ipt_err err = { 0 };
 	unsigned int nfast = 0, nwalk = 0, npfx = 0;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n");
@@ -1056,7 +1050,7 @@ START_TEST(t_tuple_prefix)
 			.dport = out ? 1 + i % 50 : 1024 + i % 100 % 509, .len = 50,
 			.has_tcp = kind < 3, .tcpflags = 0x10,
 		};
-		__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+		__u64 moved;
 		struct cp_trace rt;
 		unsigned int owner = 0;
 		int rule_no = -1;
@@ -1075,10 +1069,8 @@ START_TEST(t_tuple_prefix)
 			cp_counter_owner(t, rt.counted[0], &owner, &rule_no);
 		/* OUTPUT: all; INPUT: the run's and the udp rule's (a udp fragment too) */
 		fast = out || (rule_no >= 0 && rule_no <= 100);
-		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-		send_chain(in, t, &p, out ? BPFIPT_OUTPUT : BPFIPT_INPUT);
-		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-		ck_assert_msg(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST] == fast,
+		moved = send_fast(in, t, &p, out ? BPFIPT_OUTPUT : BPFIPT_INPUT);
+		ck_assert_msg(moved == fast,
 			      "%s src %#x dst %#x proto %u dport %u (rule %d): judged %s",
 			      out ? "OUTPUT" : "INPUT", ntohl(p.saddr), ntohl(p.daddr), p.proto,
 			      p.dport, rule_no, fast ? "by the walk" : "before the walk");

@@ -314,10 +314,11 @@ static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *er
 	return 0;
 }
 
-/* Load the programs in `progs` that `in` does not have yet. reuse: into the maps
- * of `in` (a running or already loaded instance); else create the maps too. */
-static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
-		     struct ipt_err *err)
+/* Load the programs in `progs` that `in` does not have yet, with one BPF object.
+ * reuse: into the maps of `in` (a running or already loaded instance); else
+ * create the maps too (only them when no program is missing). */
+static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
+			 struct ipt_err *err)
 {
 	struct bpfipt_bpf *skel;
 	struct bpf_program *pg;
@@ -395,6 +396,62 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 c
 	dp_log(DP_DEBUG, "loaded programs 0x%x", load);
 out:
 	bpfipt_bpf__destroy(skel);
+	return r;
+}
+
+/* One program of inst_load(), verified on a thread of its own. */
+struct load_job {
+	struct dp_inst *in;
+	unsigned int prog;
+	pthread_t th;
+	bool started;
+	int r;
+	struct ipt_err err;
+};
+
+static void *load_job_run(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->r = inst_load_obj(j->in, j->prog, true, 0, &j->err);
+	return NULL;
+}
+
+/* Load the programs in `progs` that `in` does not have yet (inst_load_obj()).
+ * Two or more are verified side by side, each into the maps of `in` (created
+ * first when !reuse): the verifier is most of a namespace's first command
+ * (docs/performance.md), and programs are verified in parallel. */
+static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
+		     struct ipt_err *err)
+{
+	struct load_job jobs[DP_PROG_MAX];
+	unsigned int load = 0;
+	int r = 0, i, n = 0;
+
+	for (i = 0; i < DP_PROG_MAX; i++)
+		if ((progs & (1u << i)) && in->prog[i] < 0)
+			load |= 1u << i;
+	if (__builtin_popcount(load) < 2)
+		return inst_load_obj(in, load, reuse, ct_max, err);
+	if (!reuse && (r = inst_load_obj(in, 0, false, ct_max, err)))
+		return r;
+	for (i = 0; i < DP_PROG_MAX; i++) {
+		if (!(load & (1u << i)))
+			continue;
+		jobs[n] = (struct load_job){ .in = in, .prog = 1u << i };
+		jobs[n].started = !pthread_create(&jobs[n].th, NULL, load_job_run, &jobs[n]);
+		if (!jobs[n].started)
+			load_job_run(&jobs[n]);
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		if (jobs[i].started)
+			pthread_join(jobs[i].th, NULL);
+		if (jobs[i].r && !r) {
+			r = jobs[i].r;
+			*err = jobs[i].err;
+		}
+	}
 	return r;
 }
 

@@ -34,6 +34,11 @@
  *                                    what one CPU's receive path (driver work
  *                                    aside) can drop: the veth and the other
  *                                    CPU's scheduling are out of it
+ *   flood hold IFNAME SECS           attaches a program that drops every frame
+ *                                    ("return XDP_DROP") to IFNAME for SECS
+ *                                    seconds; prints "attached" once it is: the
+ *                                    receiver's own cost under the xdp sender
+ *                                    (the veth counts the frames it drops)
  *   flood sink PORT SECS             counts the datagrams a UDP socket receives
  *                                    for SECS seconds from the first one; prints
  *                                    "recv N SECS"
@@ -73,7 +78,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: flood send DST PORT SECS | flood raw IFNAME DSTMAC SRC DST PORT "
 		"SECS | flood xdp IFNAME DSTMAC SRC DST PORT SECS | flood inject IFNAME DSTMAC SRC DST "
-		"PORT SECS [PROG_ID|drop] | flood sink PORT SECS\n");
+		"PORT SECS [PROG_ID|drop] | flood hold IFNAME SECS | flood sink PORT SECS\n");
 	return 2;
 }
 
@@ -199,6 +204,35 @@ static int xdp_loop(int ifindex, const void *frame, __u32 len, double secs)
 	return r;
 }
 
+/* "return XDP_DROP" attached to ifindex by a link (detached when it is closed,
+ * at the latest when the process exits): the link's fd, its program's in *prog;
+ * -1 on a failure. Attached as a firewall's program is, the kernel calls it
+ * directly (the XDP dispatcher), not through a retpoline. */
+static int attach_drop(int ifindex, int *prog)
+{
+	struct bpf_insn ret[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+	int link;
+
+	*prog = load_xdp(ret, 2);
+	if (*prog < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.link_create.prog_fd = *prog;
+	a.link_create.target_ifindex = ifindex;
+	a.link_create.attach_type = BPF_XDP;
+	link = sys_bpf(BPF_LINK_CREATE, &a);
+	if (link < 0) {
+		perror("flood: attaching the drop program");
+		close(*prog);
+		*prog = -1;
+	}
+	return link;
+}
+
 /* flood inject: the frames received on ifindex, judged by the XDP program
  * prog (an id; "drop": "return XDP_DROP"; NULL: "return XDP_PASS", the stack gets
  * every frame as an skb). */
@@ -213,9 +247,12 @@ static int inject_loop(int ifindex, const char *prog, const void *frame, __u32 l
 	union bpf_attr a;
 	int fd, r, link = -1;
 
-	if (prog && !strcmp(prog, "drop"))
-		ret[0].imm = XDP_DROP;
-	if (prog_id) {
+	if (prog && !strcmp(prog, "drop")) {
+		/* attached to ifindex for the run, as a firewall's program is */
+		link = attach_drop(ifindex, &fd);
+		if (link < 0)
+			return 1;
+	} else if (prog_id) {
 		memset(&a, 0, sizeof(a));
 		a.prog_id = prog_id;
 		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
@@ -226,21 +263,6 @@ static int inject_loop(int ifindex, const char *prog, const void *frame, __u32 l
 	}
 	if (fd < 0)
 		return 1;
-	if (prog && !strcmp(prog, "drop")) {
-		/* attached to ifindex for the run, as a firewall's program is: the
-		 * kernel then calls it directly (the XDP dispatcher), not through a
-		 * retpoline */
-		memset(&a, 0, sizeof(a));
-		a.link_create.prog_fd = fd;
-		a.link_create.target_ifindex = ifindex;
-		a.link_create.attach_type = BPF_XDP;
-		link = sys_bpf(BPF_LINK_CREATE, &a);
-		if (link < 0) {
-			perror("flood inject: attaching the drop program");
-			close(fd);
-			return 1;
-		}
-	}
 	r = live_loop(fd, ifindex, frame, len, secs);
 	if (link >= 0)
 		close(link);
@@ -301,6 +323,26 @@ int main(int argc, char **argv)
 							.msg_iov = &iov[i], .msg_iovlen = 1 };
 		}
 		return send_loop(fd, m, atof(argv[7]));
+	}
+	if (!strcmp(argv[1], "hold") && argc == 4) {
+		int ifindex = if_nametoindex(argv[2]), prog, link;
+		double secs = atof(argv[3]);
+		struct timespec ts = { .tv_sec = (time_t)secs,
+				       .tv_nsec = (long)((secs - (time_t)secs) * 1e9) };
+
+		if (!ifindex) {
+			fprintf(stderr, "flood hold: no interface %s\n", argv[2]);
+			return 1;
+		}
+		link = attach_drop(ifindex, &prog);
+		if (link < 0)
+			return 1;
+		printf("attached\n");
+		fflush(stdout);
+		nanosleep(&ts, NULL);
+		close(link);
+		close(prog);
+		return 0;
 	}
 	if (!strcmp(argv[1], "sink") && argc == 4) {
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[2])) };

@@ -300,8 +300,11 @@ fi
 #        eth0: each frame runs eth0's XDP program (bpf-iptables-xdp) or, for the
 #        others, goes to the stack as an skb. Generator and receiver are one loop on
 #        one CPU: the rate is what a CPU's receive path can drop, without the veth
-#        and the scheduling of two CPUs (which cap the xdp sender's row). Its row
-#        xdp-drop-floor runs "return XDP_DROP": the generator's own cost.
+#        and the scheduling of two CPUs (which cap the xdp sender's row).
+# xdp-drop-floor: a program that only returns XDP_DROP. With the inject sender, the
+# generator's own cost; with the xdp sender, attached to rtr's eth0 (flood hold),
+# the veth's and the other CPU's: the most any XDP program can drop there (the
+# veth counts the frames, ethtool's rx_queue_*_xdp_drops).
 napi_cpu1() {	# rtr's eth0: NAPI in a thread, on CPU 1
 	ip netns exec "$RTR" ethtool -K eth0 gro on >/dev/null 2>&1
 	ip netns exec "$RTR" sh -c 'echo 1 > /sys/class/net/eth0/threaded' 2>/dev/null
@@ -310,6 +313,10 @@ napi_cpu1() {	# rtr's eth0: NAPI in a thread, on CPU 1
 	local p
 	for p in $(pgrep "^napi/eth0-"); do taskset -pc 1 "$p" >/dev/null 2>&1; done
 	return 0
+}
+veth_xdp_drops() {	# the frames rtr's eth0 dropped at XDP (every queue)
+	ip netns exec "$RTR" ethtool -S eth0 | awk '/rx_queue_[0-9]+_xdp_drops:/ { n += $2 }
+		END { print n + 0 }'
 }
 if [[ " $ONLY " == *" drop "* ]]; then
 	log "drop: a flood dropped by the first rule (senders: raw, xdp, inject)"
@@ -320,10 +327,18 @@ if [[ " $ONLY " == *" drop "* ]]; then
 	for where in xdp-drop-floor none iptables-input iptables-raw-prerouting \
 		     nft-netdev-ingress bpf-iptables-tc bpf-iptables-xdp bpf-iptables-xdp-generic; do
 		[ "$sender" != raw ] && [ "$where" = bpf-iptables-xdp-generic ] && continue
-		[ "$sender" != inject ] && [ "$where" = xdp-drop-floor ] && continue
+		[ "$sender" = raw ] && [ "$where" = xdp-drop-floor ] && continue
 		fw_clear
-		rule="-p udp --dport 9999 -j DROP"
+		rule="-p udp --dport 9999 -j DROP" hold=
 		case $where in
+		xdp-drop-floor) if [ "$sender" = xdp ]; then
+			# attached until the flood is over (SECS + 3 s at most); "attached" once it is
+			coproc HOLD { exec ip netns exec "$RTR" "$BIN/flood" hold eth0 $((${SECS%.*} + 3)); }
+			hold=$HOLD_PID
+			read -r -t 5 _ <&"${HOLD[0]}" ||
+				{ log "  $where: no drop program on rtr's eth0"; exit 1; }
+			d0=$(veth_xdp_drops)
+		fi ;;
 		iptables-input) ip netns exec "$RTR" iptables-legacy -A INPUT $rule ;;
 		iptables-raw-prerouting) ip netns exec "$RTR" iptables-legacy -t raw -A PREROUTING $rule ;;
 		nft-netdev-ingress) printf '%s\n' 'table netdev bench {' \
@@ -363,7 +378,12 @@ if [[ " $ONLY " == *" drop "* ]]; then
 			d=$(ip netns exec "$RTR" iptables-legacy -t raw -vxnL PREROUTING | awk 'NR == 3 { print $1 }') ;;
 		nft-netdev-ingress) d=$(ip netns exec "$RTR" nft list ruleset | sed -n 's/.*counter packets \([0-9]*\).*/\1/p') ;;
 		bpf-iptables-*) d=$(nsx "$RTR" "$BIN/bpf-iptables" -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;
-		xdp-drop-floor) d=$sent ;;
+		xdp-drop-floor) if [ -n "$hold" ]; then
+			d=$(($(veth_xdp_drops) - d0))
+			kill "$hold" 2>/dev/null; wait "$hold" 2>/dev/null
+		else
+			d=$sent
+		fi ;;
 		*) d=0 ;;
 		esac
 		awk -v w="$where" -v x="$sender" -v s="$sent" -v d="${d:-0}" -v t="$t" \

@@ -82,6 +82,17 @@ bpt() { local ns=$1; shift; nsx "$ns" "$BIN/bpf-iptables" "$@"; }
 # bpt6 NS ARGS...: bpf-ip6tables in a namespace
 bpt6() { local ns=$1; shift; nsx "$ns" "$BIN/bpf-ip6tables" "$@"; }
 
+# prog_maps NS DEV ingress|egress: "name id" of every map the tc program on DEV
+# uses (bpftool), sorted
+prog_maps() {
+	local prog m
+	prog=$(ip netns exec "$1" tc -j filter show dev "$2" "$3" |
+	       jq '[.[] | .options.prog.id // empty][0]')
+	for m in $(bpftool -j prog show id "$prog" | jq '.map_ids[]'); do
+		bpftool -j map show id "$m" | jq -r '"\(.name) \(.id)"'
+	done | sort
+}
+
 # ping_ok FROM_NS DST: one echo, 1 s
 ping_ok() { ip netns exec "$1" ping -c1 -W1 -q "$2" >/dev/null 2>&1; }
 ping6_ok() { ip netns exec "$1" ping -6 -c1 -W1 -q "$2" >/dev/null 2>&1; }

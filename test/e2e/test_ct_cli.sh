@@ -220,14 +220,7 @@ for rule in "OUTPUT -m conntrack --ctstate NEW,ESTABLISHED -j ACCEPT" \
 done
 
 # the instance's map ids, from the program attached to lo
-map_id() {
-	local prog
-	prog=$(ip netns exec "$E" tc -j filter show dev lo egress |
-	       jq '[.[] | .options.prog.id // empty][0]')
-	for m in $(bpftool -j prog show id "$prog" | jq '.map_ids[]'); do
-		[ "$(bpftool -j map show id "$m" | jq -r .name)" = "$1" ] && echo "$m"
-	done
-}
+map_id() { prog_maps "$E" lo egress | awk -v n="$1" '$1 == n { print $2 }'; }
 CT_MAP=$(map_id bpfipt_ct)
 CONF_MAP=$(map_id bpfipt_ct_conf)
 check "the instance has bpfipt_ct and bpfipt_ct_conf" test -n "$CT_MAP" -a -n "$CONF_MAP"

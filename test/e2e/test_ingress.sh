@@ -27,15 +27,8 @@ bpt "$RTR" -A INPUT -p udp --dport 9000 -j DROP
 # the first command verifies its programs side by side, each in a BPF object of
 # its own: both must use the instance's maps (the same ids), not copies (each
 # object has its .rodata, constant tables, "bpfipt_b.rodata")
-prog_maps() {	# prog_maps ingress|egress: "name id" of its bpfipt_* maps, sorted
-	local prog m
-	prog=$(ip netns exec "$RTR" tc -j filter show dev eth0 "$1" |
-	       jq '[.[] | .options.prog.id // empty][0]')
-	for m in $(bpftool -j prog show id "$prog" | jq '.map_ids[]'); do
-		bpftool -j map show id "$m" | jq -r '"\(.name) \(.id)"'
-	done | grep -E '^bpfipt_[a-z0-9_]+ ' | sort
-}
-in_maps=$(prog_maps ingress) out_maps=$(prog_maps egress)
+in_maps=$(prog_maps "$RTR" eth0 ingress | grep -E '^bpfipt_[a-z0-9_]+ ')
+out_maps=$(prog_maps "$RTR" eth0 egress | grep -E '^bpfipt_[a-z0-9_]+ ')
 check "tc ingress and egress programs use bpfipt_inst and bpfipt_conf" \
 	test "$(printf '%s\n%s\n' "$in_maps" "$out_maps" | grep -cE '^bpfipt_(inst|conf) ')" = 4
 check_eq "... the same maps: the egress program's are the ingress one's" "" \

@@ -449,7 +449,8 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 c
 			pthread_join(jobs[i].th, NULL);
 		if (jobs[i].r && !r) {
 			r = jobs[i].r;
-			*err = jobs[i].err;
+			if (err)	/* dp_fail() takes none too */
+				*err = jobs[i].err;
 		}
 	}
 	return r;

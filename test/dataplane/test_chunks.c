@@ -519,6 +519,31 @@ static __u64 send_fast(struct dp_inst *in, struct ipt_table *t, struct cp_packet
 	return st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST];
 }
 
+/* The reference evaluator on p in chain (its trace in *rt): the number of the
+ * rule that counted the packet (-1: none, a policy), that rule's chain in *owner. */
+static int ref_rule(struct ipt_table *t, __u32 chain, struct cp_packet *p, struct cp_trace *rt,
+		    unsigned int *owner)
+{
+	int rule_no = -1;
+
+	ck_assert_int_eq(cp_ref_eval(t, &env, chain, p, rt), 0);
+	if (rt->ncounted)
+		cp_counter_owner(t, rt->counted[0], owner, &rule_no);
+	return rule_no;
+}
+
+/* p sent through chain: judged before the walk (the FAST statistic moved) exactly
+ * when fast says so; rule_no (the reference's rule) for the message. */
+static void check_fast(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p, __u32 chain,
+		       bool fast, int rule_no)
+{
+	__u64 moved = send_fast(in, t, p, chain);
+
+	ck_assert_msg(moved == fast, "chain %u src %#x dst %#x proto %u dport %u (rule %d): judged %s",
+		      chain, ntohl(p->saddr), ntohl(p->daddr), p->proto, p->dport, rule_no,
+		      fast ? "by the walk" : "before the walk");
+}
+
 /* The ruleset in sb (freed) parsed, compiled and installed in a new instance
  * with the test program; its conf in *cf. */
 static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
@@ -580,10 +605,7 @@ START_TEST(t_group_fast)
 		};
 		bool fast = c == 0 ? listed || p.dport == 7 || r == 0 : c == 1 ? true : !listed;
 
-		moved = send_fast(in, t, &p, chains[c]);
-		ck_assert_msg(moved == fast,
-			      "chain %u src %#x: judged %s", chains[c], ntohl(p.saddr),
-			      fast ? "by the walk" : "by the list alone");
+		check_fast(in, t, &p, chains[c], fast, -1);
 		nfast += fast;
 	}
 	ck_assert_uint_gt(nfast, 1000);
@@ -645,7 +667,6 @@ START_TEST(t_prefix)
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
 	unsigned int nfast = 0, nwalk = 0;
-	__u64 moved;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		"-A INPUT -s 192.0.2.0/24 -j ACCEPT\n-A INPUT -p tcp -j ACCEPT\n"
@@ -709,17 +730,11 @@ START_TEST(t_prefix)
 		};
 		bool fast;
 
-		ck_assert_int_eq(cp_ref_eval(t, &env, chains[c], &p, &rt), 0);
-		if (rt.ncounted)
-			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
+		rule_no = ref_rule(t, chains[c], &p, &rt, &chain);
 		/* judged by a prefix rule: INPUT 0-3; OUTPUT: all (its rules or its
 		 * policy) */
 		fast = c == 1 || (rule_no >= 0 && c == 0 && rule_no < 4);
-		moved = send_fast(in, t, &p, chains[c]);
-		ck_assert_msg(moved == fast,
-			      "chain %u src %#x proto %u dport %u (rule %d): judged %s",
-			      chains[c], ntohl(p.saddr), p.proto, p.dport, rule_no,
-			      fast ? "by the walk" : "by the prefix");
+		check_fast(in, t, &p, chains[c], fast, rule_no);
 		nfast += fast;
 		nwalk += !fast;
 	}
@@ -747,7 +762,6 @@ START_TEST(t_prefix_open)
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
 	unsigned int nfast = 0, nwalk = 0;
-	__u64 moved;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		"-A INPUT -p tcp -j ACCEPT\n-A INPUT -s 192.0.2.0/24 -j ACCEPT\n");
@@ -780,16 +794,10 @@ START_TEST(t_prefix_open)
 		};
 		bool fast;
 
-		ck_assert_int_eq(cp_ref_eval(t, &env, chains[c], &p, &rt), 0);
-		if (rt.ncounted)
-			cp_counter_owner(t, rt.counted[0], &chain, &rule_no);
+		rule_no = ref_rule(t, chains[c], &p, &rt, &chain);
 		/* judged by the prefix: INPUT's two rules; FORWARD: all */
 		fast = c == 2 || (c == 0 && rule_no >= 0 && rule_no < 2);
-		moved = send_fast(in, t, &p, chains[c]);
-		ck_assert_msg(moved == fast,
-			      "chain %u src %#x proto %u dport %u (rule %d): judged %s",
-			      chains[c], ntohl(p.saddr), p.proto, p.dport, rule_no,
-			      fast ? "by the walk" : "by the prefix");
+		check_fast(in, t, &p, chains[c], fast, rule_no);
 		nfast += fast;
 		nwalk += !fast;
 	}
@@ -961,7 +969,6 @@ START_TEST(t_tuple)
 		};
 		__u32 chain = BPFIPT_INPUT;
 		struct cp_trace rt;
-		__u64 moved;
 		unsigned int owner;
 		int rule_no = -1;
 		bool fast;
@@ -988,20 +995,14 @@ START_TEST(t_tuple)
 				p.dport = 1 + rnd() % 1000;
 			}
 		}
-		ck_assert_int_eq(cp_ref_eval(t, &env, chain, &p, &rt), 0);
+		rule_no = ref_rule(t, chain, &p, &rt, &owner);
 		hits += rt.verdict == BPFIPT_V_DROP || rt.verdict == BPFIPT_V_REJECT ||
 			(chain == BPFIPT_OUTPUT && rt.verdict == BPFIPT_V_ACCEPT);
-		if (rt.ncounted)
-			cp_counter_owner(t, rt.counted[0], &owner, &rule_no);
 		/* the run's rules and the prefix's (rule 5000) */
 		fast = chain == BPFIPT_OUTPUT ||
 		       (chain == BPFIPT_INPUT && rule_no >= 0 && owner == BPFIPT_INPUT &&
 			rule_no <= 5000);
-		moved = send_fast(in, t, &p, chain);
-		ck_assert_msg(moved == fast,
-			      "chain %u src %#x dst %#x dport %u (rule %d): judged %s", chain,
-			      ntohl(p.saddr), ntohl(p.daddr), p.dport, rule_no,
-			      fast ? "by the walk" : "by the search");
+		check_fast(in, t, &p, chain, fast, rule_no);
 		nfast += fast;
 	}
 	ck_assert_uint_gt(nfast, 600);
@@ -1050,7 +1051,6 @@ START_TEST(t_tuple_prefix)
 			.dport = out ? 1 + i % 50 : 1024 + i % 100 % 509, .len = 50,
 			.has_tcp = kind < 3, .tcpflags = 0x10,
 		};
-		__u64 moved;
 		struct cp_trace rt;
 		unsigned int owner = 0;
 		int rule_no = -1;
@@ -1064,16 +1064,10 @@ START_TEST(t_tuple_prefix)
 			p.dport = 53;
 		if (kind == 4)		/* a fragment: no ports, no entry in the runs */
 			p.has_ports = false, p.nonfirst_frag = true;
-		ck_assert_int_eq(cp_ref_eval(t, &env, out ? BPFIPT_OUTPUT : BPFIPT_INPUT, &p, &rt), 0);
-		if (rt.ncounted)
-			cp_counter_owner(t, rt.counted[0], &owner, &rule_no);
+		rule_no = ref_rule(t, out ? BPFIPT_OUTPUT : BPFIPT_INPUT, &p, &rt, &owner);
 		/* OUTPUT: all; INPUT: the run's and the udp rule's (a udp fragment too) */
 		fast = out || (rule_no >= 0 && rule_no <= 100);
-		moved = send_fast(in, t, &p, out ? BPFIPT_OUTPUT : BPFIPT_INPUT);
-		ck_assert_msg(moved == fast,
-			      "%s src %#x dst %#x proto %u dport %u (rule %d): judged %s",
-			      out ? "OUTPUT" : "INPUT", ntohl(p.saddr), ntohl(p.daddr), p.proto,
-			      p.dport, rule_no, fast ? "by the walk" : "before the walk");
+		check_fast(in, t, &p, out ? BPFIPT_OUTPUT : BPFIPT_INPUT, fast, rule_no);
 		nfast += fast;
 		nwalk += !fast;
 		npfx += fast && rule_no >= (out ? 200 : 100);

@@ -495,6 +495,24 @@ seen:
 	return;
 }
 
+/* A fragment's key in bpfipt_ct_frag. */
+static __always_inline void ct_frag_key(struct ct_frag_key *fk, const struct pkt *p)
+{
+	__builtin_memset(fk, 0, sizeof(*fk));
+	if (p->family == 6) {
+		__builtin_memcpy(fk->saddr, p->saddr6, sizeof(fk->saddr));
+		__builtin_memcpy(fk->daddr, p->daddr6, sizeof(fk->daddr));
+		fk->id = p->ipid6;
+		fk->family = 6;
+	} else {
+		fk->saddr[0] = p->saddr;
+		fk->daddr[0] = p->daddr;
+		fk->id = p->ipid;
+		fk->family = 4;
+	}
+	fk->proto = p->proto;
+}
+
 /*
  * The packet's state, and the update of an existing connection (update: false
  * on lo ingress, where the packet was tracked at egress). Leaves sc->ct_create
@@ -512,32 +530,19 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 	p = &sc->p;
 	sc->ct_create = 0;
 	__builtin_memset(&p->ct, 0, sizeof(p->ct));	/* INVALID */
-	if (!p->frag && !p->mf) {	/* not a fragment: no fragment key to build */
-		ct_track(sc, update);
-		return 0;
-	}
-	__builtin_memset(&fk, 0, sizeof(fk));
-	if (p->family == 6) {
-		__builtin_memcpy(fk.saddr, p->saddr6, sizeof(fk.saddr));
-		__builtin_memcpy(fk.daddr, p->daddr6, sizeof(fk.daddr));
-		fk.id = p->ipid6;
-		fk.family = 6;
-	} else {
-		fk.saddr[0] = p->saddr;
-		fk.daddr[0] = p->daddr;
-		fk.id = p->ipid;
-		fk.family = 4;
-	}
-	fk.proto = p->proto;
 	if (p->frag) {
+		ct_frag_key(&fk, p);
 		fr = bpf_map_lookup_elem(&bpfipt_ct_frag, &fk);
 		if (fr)
 			p->ct = *fr;
 		return 0;
 	}
+	/* one call site: the verifier walks ct_track() once */
 	ct_track(sc, update);
-	if (p->mf)
+	if (p->mf) {
+		ct_frag_key(&fk, p);
 		bpf_map_update_elem(&bpfipt_ct_frag, &fk, &p->ct, BPF_ANY);
+	}
 	return 0;
 }
 

@@ -1294,12 +1294,23 @@ __noinline int bpfipt_recent_mt(struct scratch *sc, __u32 table, __u32 seconds, 
 
 	bpf_spin_lock(&t->lock);
 	*(volatile __u32 *)&sc->rc_k = RC_NONE;
-	for (i = 0; i < BPFIPT_RECENT_ENTRIES; i++) {
-		x = &t->e[i];
-		if (x->used && x->addr == a &&
-		    (!(cs & XT_RECENT_TTL) || x->ttl == ttl || !ttl || !x->ttl)) {
-			*(volatile __u32 *)&sc->rc_k = i;
-			break;
+	/* two loops: a test of cs or ttl inside one would leave the loop's head
+	 * with a state per outcome, each walked to the end of the list */
+	if (!(cs & XT_RECENT_TTL) || !ttl) {
+		for (i = 0; i < BPFIPT_RECENT_ENTRIES; i++) {
+			x = &t->e[i];
+			if (x->used && x->addr == a) {
+				*(volatile __u32 *)&sc->rc_k = i;
+				break;
+			}
+		}
+	} else {
+		for (i = 0; i < BPFIPT_RECENT_ENTRIES; i++) {
+			x = &t->e[i];
+			if (x->used && x->addr == a && (x->ttl == ttl || !x->ttl)) {
+				*(volatile __u32 *)&sc->rc_k = i;
+				break;
+			}
 		}
 	}
 	k = *(volatile __u32 *)&sc->rc_k;

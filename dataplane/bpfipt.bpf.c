@@ -291,6 +291,8 @@ struct scratch {
 	__u64 gskip_b[2];
 	__u32 gdone;		/* bit d: gfold's search on field d done */
 	__u32 pj;		/* fast_prefix(): the rule it starts from */
+	__u32 pctr;		/* fast_prefix(): the folded list's counter, kept in
+				 * map memory: the verifier need not follow it */
 	__u32 pval[BPFIPT_PVALS];	/* ... the packet's value of each field a range
 					 * decides (bpfipt_conf.pfx_direct), by field */
 	/* conntrack: the packet's key; a connection to write if it is accepted */
@@ -1885,7 +1887,8 @@ _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix(
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc, __u32 first)
 {
-	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v, ctr = NO_SLOT;
+	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v, ctr;
+	volatile __u32 *pctr = &sc->pctr;
 	const __u64 *pfx = conf->pfx[chain];
 	struct bpfipt_slot *sl;
 	void *pool;
@@ -1918,7 +1921,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		if ((__u32)j < sc->pj)
 			continue;
 		b = 1;
-		ctr = NO_SLOT;
+		*pctr = NO_SLOT;
 #pragma clang loop unroll(disable)
 		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
 			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 63, x;
@@ -1939,7 +1942,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 				x = sc->gctr[d & 1];
 				b = x != BPFIPT_IVAL_NONE;
 				if (b)
-					ctr = x;
+					*pctr = x;
 				continue;
 			}
 			if (conf->pfx_direct[chain] & (1ULL << idx)) {
@@ -1958,6 +1961,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		if (!b)
 			continue;
 		gi = conf->slot_base[chain] + first + j;
+		ctr = *pctr;
 		goto judged;
 	}
 	if (!(fast & BPFIPT_FAST_PFX_END)) {

@@ -428,7 +428,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		18	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		19	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -446,7 +446,9 @@ enum bpfipt_stat {
 					 * 17: the conntrack state in pfx_direct,
 					 *     sixteen prefix slots, the folded
 					 *     list in the prefix;
-					 * 18: an interface in pfx_direct */
+					 * 18: an interface in pfx_direct;
+					 * 19: struct scratch (the value size of
+					 *     bpfipt_scratch): pctr */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

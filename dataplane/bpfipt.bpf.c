@@ -623,13 +623,22 @@ static __always_inline void parse_inner6(__u8 *q, void *data_end, __u32 room, st
 	p->inner_ok = 1;
 }
 
+__noinline int bpfipt_parse6_tc(struct __sk_buff *skb, struct scratch *sc, __u32 pull);
+__noinline int bpfipt_parse6_tc3(struct __sk_buff *skb, struct scratch *sc, __u32 pull);
+
 /* An IPv6 packet (see above): addresses, hop limit (ttl), traffic class (tos),
  * len = payload length + 40 (ip6tables' -m length and counters), the protocol
  * and transport header after the extension headers. pull: the caller can make
  * more bytes linear (tc), so headers past the linear data return P_SHORT; else
- * they count as cut. */
+ * they count as cut. skb: at tc, where TCP and UDP right after the fixed header
+ * are parsed here, and any other packet (extension headers, ICMPv6 and the
+ * packet its errors quote, other protocols) by bpfipt_parse6_tc(): the verifier
+ * follows the header walks once per tc program instead of once per call of
+ * parse() (192k -> 135k instructions for bpfipt_tc_in with the changes before
+ * it), and the common packet pays no call. */
 static __always_inline enum parse_result parse6(void *data, void *data_end, __u32 wire_len,
-						__u32 l2, struct scratch *sc, bool pull)
+						__u32 l2, struct scratch *sc, bool pull,
+						struct __sk_buff *skb)
 {
 	struct ipv6hdr *ip6 = data + l2;
 	struct walk6 *w = &sc->w6;
@@ -643,6 +652,8 @@ static __always_inline enum parse_result parse6(void *data, void *data_end, __u3
 		stat_inc(BPFIPT_ST_MALFORMED);
 		return P_DROP;
 	}
+	if (skb && ip6->nexthdr != IPPROTO_TCP && ip6->nexthdr != IPPROTO_UDP)
+		return l2 ? bpfipt_parse6_tc(skb, sc, pull) : bpfipt_parse6_tc3(skb, sc, pull);
 	__builtin_memcpy(p->saddr6, &ip6->saddr, 16);
 	__builtin_memcpy(p->daddr6, &ip6->daddr, 16);
 	p->ttl = ip6->hop_limit;
@@ -657,6 +668,8 @@ static __always_inline enum parse_result parse6(void *data, void *data_end, __u3
 	}
 	w->off = 40;
 	w->nh = ip6->nexthdr;
+	if (skb)
+		r = W6_DONE;	/* TCP or UDP (above) */
 	/* a bounded loop (IPV6_MAX_EXT + 1 steps); most packets leave at the first */
 	for (i = 0; i <= IPV6_MAX_EXT && r == W6_MORE; i++)
 		r = walk6_step(l3, data_end, end, w, p);
@@ -679,7 +692,7 @@ static __always_inline enum parse_result parse6(void *data, void *data_end, __u3
 	l4 = l3 + off;
 	if (!parse_l4(l4, data_end, end - off, p))
 		goto short_l4;
-	if (p->proto == IPPROTO_ICMPV6 && (p->icmp >> 8) < 128) {
+	if (!skb && p->proto == IPPROTO_ICMPV6 && (p->icmp >> 8) < 128) {
 		parse_inner6(l4 + 8, data_end, end - off - 8, sc);
 		/* the quoted packet past the linear data: tc pulls it */
 		if (!p->inner_ok && pull && end > (__u32)((long)data_end - (long)l3))
@@ -694,13 +707,28 @@ short_l4:
 	return P_OK;
 }
 
+/* parse6() at tc of an IPv6 packet whose next header is not TCP or UDP, a global
+ * function per link-layer length (l2). pull: 0 or 1. */
+#define PARSE6_TC(name, l2)								\
+__noinline int name(struct __sk_buff *skb, struct scratch *sc, __u32 pull)		\
+{											\
+	if (!sc)									\
+		return P_DROP;								\
+	return parse6((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len,	\
+		      l2, sc, pull & 1, NULL);						\
+}
+PARSE6_TC(bpfipt_parse6_tc, ETH_HLEN)
+PARSE6_TC(bpfipt_parse6_tc3, 0)
+
 /* data..data_end: the linear bytes; wire_len: the whole frame; l2: 14 on
  * Ethernet-like devices, 0 on L3 devices (tun, wireguard, ipip...), a constant
  * at each call; fam: the family the caller found (l3_family(), skb_family()):
  * 0 IPv4, 1 IPv6, else P_PASS. At tc the headers parse() reads are made linear
- * by tc_pull(); pull: the caller can pull more (IPv6: P_SHORT). */
+ * by tc_pull(); pull: the caller can pull more (IPv6: P_SHORT). skb: the packet
+ * at tc, NULL at XDP (parse6()). */
 static __always_inline enum parse_result parse(void *data, void *data_end, __u32 wire_len,
-					       __u32 l2, struct scratch *sc, bool pull, int fam)
+					       __u32 l2, struct scratch *sc, bool pull, int fam,
+					       struct __sk_buff *skb)
 {
 	struct pkt *p = &sc->p;
 	struct ethhdr *eth = data;
@@ -718,7 +746,7 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 		__builtin_memcpy(p->mac, eth->h_source, 6);
 	}
 	if (fam == 1)
-		return parse6(data, data_end, wire_len, l2, sc, pull);
+		return parse6(data, data_end, wire_len, l2, sc, pull, skb);
 	if (fam != 0)
 		return P_PASS;
 	p->family = 4;
@@ -2416,7 +2444,7 @@ static __always_inline int tc_parse(struct __sk_buff *skb, __u32 l2, struct scra
 
 	tc_pull(skb, l2);
 	pr = parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, sc, true,
-		   fam);
+		   fam, skb);
 	if (pr == P_SHORT) {
 		/* IPv6 headers past the linear data: pull all parse6() may read */
 		want = skb->len < l2 + IPV6_PULL ? skb->len : l2 + IPV6_PULL;
@@ -2424,7 +2452,7 @@ static __always_inline int tc_parse(struct __sk_buff *skb, __u32 l2, struct scra
 		asm volatile("" ::: "memory");
 		__builtin_memset(&sc->p, 0, sizeof(sc->p));
 		pr = parse((void *)(long)skb->data, (void *)(long)skb->data_end, skb->len, l2, sc,
-			   false, fam);
+			   false, fam, skb);
 	}
 	switch (pr) {
 	case P_PASS:
@@ -2549,7 +2577,7 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	sc = scratch(SCR_XDP, chain);
 	if (!sc)
 		goto out;
-	switch (parse(data, data_end, data_end - data, ETH_HLEN, sc, false, chain)) {
+	switch (parse(data, data_end, data_end - data, ETH_HLEN, sc, false, chain, NULL)) {
 	case P_PASS:
 		stat_inc(BPFIPT_ST_PASSED_NON_IPV4);
 		goto out;

@@ -1227,33 +1227,33 @@ static __always_inline bool extra_match(const struct bpfipt_extra *e, const stru
 	int i;
 
 	if (xf & BPFIPT_X_PORTS_EITHER) {
-		bool hit = false;
+		__u32 hit = 0, sp = p->sport, dp = p->dport;
 
 		/* multiport --ports never matches a packet without ports, inverted or not */
-		if (p->sport == BPFIPT_NO_PORT)
+		if (sp == BPFIPT_NO_PORT)
 			return false;
+		/* without a branch per range (ports < 65536: a difference is negative
+		 * when the port is out): the loop's head keeps one state */
 		for (i = 0; i < 15 && i < e->nports; i++) {
-			__u16 lo = e->ports[2 * i], hi = e->ports[2 * i + 1];
+			__u32 lo = e->ports[2 * i], hi = e->ports[2 * i + 1];
 
-			if ((p->sport >= lo && p->sport <= hi) || (p->dport >= lo && p->dport <= hi))
-				hit = true;
+			hit |= ~(((sp - lo) | (hi - sp)) & ((dp - lo) | (hi - dp))) >> 31;
 		}
-		if (hit == !!e->ports_invert)
+		if (!!hit == !!e->ports_invert)
 			return false;
 	}
 	if ((xf & BPFIPT_X_MARK) &&
 	    ((p->mark & e->mark_mask) == e->mark_value) == !!e->mark_invert)
 		return false;
 	if (xf & BPFIPT_X_MAC) {
-		bool eq = true;
+		__u32 diff = 0;
 
 		/* xt_mac: no match at all off Ethernet devices, inverted or not */
 		if (!p->has_mac)
 			return false;
 		for (i = 0; i < 6; i++)
-			if (p->mac[i] != e->mac[i])
-				eq = false;
-		if (eq == !!e->mac_invert)
+			diff |= p->mac[i] ^ e->mac[i];
+		if (!diff == !!e->mac_invert)
 			return false;
 	}
 	if ((xf & BPFIPT_X_CT) && !ct_match(e, p))

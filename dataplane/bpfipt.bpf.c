@@ -982,6 +982,9 @@ broken:
 	return -1;
 }
 
+#define CHUNK_MASK	(64 * BPFIPT_TOP_WORDS - 1)
+_Static_assert(!(64 * BPFIPT_TOP_WORDS & CHUNK_MASK), "CHUNK_MASK");
+
 /* The first chunk >= sc->kc whose bit is set in the packet's chunk bitmap, or
  * NO_SLOT. */
 static __always_inline __u32 next_chunk(struct scratch *sc)
@@ -1123,9 +1126,13 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 			return NO_SLOT - 1;
 		}
 	}
+	/* k & CHUNK_MASK (k < 64 * BPFIPT_TOP_WORDS): next_chunk() returns from one
+	 * place per bitmap word, each with a range of its own, which the mask
+	 * makes one; else each would go through chunk_find() as a state of its own */
 	k = next_chunk(sc);
 	if (k >= RD(sc->nchunks))
 		return NO_SLOT;
+	k &= CHUNK_MASK;
 	sc->kc = k + 1;
 	found = chunk_find(sc, pool, k, false);
 	if (found != NO_SLOT)
@@ -1134,6 +1141,7 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 		k = next_chunk(sc);
 		if (k >= RD(sc->nchunks))
 			break;
+		k &= CHUNK_MASK;
 		sc->kc = k + 1;
 		found = chunk_find(sc, pool, k, false);
 		if (found != NO_SLOT)

@@ -2194,13 +2194,16 @@ broken:
 static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				 struct scratch *sc, __u32 update)
 {
-	bool ct = (conf->flags & BPFIPT_C_CT) && (sc->p.family == 4 || BPFIPT_CT_IPV6);
 	int v;
 
-	if (ct)
+	/* whether the packet is tracked is not kept across classify(): a value
+	 * live there would double the verifier's states; sc->ct_create says it */
+	if ((conf->flags & BPFIPT_C_CT) && (sc->p.family == 4 || BPFIPT_CT_IPV6))
 		bpfipt_ct_track(sc, update);
+	else
+		sc->ct_create = 0;
 	v = classify(cur, conf, chain, sc);
-	if (ct && v == BPFIPT_V_ACCEPT)
+	if (v == BPFIPT_V_ACCEPT && RD(sc->ct_create))
 		bpfipt_ct_confirm(sc);
 	return v;
 }

@@ -314,12 +314,58 @@ static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *er
 	return 0;
 }
 
+/* BPF_IPTABLES_VERIFIER_LOG=DIR: each program a command loads leaves the
+ * verifier's level-2 log in DIR/<program>.log, to see what the verifier follows
+ * (bench/vlog.py splits it by function; docs/troubleshooting.md). The kernel
+ * takes a buffer of up to 1 GiB; it is mapped, and only what the log writes is
+ * touched. */
+#define VLOG_SIZE (UINT32_MAX >> 2)
+
+static char *vlog_begin(struct bpf_program *pg)
+{
+	const char *dir = getenv("BPF_IPTABLES_VERIFIER_LOG");
+	char *buf;
+
+	if (!dir || !*dir)
+		return NULL;
+	buf = mmap(NULL, VLOG_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED) {
+		dp_log(DP_WARN, "no buffer for the verifier's log: %s", strerror(errno));
+		return NULL;
+	}
+	if (bpf_program__set_log_buf(pg, buf, VLOG_SIZE) ||
+	    bpf_program__set_log_level(pg, 2)) {
+		munmap(buf, VLOG_SIZE);
+		return NULL;
+	}
+	return buf;
+}
+
+static void vlog_end(struct bpf_program *pg, char *buf)
+{
+	const char *dir = getenv("BPF_IPTABLES_VERIFIER_LOG");
+	char path[4096];
+	FILE *f;
+
+	if (!buf)
+		return;
+	snprintf(path, sizeof(path), "%s/%s.log", dir, bpf_program__name(pg));
+	f = fopen(path, "w");
+	if (!f || fwrite(buf, 1, strnlen(buf, VLOG_SIZE), f) != strnlen(buf, VLOG_SIZE))
+		dp_log(DP_WARN, "cannot write %s: %s", path, strerror(errno));
+	if (f)
+		fclose(f);
+	munmap(buf, VLOG_SIZE);
+}
+
 /* Load the programs in `progs` that `in` does not have yet, with one BPF object.
  * reuse: into the maps of `in` (a running or already loaded instance); else
  * create the maps too (only them when no program is missing). */
 static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
 			 struct ipt_err *err)
 {
+	char *vlog[DP_PROG_MAX] = { NULL };
 	struct bpfipt_bpf *skel;
 	struct bpf_program *pg;
 	struct bpf_map *m;
@@ -341,6 +387,8 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 			goto out;
 		}
 		bpf_program__set_autoload(pg, !!(load & (1u << i)));
+		if (load & (1u << i))
+			vlog[i] = vlog_begin(pg);
 	}
 	/* the connection table's size is fixed when it is created */
 	m = bpf_object__find_map_by_name(skel->obj, im_names[IM_CT]);
@@ -359,6 +407,12 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 		}
 	}
 	r = bpfipt_bpf__load(skel);
+	for (i = 0; i < DP_PROG_MAX; i++)
+		if (vlog[i]) {
+			vlog_end(bpf_object__find_program_by_name(skel->obj, prog_names[i]),
+				 vlog[i]);
+			vlog[i] = NULL;
+		}
 	if (r) {
 		r = dp_fail(err, r, "cannot load the BPF programs (root and a kernel >= 6.4 "
 			    "with BTF are needed; BPF_IPTABLES_DEBUG=1 shows why)");
@@ -395,6 +449,9 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 	}
 	dp_log(DP_DEBUG, "loaded programs 0x%x", load);
 out:
+	for (i = 0; i < DP_PROG_MAX; i++)
+		if (vlog[i])	/* a failure before the load */
+			munmap(vlog[i], VLOG_SIZE);
 	bpfipt_bpf__destroy(skel);
 	return r;
 }

@@ -23,7 +23,17 @@ step() {
 	check_eq "$1: port 9001 passes" 20 "$(udp_count "$CLI" "$RTR" "$RTR_IP1" 9001 20)"
 }
 
-bpt "$RTR" -A INPUT -p udp --dport 9000 -j DROP
+# the first command, with the verifier's level-2 logs (BPF_IPTABLES_VERIFIER_LOG)
+vlog=$STATE_ROOT/vlog
+mkdir -p "$vlog"
+BPF_IPTABLES_VERIFIER_LOG=$vlog bpt "$RTR" -A INPUT -p udp --dport 9000 -j DROP
+check_eq "BPF_IPTABLES_VERIFIER_LOG: a log per program loaded" \
+	"bpfipt_tc_in.log bpfipt_tc_out.log" "$(cd "$vlog" && echo *.log)"
+split=$("$(dirname "$0")/../../bench/vlog.py" "$vlog/bpfipt_tc_in.log")
+check "... bench/vlog.py splits it by function" \
+	grep -Eq "^ +[0-9]+ +[0-9.]+%  bpfipt_find_slot$" <<<"$split"
+check "... and finds the kernel's count" grep -Eq "^processed [0-9]+ insns" <<<"$split"
+rm -rf "$vlog"
 # the first command verifies its programs side by side, each in a BPF object of
 # its own: both must use the instance's maps (the same ids), not copies (each
 # object has its .rodata, constant tables, "bpfipt_b.rodata")

@@ -85,6 +85,8 @@ struct {
 	__type(value, struct ct_result);
 } bpfipt_ct_frag SEC(".maps");
 
+#ifndef BPFIPT_MAPS_ONLY	/* the maps' object (bpfipt.bpf.c) ends here */
+
 /* tcp_conntracks[dir][index][old state] of Linux: the new state, sIV (invalid)
  * or sIG (ignored). Index: SYN, SYN-ACK, FIN, ACK, RST, none. */
 #define sNO BPFIPT_TCP_NONE
@@ -594,5 +596,7 @@ __noinline int bpfipt_ct_confirm(struct scratch *sc)
 	bpf_map_update_elem(&bpfipt_ct, &sc->ctk, n, BPF_ANY);
 	return 0;
 }
+
+#endif /* BPFIPT_MAPS_ONLY */
 
 #endif

@@ -34,6 +34,7 @@
 #include "rtlocal.h"
 #include "xdpfeat.h"
 #include "bpfipt.skel.h"
+#include "bpfipt_maps.skel.h"
 
 /* ------------------------------------------------------------- logging ---- */
 
@@ -314,6 +315,57 @@ static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *er
 	return 0;
 }
 
+/* Size the connection table of an opened object (fixed when it is created). */
+static int obj_size_ct(struct bpf_object *obj, __u32 ct_max, struct ipt_err *err)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, im_names[IM_CT]);
+	int r = m ? bpf_map__set_max_entries(m, ct_max) : -ENOENT;
+
+	return r ? dp_fail(err, r, "cannot size map %s", im_names[IM_CT]) : 0;
+}
+
+/* The instance's maps and BTF from a loaded object that created them. */
+static int obj_take_maps(struct dp_inst *in, struct bpf_object *obj, struct ipt_err *err)
+{
+	struct bpf_map *m;
+	int i;
+
+	for (i = 0; i < IM_MAX + OM_MAX; i++) {
+		const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
+		int *fd = i < IM_MAX ? &in->map[i] : &in->outer[i - IM_MAX];
+
+		m = bpf_object__find_map_by_name(obj, name);
+		*fd = m ? dup_fd(bpf_map__fd(m)) : -1;
+		if (*fd < 0)
+			return dp_fail(err, -ENOENT, "map %s", name);
+	}
+	in->btf_fd = dup_fd(btf__fd(bpf_object__btf(obj)));
+	if (in->btf_fd < 0)
+		return dp_fail(err, -errno, "no BTF");
+	return btf_types(in, bpf_object__btf(obj), err);
+}
+
+/* Create the instance's maps with the maps-only object (dataplane/bpf.cmake): no
+ * program, so libbpf does not read the kernel's BTF, which the programs' objects
+ * each read on their threads. */
+static int inst_create_maps(struct dp_inst *in, __u32 ct_max, struct ipt_err *err)
+{
+	struct bpfipt_maps_bpf *skel = bpfipt_maps_bpf__open();
+	int r;
+
+	if (!skel)
+		return dp_fail(err, -errno, "cannot open the BPF maps' object");
+	r = obj_size_ct(skel->obj, ct_max, err);
+	if (!r && (r = bpfipt_maps_bpf__load(skel)))
+		r = dp_fail(err, r, "cannot create the BPF maps");
+	if (!r)
+		r = obj_take_maps(in, skel->obj, err);
+	if (!r)
+		dp_log(DP_DEBUG, "created the maps");
+	bpfipt_maps_bpf__destroy(skel);
+	return r;
+}
+
 /* BPF_IPTABLES_VERIFIER_LOG=DIR: each program a command loads leaves the
  * verifier's level-2 log in DIR/<program>.log, to see what the verifier follows
  * (bench/vlog.py splits it by function; docs/troubleshooting.md). The kernel
@@ -390,12 +442,8 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 		if (load & (1u << i))
 			vlog[i] = vlog_begin(pg);
 	}
-	/* the connection table's size is fixed when it is created */
-	m = bpf_object__find_map_by_name(skel->obj, im_names[IM_CT]);
-	if (!reuse && (!m || (r = bpf_map__set_max_entries(m, ct_max)))) {
-		r = dp_fail(err, r ? r : -ENOENT, "cannot size map %s", im_names[IM_CT]);
+	if (!reuse && (r = obj_size_ct(skel->obj, ct_max, err)))
 		goto out;
-	}
 	for (i = 0; reuse && i < IM_MAX + OM_MAX; i++) {
 		const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
 		int fd = i < IM_MAX ? in->map[i] : in->outer[i - IM_MAX];
@@ -428,25 +476,8 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 			goto out;
 		}
 	}
-	if (!reuse) {
-		for (i = 0; i < IM_MAX + OM_MAX; i++) {
-			const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
-			int *fd = i < IM_MAX ? &in->map[i] : &in->outer[i - IM_MAX];
-
-			m = bpf_object__find_map_by_name(skel->obj, name);
-			*fd = m ? dup_fd(bpf_map__fd(m)) : -1;
-			if (*fd < 0) {
-				r = dp_fail(err, -ENOENT, "map %s", name);
-				goto out;
-			}
-		}
-		in->btf_fd = dup_fd(btf__fd(bpf_object__btf(skel->obj)));
-		if (in->btf_fd < 0) {
-			r = dp_fail(err, -errno, "no BTF");
-			goto out;
-		}
-		r = btf_types(in, bpf_object__btf(skel->obj), err);
-	}
+	if (!reuse && (r = obj_take_maps(in, skel->obj, err)))
+		goto out;
 	dp_log(DP_DEBUG, "loaded programs 0x%x", load);
 out:
 	for (i = 0; i < DP_PROG_MAX; i++)
@@ -490,7 +521,7 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 c
 			load |= 1u << i;
 	if (__builtin_popcount(load) < 2)
 		return inst_load_obj(in, load, reuse, ct_max, err);
-	if (!reuse && (r = inst_load_obj(in, 0, false, ct_max, err)))
+	if (!reuse && (r = inst_create_maps(in, ct_max, err)))
 		return r;
 	for (i = 0; i < DP_PROG_MAX; i++) {
 		if (!(load & (1u << i)))

@@ -2,6 +2,8 @@
 # The BPF programs and their loader.
 #   dataplane/bpfipt.bpf.c --clang -target bpf--> build/bpf/bpfipt.bpf.o
 #                          --bpftool gen skeleton--> build/gen/bpfipt.skel.h
+#   the same with -DBPFIPT_MAPS_ONLY --> bpfipt_maps.bpf.o, bpfipt_maps.skel.h:
+#                          the maps alone, which a first command creates
 # controlplane/loader.c includes the skeleton; everything generated stays in the
 # build directory. Included from the top CMakeLists.txt after the bpfipt library.
 
@@ -12,6 +14,13 @@ pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf>=1.0)
 set(BPF_DIR ${CMAKE_CURRENT_BINARY_DIR}/bpf)
 set(BPF_OBJ ${BPF_DIR}/bpfipt.bpf.o)
 set(BPF_SKEL ${GEN}/bpfipt.skel.h)
+set(BPF_MAPS_OBJ ${BPF_DIR}/bpfipt_maps.bpf.o)
+set(BPF_MAPS_SKEL ${GEN}/bpfipt_maps.skel.h)
+set(BPF_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/log.bpf.h
+    ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.h
+    ${CMAKE_CURRENT_SOURCE_DIR}/conntrack/ct.bpf.h
+    ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/reject.bpf.h)
 file(MAKE_DIRECTORY ${BPF_DIR})
 
 # uapi headers include <asm/types.h>, which lives in the multiarch directory
@@ -21,26 +30,26 @@ if(CMAKE_LIBRARY_ARCHITECTURE)
   list(APPEND BPF_CFLAGS -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 endif()
 
-add_custom_command(OUTPUT ${BPF_OBJ}
-  COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -I${CMAKE_CURRENT_SOURCE_DIR}/conntrack
-          -c ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c -o ${BPF_OBJ}
-  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c
-          ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/log.bpf.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/conntrack/ct.bpf.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/reject.bpf.h
-  COMMENT "Building BPF object bpfipt.bpf.o"
-  VERBATIM)
+# bpf_object(OBJ SKEL NAME [clang flags...])
+function(bpf_object obj skel name)
+  add_custom_command(OUTPUT ${obj}
+    COMMAND ${BPF_CLANG} ${BPF_CFLAGS} ${ARGN} -I${CMAKE_CURRENT_SOURCE_DIR}/conntrack
+            -c ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c -o ${obj}
+    DEPENDS ${BPF_SOURCES}
+    COMMENT "Building BPF object ${name}"
+    VERBATIM)
+  add_custom_command(OUTPUT ${skel}
+    COMMAND sh -c "${BPFTOOL} gen skeleton ${obj} name ${name} > ${skel}.tmp"
+    COMMAND ${CMAKE_COMMAND} -E rename ${skel}.tmp ${skel}
+    DEPENDS ${obj}
+    COMMENT "Generating BPF skeleton of ${name}"
+    VERBATIM)
+endfunction()
+bpf_object(${BPF_OBJ} ${BPF_SKEL} bpfipt_bpf)
+bpf_object(${BPF_MAPS_OBJ} ${BPF_MAPS_SKEL} bpfipt_maps_bpf -DBPFIPT_MAPS_ONLY)
+add_custom_target(bpfipt_skel DEPENDS ${BPF_SKEL} ${BPF_MAPS_SKEL})
 
-add_custom_command(OUTPUT ${BPF_SKEL}
-  COMMAND sh -c "${BPFTOOL} gen skeleton ${BPF_OBJ} name bpfipt_bpf > ${BPF_SKEL}.tmp"
-  COMMAND ${CMAKE_COMMAND} -E rename ${BPF_SKEL}.tmp ${BPF_SKEL}
-  DEPENDS ${BPF_OBJ}
-  COMMENT "Generating BPF skeleton bpfipt.skel.h"
-  VERBATIM)
-add_custom_target(bpfipt_skel DEPENDS ${BPF_SKEL})
-
-target_sources(bpfipt PRIVATE controlplane/loader.c ${BPF_SKEL})
+target_sources(bpfipt PRIVATE controlplane/loader.c ${BPF_SKEL} ${BPF_MAPS_SKEL})
 add_dependencies(bpfipt bpfipt_skel)
 target_include_directories(bpfipt PUBLIC dataplane)
 find_package(Threads REQUIRED)

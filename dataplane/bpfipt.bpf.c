@@ -71,9 +71,11 @@
 struct bpf_iter_num {
 	__u64 __opaque[1];
 } __attribute__((aligned(8)));
+#ifndef BPFIPT_MAPS_ONLY
 extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __weak __ksym;
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __weak __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
+#endif
 
 /* What the route memo (select_ingress()) reads of the kernel, with CO-RE:
  * libbpf relocates the offsets to the running kernel's BTF, and the verifier
@@ -402,6 +404,15 @@ struct btf_anchor {
 	struct packed_ids ids;
 };
 struct btf_anchor bpfipt_btf_anchor SEC(".btf_anchor") __attribute__((used));
+
+#ifdef BPFIPT_MAPS_ONLY
+/* The maps alone (dataplane/bpf.cmake: bpfipt_maps.bpf.o, no program, no kfunc,
+ * no CO-RE): a namespace's first command creates them with it, and libbpf does
+ * not read the kernel's BTF for that (about 10 ms) before the programs' threads
+ * start (controlplane/loader.c, inst_create_maps()). */
+#include "ct.bpf.h"
+#include "log.bpf.h"
+#else
 
 /* ------------------------------------------------------------- parsing ---- */
 
@@ -2781,3 +2792,5 @@ int bpfipt_test(struct __sk_buff *skb)
 out:
 	return r;
 }
+
+#endif /* BPFIPT_MAPS_ONLY */

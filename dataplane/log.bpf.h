@@ -20,6 +20,8 @@ struct {
 	__uint(max_entries, BPFIPT_LOG_RING);
 } bpfipt_log SEC(".maps");
 
+#ifndef BPFIPT_MAPS_ONLY	/* the maps' object (bpfipt.bpf.c) ends here */
+
 /* --log-uid: the kernel prints the credentials of the file of the packet's
  * socket (nf_log_dump_sk_uid_gid: sk->sk_socket->file->f_cred, fsuid/fsgid),
  * and nothing for sockets without a file (the kernel's own, e.g. the one that
@@ -151,5 +153,7 @@ static __always_inline void log_emit(void *ctx, struct scratch *sc, bool xdp, __
 		stat_inc(BPFIPT_ST_LOG_SENT);
 	}
 }
+
+#endif /* BPFIPT_MAPS_ONLY */
 
 #endif

@@ -50,6 +50,8 @@
  *                [--host-sizes a,b]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
+ *        pktcost --verified  CSV program,verified_insns,xlated_insns of its programs:
+ *                            what the verifier processed when they were loaded
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -457,21 +459,35 @@ static unsigned long long map_bytes(const int *prog_fd, int nprogs)
 	return sum;
 }
 
-/* --running: the bytes of the instance running in this namespace. */
-static int running(void)
+/* --running: the bytes of the instance running in this namespace; --verified:
+ * its programs' verifier counts. */
+static int running(bool verified)
 {
+	static const enum dp_prog progs[] = { DP_PROG_TC_OUT, DP_PROG_TC_IN, DP_PROG_XDP,
+					      DP_PROG_TC_IN3, DP_PROG_TC_OUT3 };
 	struct dp_inst *in = NULL;
 	struct ipt_err err = { 0 };
-	int fds[3];
+	int fds[5];
 
 	if (dp_inst_open(&in, &err) || !in) {
 		fprintf(stderr, "pktcost: no running instance: %s\n", err.msg);
 		return 1;
 	}
-	fds[0] = dp_inst_prog_fd(in, DP_PROG_TC_OUT);
-	fds[1] = dp_inst_prog_fd(in, DP_PROG_TC_IN);
-	fds[2] = dp_inst_prog_fd(in, DP_PROG_XDP);
-	printf("%llu\n", map_bytes(fds, 3));
+	for (int i = 0; i < 5; i++)
+		fds[i] = dp_inst_prog_fd(in, progs[i]);
+	if (!verified)
+		printf("%llu\n", map_bytes(fds, 5));
+	for (int i = 0; verified && i < 5; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (fds[i] < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fds[i], &info, &len))
+			die("prog info");
+		printf("%s,%u,%u\n", info.name, info.verified_insns,
+		       info.xlated_prog_len / 8);
+	}
 	dp_inst_free(&in);
 	return 0;
 }
@@ -696,7 +712,8 @@ int main(int argc, char **argv)
 		{ "dense-max", 1, 0, 'm' }, { "group-min", 1, 0, 'g' }, { "no-ct", 0, 0, 'c' },
 		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { "forwarding", 0, 0, 'F' },
 		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' },
-		{ "tuple-min", 1, 0, 'T' }, { "host-sizes", 1, 0, 'h' }, { 0 } };
+		{ "tuple-min", 1, 0, 'T' }, { "host-sizes", 1, 0, 'h' },
+		{ "verified", 0, 0, 'V' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 };
 	unsigned int dense_max = 100000;
@@ -717,7 +734,8 @@ int main(int argc, char **argv)
 		case 'n': runs = strtoul(optarg, NULL, 10); if (!runs) runs = 1; break;
 		case 'p': only_packets = optarg; break;
 		case 'H': only_hook = optarg; break;
-		case 'R': return running();
+		case 'R': return running(false);
+		case 'V': return running(true);
 		case 'f':
 			family = atoi(optarg);
 			if (family != 4 && family != 6) {

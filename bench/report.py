@@ -400,6 +400,15 @@ if me:
                "(the rules' maps; with the instance's fixed maps)",
                f"{marg:.2f} x; {tot:.2f} x", marg <= 2)
 
+head, ve = load("verifier.csv")
+if ve:
+    P("## The verifier: instructions processed at a namespace's first install")
+    P("")
+    provenance(head)
+    table(["program", "instructions processed", "instructions (xlated)"],
+          [[r["program"], fmt(num(r["verified_insns"])), fmt(num(r["xlated_insns"]))]
+           for r in ve])
+
 # ------------------------------------------------------------------ targets
 if targets:
     body = out[:]

@@ -20,7 +20,8 @@
 #            frames (raw) and by the kernel's XDP traffic generator (xdp), or
 #            made by the generator as received on rtr's eth0 (inject)
 #   update   restore of N rules; -A/-I/-D of one rule into a chain of N; a
-#            1M-entry deny list; map memory per rule and per entry
+#            1M-entry deny list; map memory per rule and per entry; the
+#            instructions the verifier processed at the first install
 #   report   bench/report.py: summary.md (tables, targets PASS/MISS), PNG plots
 # --quick: small counts and 0.5 s floods (about a minute; the bench.smoke test).
 # BENCH_VETH_SIZES="10000" and BENCH_VETH_FWS="iptables-legacy bpf-iptables-tc"
@@ -424,6 +425,8 @@ if [[ " $ONLY " == *" update "* ]]; then
 	echo "tool,operation,rules,seconds" >> "$OUT/update.csv"
 	header "$OUT/memory.csv"
 	echo "what,entries,bytes" >> "$OUT/memory.csv"
+	header "$OUT/verifier.csv"
+	echo "program,verified_insns,xlated_insns" >> "$OUT/verifier.csv"
 	U=$SRV	# no traffic there now
 	x() { ip netns exec "$U" "$@"; }
 	one="-s 192.0.2.1/32 -p tcp --dport 22 -j DROP"
@@ -436,6 +439,8 @@ if [[ " $ONLY " == *" update "* ]]; then
 		fw_clear "$U"
 		rules mixed INPUT "$n" iptables > "$f"
 		upd bpf-iptables restore-first "$n" nsx "$U" "$BIN/bpf-iptables-restore" "$f"
+		# what the verifier processed for the programs that first install loaded
+		[ "$n" = "${UPD_SIZES%% *}" ] && nsx "$U" "$BIN/pktcost" --verified >> "$OUT/verifier.csv"
 		mem bpf-iptables-mixed "$n" "$(nsx "$U" "$BIN/pktcost" --running)"
 		upd bpf-iptables restore-again "$n" nsx "$U" "$BIN/bpf-iptables-restore" "$f"
 		upd bpf-iptables append "$n" nsx "$U" "$BIN/bpf-iptables" -A INPUT $one
@@ -492,6 +497,7 @@ if [[ " $ONLY " == *" update "* ]]; then
 	fi
 	footer "$OUT/update.csv"
 	footer "$OUT/memory.csv"
+	footer "$OUT/verifier.csv"
 fi
 
 # ---------------------------------------------------------------- report
@@ -506,7 +512,7 @@ for s in $ONLY; do
 	veth) files="veth.csv" ;;
 	tcp) files="tcp.csv" ;;
 	drop) files="drop.csv" ;;
-	update) files="update.csv memory.csv" ;;
+	update) files="update.csv memory.csv verifier.csv" ;;
 	report) files="summary.md pktcost.png veth_input.png veth_forward.png veth_output.png tcp.png update.png" ;;
 	*) log "unknown section $s FAILED"; files= ;;
 	esac

@@ -315,53 +315,49 @@ static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *er
 	return 0;
 }
 
-/* Size the connection table of an opened object (fixed when it is created). */
-static int obj_size_ct(struct bpf_object *obj, __u32 ct_max, struct ipt_err *err)
+/* Create the instance's maps and take their fds and BTF, with the maps-only
+ * object (dataplane/bpf.cmake): no program, so libbpf does not read the kernel's
+ * BTF, which the programs' objects each read when they are loaded into these
+ * maps. ct_max: the connection table's size, fixed when it is created. */
+static int inst_create_maps(struct dp_inst *in, __u32 ct_max, struct ipt_err *err)
 {
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, im_names[IM_CT]);
-	int r = m ? bpf_map__set_max_entries(m, ct_max) : -ENOENT;
-
-	return r ? dp_fail(err, r, "cannot size map %s", im_names[IM_CT]) : 0;
-}
-
-/* The instance's maps and BTF from a loaded object that created them. */
-static int obj_take_maps(struct dp_inst *in, struct bpf_object *obj, struct ipt_err *err)
-{
+	struct bpfipt_maps_bpf *skel = bpfipt_maps_bpf__open();
+	struct bpf_object *obj;
 	struct bpf_map *m;
-	int i;
+	int r = 0, i;
 
+	if (!skel)
+		return dp_fail(err, -errno, "cannot open the BPF maps' object");
+	obj = skel->obj;
+	m = bpf_object__find_map_by_name(obj, im_names[IM_CT]);
+	if (!m || (r = bpf_map__set_max_entries(m, ct_max))) {
+		r = dp_fail(err, m ? r : -ENOENT, "cannot size map %s", im_names[IM_CT]);
+		goto out;
+	}
+	if ((r = bpfipt_maps_bpf__load(skel))) {
+		r = dp_fail(err, r, "cannot create the BPF maps");
+		goto out;
+	}
 	for (i = 0; i < IM_MAX + OM_MAX; i++) {
 		const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
 		int *fd = i < IM_MAX ? &in->map[i] : &in->outer[i - IM_MAX];
 
 		m = bpf_object__find_map_by_name(obj, name);
 		*fd = m ? dup_fd(bpf_map__fd(m)) : -1;
-		if (*fd < 0)
-			return dp_fail(err, -ENOENT, "map %s", name);
+		if (*fd < 0) {
+			r = dp_fail(err, -ENOENT, "map %s", name);
+			goto out;
+		}
 	}
 	in->btf_fd = dup_fd(btf__fd(bpf_object__btf(obj)));
-	if (in->btf_fd < 0)
-		return dp_fail(err, -errno, "no BTF");
-	return btf_types(in, bpf_object__btf(obj), err);
-}
-
-/* Create the instance's maps with the maps-only object (dataplane/bpf.cmake): no
- * program, so libbpf does not read the kernel's BTF, which the programs' objects
- * each read on their threads. */
-static int inst_create_maps(struct dp_inst *in, __u32 ct_max, struct ipt_err *err)
-{
-	struct bpfipt_maps_bpf *skel = bpfipt_maps_bpf__open();
-	int r;
-
-	if (!skel)
-		return dp_fail(err, -errno, "cannot open the BPF maps' object");
-	r = obj_size_ct(skel->obj, ct_max, err);
-	if (!r && (r = bpfipt_maps_bpf__load(skel)))
-		r = dp_fail(err, r, "cannot create the BPF maps");
-	if (!r)
-		r = obj_take_maps(in, skel->obj, err);
+	if (in->btf_fd < 0) {
+		r = dp_fail(err, -errno, "no BTF");
+		goto out;
+	}
+	r = btf_types(in, bpf_object__btf(obj), err);
 	if (!r)
 		dp_log(DP_DEBUG, "created the maps");
+out:
 	bpfipt_maps_bpf__destroy(skel);
 	return r;
 }
@@ -411,11 +407,9 @@ static void vlog_end(struct bpf_program *pg, char *buf)
 	munmap(buf, VLOG_SIZE);
 }
 
-/* Load the programs in `progs` that `in` does not have yet, with one BPF object.
- * reuse: into the maps of `in` (a running or already loaded instance); else
- * create the maps too (only them when no program is missing). */
-static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
-			 struct ipt_err *err)
+/* Load the programs in `progs` that `in` does not have yet, with one BPF object,
+ * into the maps of `in`. */
+static int inst_load_obj(struct dp_inst *in, unsigned int progs, struct ipt_err *err)
 {
 	char *vlog[DP_PROG_MAX] = { NULL };
 	struct bpfipt_bpf *skel;
@@ -427,7 +421,7 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 	for (i = 0; i < DP_PROG_MAX; i++)
 		if ((progs & (1u << i)) && in->prog[i] < 0)
 			load |= 1u << i;
-	if (!load && reuse)
+	if (!load)
 		return 0;
 	skel = bpfipt_bpf__open();
 	if (!skel)
@@ -442,9 +436,7 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 		if (load & (1u << i))
 			vlog[i] = vlog_begin(pg);
 	}
-	if (!reuse && (r = obj_size_ct(skel->obj, ct_max, err)))
-		goto out;
-	for (i = 0; reuse && i < IM_MAX + OM_MAX; i++) {
+	for (i = 0; i < IM_MAX + OM_MAX; i++) {
 		const char *name = i < IM_MAX ? im_names[i] : om_defs[i - IM_MAX].outer;
 		int fd = i < IM_MAX ? in->map[i] : in->outer[i - IM_MAX];
 
@@ -476,8 +468,6 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, bool reuse, __u
 			goto out;
 		}
 	}
-	if (!reuse && (r = obj_take_maps(in, skel->obj, err)))
-		goto out;
 	dp_log(DP_DEBUG, "loaded programs 0x%x", load);
 out:
 	for (i = 0; i < DP_PROG_MAX; i++)
@@ -501,14 +491,15 @@ static void *load_job_run(void *arg)
 {
 	struct load_job *j = arg;
 
-	j->r = inst_load_obj(j->in, j->prog, true, 0, &j->err);
+	j->r = inst_load_obj(j->in, j->prog, &j->err);
 	return NULL;
 }
 
-/* Load the programs in `progs` that `in` does not have yet (inst_load_obj()).
- * Two or more are verified side by side, each into the maps of `in` (created
- * first when !reuse): the verifier is most of a namespace's first command
- * (docs/performance.md), and programs are verified in parallel. */
+/* Load the programs in `progs` that `in` does not have yet (inst_load_obj()),
+ * into the maps of `in`: a running or already loaded instance's (reuse), else
+ * created first (inst_create_maps()). Two or more are verified side by side: the
+ * verifier is most of a namespace's first command (docs/performance.md), and
+ * programs are verified in parallel. */
 static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
 		     struct ipt_err *err)
 {
@@ -519,10 +510,10 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 c
 	for (i = 0; i < DP_PROG_MAX; i++)
 		if ((progs & (1u << i)) && in->prog[i] < 0)
 			load |= 1u << i;
-	if (__builtin_popcount(load) < 2)
-		return inst_load_obj(in, load, reuse, ct_max, err);
 	if (!reuse && (r = inst_create_maps(in, ct_max, err)))
 		return r;
+	if (__builtin_popcount(load) < 2)
+		return inst_load_obj(in, load, err);
 	for (i = 0; i < DP_PROG_MAX; i++) {
 		if (!(load & (1u << i)))
 			continue;

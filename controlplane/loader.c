@@ -109,7 +109,7 @@ enum om {
 
 #define POOL_CHUNK_BYTES (BPFIPT_POOL_WORDS * 8)
 _Static_assert(BPFIPT_MAX_WORDS / BPFIPT_CHUNK_WORDS <= 64 * BPFIPT_TOP_WORDS,
-	       "the chunk bitmap of chunk 0 covers every chunk");
+	       "the chunk bitmap of chunk 0 and a vector's summary rows cover every chunk");
 #define VAR_ARRAY (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
 /* an mmapped array's elements are value_size rounded up to 8 bytes apart */
 _Static_assert(sizeof(struct bpfipt_slot) % 8 == 0 && sizeof(struct bpfipt_extra) % 8 == 0 &&
@@ -2115,6 +2115,10 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	memset(cf, 0, sizeof(*cf));
 	cf->nwords = nwords;
 	cf->nchunks = (nwords + BPFIPT_CHUNK_WORDS - 1) / BPFIPT_CHUNK_WORDS;
+	if (cf->nchunks >= BPFIPT_ROWS_MIN) {	/* the summary rows, after the chunks */
+		cf->nrows = (cf->nchunks + 63) / 64;
+		cf->rbase = (cc->nvecs + BPFIPT_NCHAINS) * cf->nchunks;
+	}
 	cf->ncpus = in->ncpus;
 	cnt_layout(cc, cf);
 	cf->nifs = cc->iif.n + cc->oif.n;
@@ -2422,7 +2426,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	}
 	if ((r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err)) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
-	    (r = inner_get(in, OM_POOL, slot, (size_t)(nvecs + BPFIPT_NCHAINS) * nchunks, 0, g,
+	    (r = inner_get(in, OM_POOL, slot, (size_t)(nvecs + BPFIPT_NCHAINS) * (nchunks + cf->nrows), 0, g,
 			   err)) ||
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
@@ -2460,15 +2464,19 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	munmap(p, page_round(bytes));
 	cp_crash_point("map-write");
 
-	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant vectors */
-	bytes = (size_t)(nvecs + BPFIPT_NCHAINS) * nchunks * POOL_CHUNK_BYTES;
+	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant
+	 * vectors; then, of BPFIPT_ROWS_MIN chunks or more, each one's summary rows */
+	bytes = (size_t)(nvecs + BPFIPT_NCHAINS) * (nchunks + cf->nrows) * POOL_CHUNK_BYTES;
 	pool = map_mmap(g->fd[OM_POOL], bytes, true, err);
 	if (!pool) {
 		r = -ENOMEM;
 		goto out;
 	}
+	memset(pool + (size_t)cf->rbase * BPFIPT_POOL_WORDS, 0,
+	       (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows * POOL_CHUNK_BYTES);
 	for (i = 0; i < (size_t)nvecs + BPFIPT_NCHAINS; i++) {
 		const __u64 *src = i < nvecs ? cc->pool + i * nwords : cv + (i - nvecs) * nwords;
+		__u64 *row = pool + ((size_t)cf->rbase + i * cf->nrows) * BPFIPT_POOL_WORDS;
 
 		for (k = 0; k < nchunks; k++) {
 			size_t n = nwords - k * BPFIPT_CHUNK_WORDS, j;
@@ -2485,6 +2493,8 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 			if (sum)	/* the chunk bitmap, in chunk 0 */
 				pool[i * nchunks * BPFIPT_POOL_WORDS + BPFIPT_CHUNK_WORDS + 1 +
 				     k / 64] |= 1ULL << (k % 64);
+			if (cf->nrows)	/* row k / 64, word k % 64 */
+				row[(k / 64) * BPFIPT_POOL_WORDS + k % 64] = sum;
 		}
 	}
 	munmap(pool, page_round(bytes));

@@ -23,7 +23,10 @@
  * the AND: once per packet it ANDs the fields' chunk bitmaps (one bit per
  * 4096-slot chunk that is not all zero) to find the candidate chunks, and per
  * candidate chunk the summary words (one bit per 64-bit word that is not zero)
- * to visit only the candidate words.
+ * to visit only the candidate words. With many candidate chunks (a chain of
+ * eight chunks or more), bpfipt_chunk_row() first ANDs the summary words of all
+ * of them at once from the fields' summary rows, and the chunks where no word is
+ * shared are not visited.
  *
  * Verifier notes (kernel >= 6.4; every program verifies in ~10k instructions):
  *  - loops are open-coded iterators (bpf_for), so nwords up to BPFIPT_MAX_WORDS
@@ -284,7 +287,12 @@ struct scratch {
 	__u64 first;			/* ... mask of the first word */
 	__u32 kc;			/* ... next chunk to consider */
 	__u32 top_ready;		/* top[] holds this packet's chunk bitmap */
-	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps */
+	__u32 rows_ready;		/* csum[] too (bpfipt_chunk_row()) */
+	__u32 nrows, rbase;		/* bpfipt_conf's */
+	__u32 rnb;			/* bpfipt_chunk_row(): the row's blocks of 8 chunks */
+	__u32 kfrom;			/* bpfipt_find_slot(): the first chunk to visit */
+	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps (rows: bits
+					 * where csum[] is 0 cleared) */
 	/* a folded group slot (bpfipt_conf.gfold) per address field: its counter
 	 * for the packet; when the address is not in its list, the slot's word and
 	 * bit, which the walk masks out (else gskip_w is NO_SLOT) */
@@ -307,6 +315,9 @@ struct scratch {
 	/* LOG slots the walk passed (log.bpf.h) */
 	__u32 nlog;
 	__u32 log_extra[BPFIPT_LOG_PENDING];
+	/* bpfipt_chunk_row(): chunk k's candidate words, the AND of the vectors'
+	 * summary words (last: the fields above keep their cache lines) */
+	__u64 csum[64 * BPFIPT_TOP_WORDS];
 };
 
 enum { SCR_XDP, SCR_TC_IN, SCR_TC_OUT, SCR_TEST, SCR_MAX };	/* L3 variants share */
@@ -802,6 +813,7 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 /* ------------------------------------------------------------ classify ---- */
 
 #define NO_SLOT 0xffffffffu
+#define NEED_ROWS (NO_SLOT - 2)	/* bpfipt_find_slot(): take the packet's rows first */
 
 /* Index of the lowest set bit (x != 0). */
 /* Computed, not typed: idx[(0x03f79d71b4ca8b09 << i) >> 58] = i for i in 0..63
@@ -965,7 +977,7 @@ __noinline __u32 bpfipt_lpm6_find(struct scratch *sc, __u32 set, __u32 dst)
 
 /* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
  * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
- * vectors of more than one chunk (else chunk 0 is the only candidate). */
+ * vectors of more than one chunk. */
 static __always_inline int top_bitmap(struct scratch *sc, void *pool)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
@@ -973,11 +985,6 @@ static __always_inline int top_bitmap(struct scratch *sc, void *pool)
 	__u32 k = 0, key = RD(sc->cvec) * RD(sc->nchunks);
 	int j;
 
-	sc->top_ready = 1;
-	if (RD(sc->nchunks) <= 1) {
-		sc->top[0] = 1;
-		return 0;
-	}
 	pc = bpf_map_lookup_elem(pool, &key);
 	if (!pc)
 		goto broken;
@@ -988,9 +995,109 @@ static __always_inline int top_bitmap(struct scratch *sc, void *pool)
 			pc[j] & p_SRC[j] & p_DST[j] & p_DPORT[j] & p_SPORT[j] & p_PROTO[j] &
 			p_IIF[j] & p_OIF[j] & p_ICMP[j] & p_TCPFLAGS[j] & p_LEN[j] & p_FRAG[j] &
 			p_CTSTATE[j];
+	sc->top_ready = 1;
 	return 0;
 broken:
 	return -1;
+}
+
+/* Row r of vector vid's summary rows (bpfipt.h: word j is chunk 64 r + j's
+ * summary word) into the packet's csum[]: copied (first) or ANDed, in the row's
+ * first sc->rnb blocks of 8 chunks those that hold a candidate chunk (the chunk
+ * bitmap's byte). The blocks' tests nest, the first block past the row's end
+ * leaves, and nothing is kept in a register from block to block: the verifier's
+ * paths (a block done or not) join again. */
+#define TOP_BYTE(r, b)	RD(((__u8 *)&sc->top[(r) & (BPFIPT_TOP_WORDS - 1)])[b])
+#define ROW_BLOCK(b, body, rest)						\
+	do {									\
+		if ((b) < RD(sc->rnb)) {					\
+			if (TOP_BYTE(r, b)) {					\
+				const int b_ = (b);				\
+				int u_;						\
+				body;						\
+			}							\
+			rest;							\
+		}								\
+	} while (0)
+#define ROW_BLOCKS(body)							\
+	ROW_BLOCK(0, body, ROW_BLOCK(1, body, ROW_BLOCK(2, body,		\
+	ROW_BLOCK(3, body, ROW_BLOCK(4, body, ROW_BLOCK(5, body,		\
+	ROW_BLOCK(6, body, ROW_BLOCK(7, body, ))))))))
+
+static __always_inline int row_and(struct scratch *sc, void *pool, __u32 vid, __u32 r,
+				   bool first)
+{
+	__u32 key = RD(sc->rbase) + vid * RD(sc->nrows) + r;
+	const __u64 *p = bpf_map_lookup_elem(pool, &key);
+	__u64 *c = &sc->csum[(r & (BPFIPT_TOP_WORDS - 1)) * 64];
+
+	if (!p)
+		return -1;
+	ROW_BLOCKS(({
+		_Pragma("unroll")
+		for (u_ = b_ * 8; u_ < b_ * 8 + 8; u_++)
+			c[u_] = first ? p[u_] : c[u_] & p[u_];
+	}));
+	return 0;
+}
+
+#define ROW_AND(field, vid)							\
+	do {									\
+		if ((RD(sc->look) & (1u << BPFIPT_F_##field)) &&		\
+		    row_and(sc, pool, RD(vid), r, false))			\
+			return -1;						\
+	} while (0)
+
+/* Row r of the candidate words of the packet's candidate chunks: csum[k], the
+ * AND of the summary rows of the chain's constant vector and of each field it
+ * looks up; and the chunk bitmap's bit k cleared where csum[k] is 0. Once per walk
+ * and row, when the chunk bitmap leaves BPFIPT_ROWS_CAND candidates or more
+ * (bpfipt_step()): the chunks where the packet's vectors share no word cost
+ * nothing after it, not one pool lookup per field each. A global function (its
+ * own frame, and the verifier checks it once, not once per row); 0, or -1 on an
+ * internal error. */
+__noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
+{
+	__u32 cur, left;
+	__u64 *c;
+	void *pool;
+
+	if (!sc || r >= BPFIPT_TOP_WORDS || r >= sc->nrows)
+		return -1;
+	asm volatile("" : "+r"(r));	/* the masks below stay: they bound r for the verifier */
+	r &= BPFIPT_TOP_WORDS - 1;
+	cur = sc->cur;
+	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	if (!pool)
+		return -1;
+	left = RD(sc->nchunks) - r * 64;
+	sc->rnb = left < 64 ? (left + 7) / 8 : 8;
+	if (row_and(sc, pool, RD(sc->cvec), r, true))
+		return -1;
+	ROW_AND(SRC, sc->v.src);
+	ROW_AND(DST, sc->v.dst);
+	ROW_AND(DPORT, sc->v.dport);
+	ROW_AND(SPORT, sc->v.sport);
+	ROW_AND(PROTO, sc->v.proto);
+	ROW_AND(IIF, sc->v.iif);
+	ROW_AND(OIF, sc->v.oif);
+	ROW_AND(ICMP, sc->v.icmp);
+	ROW_AND(TCPFLAGS, sc->v.tcpflags);
+	ROW_AND(LEN, sc->v.len);
+	ROW_AND(FRAG, sc->v.frag);
+	ROW_AND(CTSTATE, sc->v.ctstate);
+	/* the chunk bitmap's bits where csum[] is 0 cleared, a byte a block */
+	c = &sc->csum[(r & (BPFIPT_TOP_WORDS - 1)) * 64];
+	ROW_BLOCKS(({
+		__u64 t_ = 0, x_;
+		_Pragma("unroll")
+		for (u_ = 0; u_ < 8; u_++) {
+			x_ = c[b_ * 8 + u_];
+			t_ |= ((x_ | -x_) >> 63) << u_;
+		}
+		((__u8 *)&sc->top[r & (BPFIPT_TOP_WORDS - 1)])[b_] &= t_;
+	}));
+	return 0;
 }
 
 #define CHUNK_MASK	(64 * BPFIPT_TOP_WORDS - 1)
@@ -1038,17 +1145,28 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 	} while (0)
 
 /* The first slot >= the cursor in chunk k: NO_SLOT if none, NO_SLOT - 1 on an
- * internal error. The first candidate word is tested before the loop: it is where
- * most packets' slot is, and the iterator costs three kfunc calls (each a return
- * thunk on this CPU) for a loop that would run once. */
-static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k, bool with_top)
+ * internal error. Its candidate words are the packet's csum[k] (rows: taken by
+ * bpfipt_chunk_row()) or the AND of the chunk's summary words; with_top (k == 0)
+ * also takes the packet's chunk bitmap. The first candidate word is tested before
+ * the loop: it is where most packets' slot is, and the iterator costs three kfunc
+ * calls (each a return thunk on this CPU) for a loop that would run once. */
+static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k, bool with_top,
+					bool rows)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
-	__u32 key = RD(sc->cvec) * RD(sc->nchunks) + k, w, found = NO_SLOT;
-	__u64 cand, x;
+	__u32 key, w, found = NO_SLOT;
+	__u64 cand = 0, x;
 	int i;
 
+	if (rows) {
+		cand = RD(sc->csum[k & CHUNK_MASK]);
+		if (k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
+			cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
+		if (!cand)
+			return NO_SLOT;
+	}
+	key = RD(sc->cvec) * RD(sc->nchunks) + k;
 	pc = bpf_map_lookup_elem(pool, &key);
 	if (!pc)
 		goto broken;
@@ -1064,18 +1182,20 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 		if (!(sc->top[0] & 1))	/* chunk 0 has no candidate */
 			return NO_SLOT;
 	}
-	/* candidate words: the AND of the summaries, from the cursor on */
-	cand = pc[BPFIPT_CHUNK_WORDS] & p_SRC[BPFIPT_CHUNK_WORDS] &
-	       p_DST[BPFIPT_CHUNK_WORDS] & p_DPORT[BPFIPT_CHUNK_WORDS] &
-	       p_SPORT[BPFIPT_CHUNK_WORDS] & p_PROTO[BPFIPT_CHUNK_WORDS] &
-	       p_IIF[BPFIPT_CHUNK_WORDS] & p_OIF[BPFIPT_CHUNK_WORDS] &
-	       p_ICMP[BPFIPT_CHUNK_WORDS] & p_TCPFLAGS[BPFIPT_CHUNK_WORDS] &
-	       p_LEN[BPFIPT_CHUNK_WORDS] & p_FRAG[BPFIPT_CHUNK_WORDS] &
-	       p_CTSTATE[BPFIPT_CHUNK_WORDS];
-	if (k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
-		cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
-	if (!cand)
-		return NO_SLOT;
+	if (!rows) {
+		/* candidate words: the AND of the summaries, from the cursor on */
+		cand = pc[BPFIPT_CHUNK_WORDS] & p_SRC[BPFIPT_CHUNK_WORDS] &
+		       p_DST[BPFIPT_CHUNK_WORDS] & p_DPORT[BPFIPT_CHUNK_WORDS] &
+		       p_SPORT[BPFIPT_CHUNK_WORDS] & p_PROTO[BPFIPT_CHUNK_WORDS] &
+		       p_IIF[BPFIPT_CHUNK_WORDS] & p_OIF[BPFIPT_CHUNK_WORDS] &
+		       p_ICMP[BPFIPT_CHUNK_WORDS] & p_TCPFLAGS[BPFIPT_CHUNK_WORDS] &
+		       p_LEN[BPFIPT_CHUNK_WORDS] & p_FRAG[BPFIPT_CHUNK_WORDS] &
+		       p_CTSTATE[BPFIPT_CHUNK_WORDS];
+		if (k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
+			cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
+		if (!cand)
+			return NO_SLOT;
+	}
 	w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
 	cand &= cand - 1;
 	WORD_BITS(w, x);
@@ -1099,15 +1219,34 @@ broken:
 	return NO_SLOT - 1;
 }
 
+/* Bits set in the packet's chunk bitmap (BPFIPT_TOP_WORDS words). */
+static __always_inline __u32 top_count(struct scratch *sc)
+{
+	__u32 n = 0;
+	__u64 m;
+	int j;
+
+#pragma unroll
+	for (j = 0; j < BPFIPT_TOP_WORDS; j++) {
+		m = RD(sc->top[j]);
+		m -= (m >> 1) & 0x5555555555555555ULL;
+		m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
+		m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+		n += (m * 0x0101010101010101ULL) >> 56;
+	}
+	return n;
+}
+
 /* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
- * NO_SLOT - 1 on an internal error.
+ * NO_SLOT - 1 on an internal error, NEED_ROWS when bpfipt_step() is to take the
+ * packet's summary rows (bpfipt_chunk_row()) and call again.
  * A global function: the verifier checks it once, on its own, and its 13 live
  * pool pointers get their own frame. The loop visits only the chunks of the
  * packet's chunk bitmap (one per iteration: never more than nchunks); the first
  * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one). */
 __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 {
-	__u32 cur, k, found;
+	__u32 cur, k, found, rows;
 	void *pool;
 	int it;
 
@@ -1122,21 +1261,28 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 	if (!pool)
 		return NO_SLOT - 1;
 	if (RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
-		return chunk_find(sc, pool, 0, false);
+		return chunk_find(sc, pool, 0, false, false);
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
 	if (!sc->top_ready) {
 		/* the walk's first step (cursor in chunk 0) of a ruleset of several
 		 * chunks: chunk 0's entries hold the chunk bitmaps, one visit takes
 		 * the packet's and searches the chunk (an empty one finds nothing) */
-		if (RD(sc->nchunks) > 1 && sc->kc == 0) {
+		if (sc->kc == 0) {
 			sc->kc = 1;
-			found = chunk_find(sc, pool, 0, true);
+			found = chunk_find(sc, pool, 0, true, false);
 			if (found != NO_SLOT)
 				return found;
 		} else if (top_bitmap(sc, pool)) {
 			return NO_SLOT - 1;
 		}
+		/* many candidate chunks left: the rows first (a walk whose first
+		 * step found its slot in chunk 0 goes on without them) */
+		if (RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND)
+			return NEED_ROWS;
 	}
+	if (sc->kc < RD(sc->kfrom))
+		sc->kc = RD(sc->kfrom);
+	rows = RD(sc->rows_ready);
 	/* k & CHUNK_MASK (k < 64 * BPFIPT_TOP_WORDS): next_chunk() returns from one
 	 * place per bitmap word, each with a range of its own, which the mask
 	 * makes one; else each would go through chunk_find() as a state of its own */
@@ -1145,7 +1291,7 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 		return NO_SLOT;
 	k &= CHUNK_MASK;
 	sc->kc = k + 1;
-	found = chunk_find(sc, pool, k, false);
+	found = chunk_find(sc, pool, k, false, rows);
 	if (found != NO_SLOT)
 		return found;
 	bpf_for(it, 1, sc->nchunks) {
@@ -1154,7 +1300,7 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 			break;
 		k &= CHUNK_MASK;
 		sc->kc = k + 1;
-		found = chunk_find(sc, pool, k, false);
+		found = chunk_find(sc, pool, k, false, RD(sc->rows_ready));
 		if (found != NO_SLOT)
 			break;
 	}
@@ -1593,7 +1739,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 {
 	struct bpfipt_conf *conf;
 	struct bpfipt_slot *sl;
-	__u32 cur, chain, s, gi, d, ctr, gd;
+	__u32 cur, chain, s, gi, d, ctr, gd, r;
 	const struct pkt *p;
 	void *slots;
 
@@ -1608,7 +1754,23 @@ __noinline int bpfipt_step(struct scratch *sc)
 	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
 	if (!conf || !slots)
 		return STEP_BROKEN;
+	sc->kfrom = 0;
 	s = bpfipt_find_slot(sc, sc->cursor);
+	/* many candidate chunks: their candidate words, once per walk, and the
+	 * search again past chunk 0, which the first call saw (called from here,
+	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
+	if (s == NEED_ROWS) {
+		for (r = 0; r < BPFIPT_TOP_WORDS; r++) {
+			if (r >= RD(sc->nrows))
+				break;
+			if (bpfipt_chunk_row(sc, r))
+				return STEP_BROKEN;
+		}
+		sc->rows_ready = 1;
+		stat_inc(BPFIPT_ST_ROWS);
+		sc->kfrom = sc->cursor < 64 * BPFIPT_CHUNK_WORDS;
+		s = bpfipt_find_slot(sc, sc->cursor);
+	}
 	/* the policy slot always matches: only a broken table finds nothing */
 	if (s >= conf->nslots[chain])
 		return STEP_BROKEN;
@@ -2170,9 +2332,12 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->cvec = conf->cvec[chain];
 	sc->nwords = conf->nwords;
 	sc->nchunks = conf->nchunks;
+	sc->nrows = conf->nrows;
+	sc->rbase = conf->rbase;
 	sc->depth = 0;
 	sc->nlog = 0;
 	sc->top_ready = 0;
+	sc->rows_ready = 0;
 	sc->verdict = BPFIPT_V_DROP;
 	/* the first step before the loop: a packet that one step judges (the
 	 * first slot found has a verdict) pays no iterator calls; */

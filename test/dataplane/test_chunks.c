@@ -66,7 +66,7 @@ static void rule(struct strbuf *sb, const char *chain, unsigned int i)
 		port, i % 7 == 3 ? " -j ACCEPT" : i % 11 == 5 ? "" : " -j DROP");
 }
 
-static struct ipt_table *ruleset(void)
+static struct ipt_table *ruleset(unsigned int n)
 {
 	struct ipt_restore_opts o = { .prog = "test_chunks" };
 	struct strbuf sb = STRBUF_INIT;
@@ -76,7 +76,7 @@ static struct ipt_table *ruleset(void)
 
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":LATE - [0:0]\n-A INPUT -p udp --dport 7777 -j LATE\n");
-	for (unsigned int i = 0; i < 14000; i++)
+	for (unsigned int i = 0; i < n; i++)
 		rule(&sb, "INPUT", i);
 	for (unsigned int i = 0; i < 5000; i++)
 		rule(&sb, "LATE", 3 * i + 1);
@@ -157,21 +157,25 @@ static size_t packet(__u8 *buf, struct cp_packet *p)
 	return 64;
 }
 
-START_TEST(t_long_chains)
+/* n rules in INPUT and the user chain LATE: verdicts and counters of `packets`
+ * packets against the reference; how many walks took the summary rows. */
+static __u64 long_chains(unsigned int n, unsigned int min_chunks, int packets)
 {
-	struct ipt_table *t = ruleset();
+	struct ipt_table *t = ruleset(n);
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
 	struct ipt_err err = { 0 };
 	unsigned int verdicts[3] = { 0 };
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
 	__u8 buf[64];
 
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-	ck_assert_uint_gt(cc->nwords, 3 * 64);	/* four chunks at least */
+	ck_assert_uint_gt(cc->nwords, (min_chunks - 1) * 64);
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
 	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-	for (int n = 0; n < 8000; n++) {
+	ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+	for (int k = 0; k < packets; k++) {
 		unsigned int s = rnd() % 1021, r = rnd() % 8;
 		struct cp_packet p = {
 			.saddr = r == 0 ? inet_addr("192.168.1.1")
@@ -191,24 +195,52 @@ START_TEST(t_long_chains)
 		ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
 		ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
 		ck_assert_msg((int)o.retval == (int)rt.verdict, "packet %d (src %#x dport %u): "
-			      "verdict %u, reference %d", n, ntohl(p.saddr), p.dport, o.retval,
+			      "verdict %u, reference %d", k, ntohl(p.saddr), p.dport, o.retval,
 			      rt.verdict);
-		for (unsigned int k = 0; k < nb; k++)
-			moved += b[k][0] - a[k][0];
+		for (unsigned int j = 0; j < nb; j++)
+			moved += b[j][0] - a[j][0];
 		ck_assert_uint_eq(moved, rt.ncounted);
-		for (unsigned int k = 0; k < rt.ncounted && k < CP_TRACE_MAX; k++)
-			ck_assert_msg(b[rt.counted[k]][0] > a[rt.counted[k]][0],
-				      "packet %d: counter %u did not move", n, rt.counted[k]);
+		for (unsigned int j = 0; j < rt.ncounted && j < CP_TRACE_MAX; j++)
+			ck_assert_msg(b[rt.counted[j]][0] > a[rt.counted[j]][0],
+				      "packet %d: counter %u did not move", k, rt.counted[j]);
 		verdicts[rt.verdict]++;
 		free(a);
 		free(b);
 	}
+	ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
 	/* every kind of outcome was seen */
-	ck_assert_uint_gt(verdicts[BPFIPT_V_ACCEPT], 100);
-	ck_assert_uint_gt(verdicts[BPFIPT_V_DROP], 100);
+	ck_assert_uint_gt(verdicts[BPFIPT_V_ACCEPT], packets / 80);
+	ck_assert_uint_gt(verdicts[BPFIPT_V_DROP], packets / 80);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
+	return st1[BPFIPT_ST_ROWS] - st0[BPFIPT_ST_ROWS];
+}
+
+/* Five chunks: the chunk bitmap alone (fewer than BPFIPT_ROWS_MIN). */
+START_TEST(t_long_chains)
+{
+	ck_assert_uint_eq(long_chains(14000, 4, 8000), 0);
+}
+END_TEST
+
+/* Nine chunks: walks with many candidate chunks take the summary rows
+ * (bpfipt_chunk_row()); a walk that goes on after a match, jumps to LATE and
+ * back, reuses them. */
+START_TEST(t_rows)
+{
+	__u64 rows = long_chains(30000, BPFIPT_ROWS_MIN, 4000);
+
+	ck_assert_uint_gt(rows, 1000);
+}
+END_TEST
+
+/* More than 64 chunks: two rows per vector, LATE's block in the second. */
+START_TEST(t_rows_two)
+{
+	__u64 rows = long_chains(270000, 65, 400);
+
+	ck_assert_uint_gt(rows, 100);
 }
 END_TEST
 
@@ -1191,6 +1223,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, t_long_chains);
+	tcase_add_test(tc, t_rows);
+	tcase_add_test(tc, t_rows_two);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);

@@ -958,22 +958,15 @@ __noinline __u32 bpfipt_lpm6_find(struct scratch *sc, __u32 set, __u32 dst)
 		}								\
 	} while (0)
 
+/* X(field, its vector id) for each field of the AND. */
+#define EACH_FIELD(X)								\
+	X(SRC, sc->v.src); X(DST, sc->v.dst); X(DPORT, sc->v.dport);		\
+	X(SPORT, sc->v.sport); X(PROTO, sc->v.proto); X(IIF, sc->v.iif);	\
+	X(OIF, sc->v.oif); X(ICMP, sc->v.icmp); X(TCPFLAGS, sc->v.tcpflags);	\
+	X(LEN, sc->v.len); X(FRAG, sc->v.frag); X(CTSTATE, sc->v.ctstate)
+
 /* Every field's pointer for chunk k (p_SRC, p_DST, ...). */
-#define POOL_PTRS()								\
-	do {									\
-		POOL_PTR(SRC, sc->v.src);					\
-		POOL_PTR(DST, sc->v.dst);					\
-		POOL_PTR(DPORT, sc->v.dport);					\
-		POOL_PTR(SPORT, sc->v.sport);					\
-		POOL_PTR(PROTO, sc->v.proto);					\
-		POOL_PTR(IIF, sc->v.iif);					\
-		POOL_PTR(OIF, sc->v.oif);					\
-		POOL_PTR(ICMP, sc->v.icmp);					\
-		POOL_PTR(TCPFLAGS, sc->v.tcpflags);				\
-		POOL_PTR(LEN, sc->v.len);					\
-		POOL_PTR(FRAG, sc->v.frag);					\
-		POOL_PTR(CTSTATE, sc->v.ctstate);				\
-	} while (0)
+#define POOL_PTRS()	do { EACH_FIELD(POOL_PTR); } while (0)
 
 /* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
  * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
@@ -1074,18 +1067,7 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 	sc->rnb = left < 64 ? (left + 7) / 8 : 8;
 	if (row_and(sc, pool, RD(sc->cvec), r, true))
 		return -1;
-	ROW_AND(SRC, sc->v.src);
-	ROW_AND(DST, sc->v.dst);
-	ROW_AND(DPORT, sc->v.dport);
-	ROW_AND(SPORT, sc->v.sport);
-	ROW_AND(PROTO, sc->v.proto);
-	ROW_AND(IIF, sc->v.iif);
-	ROW_AND(OIF, sc->v.oif);
-	ROW_AND(ICMP, sc->v.icmp);
-	ROW_AND(TCPFLAGS, sc->v.tcpflags);
-	ROW_AND(LEN, sc->v.len);
-	ROW_AND(FRAG, sc->v.frag);
-	ROW_AND(CTSTATE, sc->v.ctstate);
+	EACH_FIELD(ROW_AND);
 	/* the chunk bitmap's bits where csum[] is 0 cleared, a byte a block */
 	c = &sc->csum[(r & (BPFIPT_TOP_WORDS - 1)) * 64];
 	ROW_BLOCKS(({

@@ -290,7 +290,6 @@ struct scratch {
 	__u32 rows_ready;		/* csum[] too (bpfipt_chunk_row()) */
 	__u32 nrows, rbase;		/* bpfipt_conf's */
 	__u32 rnb;			/* bpfipt_chunk_row(): the row's blocks of 8 chunks */
-	__u32 kfrom;			/* bpfipt_find_slot(): the first chunk to visit */
 	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps (rows: bits
 					 * where csum[] is 0 cleared) */
 	/* a folded group slot (bpfipt_conf.gfold) per address field: its counter
@@ -1000,7 +999,7 @@ broken:
  * bitmap's byte). The blocks' tests nest, the first block past the row's end
  * leaves, and nothing is kept in a register from block to block: the verifier's
  * paths (a block done or not) join again. */
-#define TOP_BYTE(r, b)	RD(((__u8 *)&sc->top[(r) & (BPFIPT_TOP_WORDS - 1)])[b])
+#define TOP_BYTE(r, b)	RD(((__u8 *)&sc->top[r])[b])
 #define ROW_BLOCK(b, body, rest)						\
 	do {									\
 		if ((b) < RD(sc->rnb)) {					\
@@ -1022,7 +1021,7 @@ static __always_inline int row_and(struct scratch *sc, void *pool, __u32 vid, __
 {
 	__u32 key = RD(sc->rbase) + vid * RD(sc->nrows) + r;
 	const __u64 *p = bpf_map_lookup_elem(pool, &key);
-	__u64 *c = &sc->csum[(r & (BPFIPT_TOP_WORDS - 1)) * 64];
+	__u64 *c = &sc->csum[r * 64];
 
 	if (!p)
 		return -1;
@@ -1057,7 +1056,7 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 
 	if (!sc || r >= BPFIPT_TOP_WORDS || r >= sc->nrows)
 		return -1;
-	asm volatile("" : "+r"(r));	/* the masks below stay: they bound r for the verifier */
+	asm volatile("" : "+r"(r));	/* the mask stays: it bounds r for the verifier */
 	r &= BPFIPT_TOP_WORDS - 1;
 	cur = sc->cur;
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
@@ -1069,7 +1068,7 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 		return -1;
 	EACH_FIELD(ROW_AND);
 	/* the chunk bitmap's bits where csum[] is 0 cleared, a byte a block */
-	c = &sc->csum[(r & (BPFIPT_TOP_WORDS - 1)) * 64];
+	c = &sc->csum[r * 64];
 	ROW_BLOCKS(({
 		__u64 t_ = 0, x_;
 		_Pragma("unroll")
@@ -1077,7 +1076,7 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 			x_ = c[b_ * 8 + u_];
 			t_ |= ((x_ | -x_) >> 63) << u_;
 		}
-		((__u8 *)&sc->top[r & (BPFIPT_TOP_WORDS - 1)])[b_] &= t_;
+		((__u8 *)&sc->top[r])[b_] &= t_;
 	}));
 	return 0;
 }
@@ -1221,14 +1220,15 @@ static __always_inline __u32 top_count(struct scratch *sc)
 
 /* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
  * NO_SLOT - 1 on an internal error, NEED_ROWS when bpfipt_step() is to take the
- * packet's summary rows (bpfipt_chunk_row()) and call again.
+ * packet's summary rows (bpfipt_chunk_row()) and call again. No chunk before
+ * kfrom is visited (the call again: chunk 0, which the first call searched).
  * A global function: the verifier checks it once, on its own, and its 13 live
  * pool pointers get their own frame. The loop visits only the chunks of the
  * packet's chunk bitmap (one per iteration: never more than nchunks); the first
  * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one). */
-__noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
+__noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 {
-	__u32 cur, k, found, rows;
+	__u32 cur, k, found;
 	void *pool;
 	int it;
 
@@ -1262,9 +1262,8 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 		if (RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND)
 			return NEED_ROWS;
 	}
-	if (sc->kc < RD(sc->kfrom))
-		sc->kc = RD(sc->kfrom);
-	rows = RD(sc->rows_ready);
+	if (sc->kc < kfrom)
+		sc->kc = kfrom;
 	/* k & CHUNK_MASK (k < 64 * BPFIPT_TOP_WORDS): next_chunk() returns from one
 	 * place per bitmap word, each with a range of its own, which the mask
 	 * makes one; else each would go through chunk_find() as a state of its own */
@@ -1273,7 +1272,7 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor)
 		return NO_SLOT;
 	k &= CHUNK_MASK;
 	sc->kc = k + 1;
-	found = chunk_find(sc, pool, k, false, rows);
+	found = chunk_find(sc, pool, k, false, RD(sc->rows_ready));
 	if (found != NO_SLOT)
 		return found;
 	bpf_for(it, 1, sc->nchunks) {
@@ -1736,8 +1735,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
 	if (!conf || !slots)
 		return STEP_BROKEN;
-	sc->kfrom = 0;
-	s = bpfipt_find_slot(sc, sc->cursor);
+	s = bpfipt_find_slot(sc, sc->cursor, 0);
 	/* many candidate chunks: their candidate words, once per walk, and the
 	 * search again past chunk 0, which the first call saw (called from here,
 	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
@@ -1750,8 +1748,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 		}
 		sc->rows_ready = 1;
 		stat_inc(BPFIPT_ST_ROWS);
-		sc->kfrom = sc->cursor < 64 * BPFIPT_CHUNK_WORDS;
-		s = bpfipt_find_slot(sc, sc->cursor);
+		s = bpfipt_find_slot(sc, sc->cursor, sc->cursor < 64 * BPFIPT_CHUNK_WORDS);
 	}
 	/* the policy slot always matches: only a broken table finds nothing */
 	if (s >= conf->nslots[chain])

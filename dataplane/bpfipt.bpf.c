@@ -1107,22 +1107,26 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 }
 
 /* The bits of candidate word w of chunk k (the cursor's word masked from the
- * cursor on) in the AND of the vectors. */
+ * cursor on) in the AND of the vectors. The masks only clear bits: they are
+ * taken when the AND left some (most candidate words leave none). */
 #define WORD_BITS(w, x)								\
 	do {									\
-		x = pc[w];							\
-		if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->w0))		\
-			x &= RD(sc->first);					\
-		if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->gskip_w[0]))	\
-			x &= ~RD(sc->gskip_b[0]);				\
-		if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->gskip_w[1]))	\
-			x &= ~RD(sc->gskip_b[1]);				\
-		x &= p_SRC[w] & p_DST[w] & p_DPORT[w];				\
+		x = pc[w] & p_SRC[w] & p_DST[w] & p_DPORT[w];			\
 		if (x)								\
 			x &= p_SPORT[w] & p_PROTO[w] & p_IIF[w] & p_OIF[w];	\
 		if (x)								\
 			x &= p_ICMP[w] & p_TCPFLAGS[w] & p_LEN[w] & p_FRAG[w] &	\
 			     p_CTSTATE[w];					\
+		if (x) {							\
+			if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->w0))	\
+				x &= RD(sc->first);				\
+			if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) ==		\
+			    RD(sc->gskip_w[0]))					\
+				x &= ~RD(sc->gskip_b[0]);			\
+			if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) ==		\
+			    RD(sc->gskip_w[1]))					\
+				x &= ~RD(sc->gskip_b[1]);			\
+		}								\
 	} while (0)
 
 /* The first slot >= the cursor in chunk k: NO_SLOT if none, NO_SLOT - 1 on an

@@ -1081,6 +1081,10 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 	return 0;
 }
 
+/* chunk_find(): candidate words tested before its loop (100k unlike rules,
+ * 12 candidate words in 4 chunks a packet: 3 -> -10 ns, 5 -> -19, 8 -> -19) */
+#define BPFIPT_WORDS_AHEAD	5
+
 #define CHUNK_MASK	(64 * BPFIPT_TOP_WORDS - 1)
 _Static_assert(!(64 * BPFIPT_TOP_WORDS & CHUNK_MASK), "CHUNK_MASK");
 
@@ -1132,9 +1136,10 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 /* The first slot >= the cursor in chunk k: NO_SLOT if none, NO_SLOT - 1 on an
  * internal error. Its candidate words are the packet's csum[k] (rows: taken by
  * bpfipt_chunk_row()) or the AND of the chunk's summary words; with_top (k == 0)
- * also takes the packet's chunk bitmap. The first candidate word is tested before
- * the loop: it is where most packets' slot is, and the iterator costs three kfunc
- * calls (each a return thunk on this CPU) for a loop that would run once. */
+ * also takes the packet's chunk bitmap. The first BPFIPT_WORDS_AHEAD candidate
+ * words are tested before the loop, unrolled: most packets' slot is in the first,
+ * and the iterator costs a kfunc call a word (each a return thunk on this CPU)
+ * where a chunk of a long chain has a few words the vectors share but no bit. */
 static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k, bool with_top,
 					bool rows)
 {
@@ -1181,13 +1186,16 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 		if (!cand)
 			return NO_SLOT;
 	}
-	w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
-	cand &= cand - 1;
-	WORD_BITS(w, x);
-	if (x)
-		return (k * BPFIPT_CHUNK_WORDS + w) * 64 + ctz64(x);
-	if (!cand)
-		return NO_SLOT;
+#pragma unroll
+	for (i = 0; i < BPFIPT_WORDS_AHEAD; i++) {
+		w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
+		cand &= cand - 1;
+		WORD_BITS(w, x);
+		if (x)
+			return (k * BPFIPT_CHUNK_WORDS + w) * 64 + ctz64(x);
+		if (!cand)
+			return NO_SLOT;
+	}
 	bpf_for(i, 0, BPFIPT_CHUNK_WORDS) {
 		if (!cand)
 			break;

@@ -281,6 +281,66 @@ static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_pack
 	send_chain(in, t, p, BPFIPT_INPUT);
 }
 
+/* Words whose summary bits the packet's vectors share, but no rule: the source's
+ * rules sit in even slots, the port's in odd ones, in every word of three chunks.
+ * A rule that matches both is placed at word w of chunk 0 or 2, for w on both
+ * sides of the candidate words chunk_find() tests before its loop
+ * (BPFIPT_WORDS_AHEAD), each with a source port of its own; the packets with
+ * that port find it, after w words that share no bit. The targets alternate:
+ * no run of rules is a tuple group. */
+START_TEST(t_words_ahead)
+{
+	static const unsigned int word[] = { 0, 1, 2, 3, 4, 5, 6, 9, 17, 40 };
+	const unsigned int nw = sizeof(word) / sizeof(word[0]);
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	unsigned int placed = 0;
+	struct ipt_table *t;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < 3 * 4096; i++) {
+		unsigned int c = i / 4096, w = i % 4096 / 64;
+
+		if (i % 64 == 32 && (c == 0 || c == 2) && placed < 2 * nw &&
+		    w == word[placed % nw])
+			sb_addf(&sb, "-A INPUT -s 172.16.0.0/24 -p udp --sport %u --dport 1024 -j DROP\n",
+				3000 + placed++);
+		if (i % 2)
+			sb_addf(&sb, "-A INPUT -s 172.17.%u.0/24 -p udp --dport 1024 -j DROP\n",
+				i % 199);
+		else
+			sb_addf(&sb, "-A INPUT -s 172.16.0.0/24 -p udp --dport %u -j ACCEPT\n",
+				2000 + i % 997);
+	}
+	sb_adds(&sb, "COMMIT\n");
+	ck_assert_uint_eq(placed, 2 * nw);
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_uint_gt(cc->nwords, 2 * 64);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	for (unsigned int k = 0; k <= 2 * nw; k++) {
+		/* k == 2 nw: a source port no rule names, the policy */
+		struct cp_packet p = {
+			.saddr = inet_addr("172.16.0.9"), .daddr = inet_addr("10.0.0.1"), .proto = 17,
+			.has_ports = true, .sport = 3000 + k, .dport = 1024, .len = 50,
+		};
+		struct cp_trace rt;
+
+		ck_assert_int_eq(cp_ref_eval(t, &env, BPFIPT_INPUT, &p, &rt), 0);
+		ck_assert_int_eq(rt.verdict, k < 2 * nw ? BPFIPT_V_DROP : BPFIPT_V_ACCEPT);
+		send_checked(in, t, &p);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A chain whose only address constraint is a deny list (OUTPUT, -d) has no
  * destination field set: the group slot tests its set itself. INPUT's list has
  * a second -s rule beside it: its field stays, without the list's prefixes
@@ -1225,6 +1285,7 @@ int main(void)
 	tcase_add_test(tc, t_long_chains);
 	tcase_add_test(tc, t_rows);
 	tcase_add_test(tc, t_rows_two);
+	tcase_add_test(tc, t_words_ahead);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);

@@ -967,6 +967,22 @@ __noinline __u32 bpfipt_lpm6_find(struct scratch *sc, __u32 set, __u32 dst)
 /* Every field's pointer for chunk k (p_SRC, p_DST, ...). */
 #define POOL_PTRS()	do { EACH_FIELD(POOL_PTR); } while (0)
 
+/* The packet's chunk bitmap from chunk 0's entries (pc, p_SRC, ...): a word of
+ * it per 64 chunks of the chain, the words past them 0. */
+#define TOP_AND(j)								\
+	do {									\
+		_Pragma("unroll")						\
+		for (j = 0; j < BPFIPT_TOP_WORDS; j++) {			\
+			const int e_ = BPFIPT_CHUNK_WORDS + 1 + j;		\
+									\
+			sc->top[j] = (__u32)j * 64 < RD(sc->nchunks) ?		\
+				pc[e_] & p_SRC[e_] & p_DST[e_] & p_DPORT[e_] &	\
+				p_SPORT[e_] & p_PROTO[e_] & p_IIF[e_] & p_OIF[e_] & \
+				p_ICMP[e_] & p_TCPFLAGS[e_] & p_LEN[e_] &	\
+				p_FRAG[e_] & p_CTSTATE[e_] : 0;			\
+		}								\
+	} while (0)
+
 /* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
  * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
  * vectors of more than one chunk. */
@@ -981,12 +997,7 @@ static __always_inline int top_bitmap(struct scratch *sc, void *pool)
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
-#pragma unroll
-	for (j = BPFIPT_CHUNK_WORDS + 1; j < BPFIPT_POOL_WORDS; j++)
-		sc->top[j - BPFIPT_CHUNK_WORDS - 1] =
-			pc[j] & p_SRC[j] & p_DST[j] & p_DPORT[j] & p_SPORT[j] & p_PROTO[j] &
-			p_IIF[j] & p_OIF[j] & p_ICMP[j] & p_TCPFLAGS[j] & p_LEN[j] & p_FRAG[j] &
-			p_CTSTATE[j];
+	TOP_AND(j);
 	sc->top_ready = 1;
 	return 0;
 broken:
@@ -1162,12 +1173,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 		goto broken;
 	POOL_PTRS();
 	if (with_top) {		/* k == 0: the packet's chunk bitmap (top_bitmap()) too */
-#pragma unroll
-		for (i = BPFIPT_CHUNK_WORDS + 1; i < BPFIPT_POOL_WORDS; i++)
-			sc->top[i - BPFIPT_CHUNK_WORDS - 1] =
-				pc[i] & p_SRC[i] & p_DST[i] & p_DPORT[i] & p_SPORT[i] & p_PROTO[i] &
-				p_IIF[i] & p_OIF[i] & p_ICMP[i] & p_TCPFLAGS[i] & p_LEN[i] &
-				p_FRAG[i] & p_CTSTATE[i];
+		TOP_AND(i);
 		sc->top_ready = 1;
 		if (!(sc->top[0] & 1))	/* chunk 0 has no candidate */
 			return NO_SLOT;

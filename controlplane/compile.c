@@ -1803,12 +1803,12 @@ static void ht_rehash(struct cctx *x, size_t cap)
 	}
 }
 
-/* The id of vector v in the pool (added when new); UINT32_MAX on failure. */
-static __u32 intern(struct cctx *x, const __u64 *v)
+/* The id of vector v (hash h) in the pool, or UINT32_MAX with *at its free
+ * place in the hash table. */
+static __u32 find_vec(const struct cctx *x, const __u64 *v, __u64 h, size_t *at)
 {
-	struct cp_compiled *cc = x->cc;
+	const struct cp_compiled *cc = x->cc;
 	unsigned int nw = cc->nwords;
-	__u64 h = hash_words(v, nw);
 	size_t i = h & (x->htcap - 1);
 
 	for (;; i = (i + 1) & (x->htcap - 1)) {
@@ -1819,6 +1819,21 @@ static __u32 intern(struct cctx *x, const __u64 *v)
 		if (x->hh[id] == h && !memcmp(cc->pool + (size_t)id * nw, v, nw * sizeof(__u64)))
 			return id;
 	}
+	*at = i;
+	return UINT32_MAX;
+}
+
+/* The id of vector v in the pool (added when new); UINT32_MAX on failure. */
+static __u32 intern(struct cctx *x, const __u64 *v)
+{
+	struct cp_compiled *cc = x->cc;
+	unsigned int nw = cc->nwords;
+	__u64 h = hash_words(v, nw);
+	size_t i;
+	__u32 found = find_vec(x, v, h, &i);
+
+	if (found != UINT32_MAX)
+		return found;
 	if (x->failed)
 		return UINT32_MAX;
 	if (cc->nvecs == x->poolcap) {
@@ -2147,6 +2162,17 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	}
 	if (x.failed)
 		goto out;
+	/* 4: each chain's vector of all its slots, when some field's value has it */
+	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
+		size_t at;
+
+		memset(x.cur, 0, cc->nwords * sizeof(__u64));
+		for (unsigned int s = 0; s < cc->nslots[c]; s++)
+			bit_set(x.cur, s);
+		cc->full_vec[c] = find_vec(&x, x.cur, hash_words(x.cur, cc->nwords), &at);
+		if (cc->full_vec[c] == UINT32_MAX)
+			cc->full_vec[c] = BPFIPT_NO_VEC;
+	}
 	if (x.v6) {
 		xqsort(cc->src.e6, cc->src.n, sizeof(*cc->src.e6), cmp_lpm_entry6);
 		xqsort(cc->dst.e6, cc->dst.n, sizeof(*cc->dst.e6), cmp_lpm_entry6);

@@ -144,6 +144,12 @@ struct cp_compiled {
 	 * beside other rules on the same field costs one set of its prefixes, not two. */
 	__u32 gfold[BPFIPT_NCHAINS][2];
 
+	/* The id of the vector that has the bits of slots 0 .. nslots - 1 of the
+	 * chain and no other (a protocol every rule of the chain names, say), when
+	 * a field's value has it; else BPFIPT_NO_VEC. An AND with it changes
+	 * nothing: the data plane leaves it out (bpfipt_conf.full). */
+	__u32 full_vec[BPFIPT_NCHAINS];
+
 	/* tuple groups (bpfipt.h, "A tuple group"): their keys, sorted, each with
 	 * the first rule of its run that has it, as an offset from the run's first
 	 * rule (whose counter is the slot's): a rule inserted before the run moves

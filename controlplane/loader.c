@@ -1623,7 +1623,7 @@ static int fill_ifs(int fd, const struct cp_if_field *in_, const struct cp_if_fi
 
 /* Does a field give every packet of chain c the same vector (*vid)? */
 static int lpm_const(const struct cp_lpm *l, __u32 c, __u32 nvecs, bool *cst, __u32 *vid,
-		     const char *what, struct ipt_err *err)
+		     __u32 full, bool *hasf, const char *what, struct ipt_err *err)
 {
 	bool any = false, dflt = false, same = true;
 	__u32 v = 0;
@@ -1638,6 +1638,7 @@ static int lpm_const(const struct cp_lpm *l, __u32 c, __u32 nvecs, bool *cst, __
 			return dp_fail(err, -EINVAL, "%s trie: bad entry %u", what, i);
 		if (key != c)
 			continue;
+		*hasf |= val == full;
 		if (any && val != v)
 			same = false;
 		v = val;
@@ -1677,7 +1678,7 @@ static const struct cp_array_field *fa_of(const struct cp_compiled *cc, int i)
 }
 
 static int array_const(const struct cp_compiled *cc, int i, __u32 c, bool *cst, __u32 *vid,
-		       struct ipt_err *err)
+		       __u32 full, bool *hasf, struct ipt_err *err)
 {
 	const struct cp_array_field *a = fa_of(cc, i);
 	const __u32 *v;
@@ -1692,6 +1693,7 @@ static int array_const(const struct cp_compiled *cc, int i, __u32 c, bool *cst, 
 	for (k = 0; k < a->nkeys; k++) {
 		if (v[k] >= cc->nvecs)
 			return dp_fail(err, -EINVAL, "field %s: bad vector id", fa_def[i].name);
+		*hasf |= v[k] == full;
 		if (v[k] != v[0])
 			*cst = false;
 	}
@@ -1699,7 +1701,7 @@ static int array_const(const struct cp_compiled *cc, int i, __u32 c, bool *cst, 
 }
 
 static int if_const(const struct cp_if_field *f, __u32 c, __u32 nvecs, bool *cst, __u32 *vid,
-		    struct ipt_err *err)
+		    __u32 full, bool *hasf, struct ipt_err *err)
 {
 	unsigned int i;
 
@@ -1707,13 +1709,28 @@ static int if_const(const struct cp_if_field *f, __u32 c, __u32 nvecs, bool *cst
 		return dp_fail(err, -EINVAL, "interface field: bad default vector");
 	*cst = true;
 	*vid = f->dflt[c];
+	*hasf |= f->dflt[c] == full;
 	for (i = 0; i < f->n; i++) {
 		if (f->e[i].vec >= nvecs || f->e[i].chain >= BPFIPT_NCHAINS)
 			return dp_fail(err, -EINVAL, "interface field: bad entry");
-		if (f->e[i].chain == c && f->e[i].vec != f->dflt[c])
+		if (f->e[i].chain != c)
+			continue;
+		*hasf |= f->e[i].vec == full;
+		if (f->e[i].vec != f->dflt[c])
 			*cst = false;
 	}
 	return 0;
+}
+
+/* Vector vid has the bits of slots 0..n-1. */
+static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
+{
+	const __u64 *v = cc->pool + (size_t)vid * cc->nwords;
+
+	for (unsigned int s = 0; s < n; s++)
+		if (!(v[s / 64] >> (s % 64) & 1))
+			return false;
+	return true;
 }
 
 static int validate(const struct cp_compiled *cc, struct ipt_err *err)
@@ -1729,6 +1746,10 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 		    cc->policy_slot[c] >= cc->nslots[c])
 			return dp_fail(err, -EINVAL, "compiled chain %u: %u slots", c,
 				       cc->nslots[c]);
+		if (cc->full_vec[c] != BPFIPT_NO_VEC &&
+		    (cc->full_vec[c] >= cc->nvecs || !vec_full(cc, cc->full_vec[c], cc->nslots[c])))
+			return dp_fail(err, -EINVAL, "compiled chain %u: vector %u lacks a slot", c,
+				       cc->full_vec[c]);
 		for (s = 0; s < cc->nslots[c]; s++) {
 			const struct bpfipt_slot *sl = &cc->slots[c][s];
 
@@ -1771,17 +1792,6 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 #define CUT_FIELDS (1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT | 1u << BPFIPT_F_DPORT |	\
 		    1u << BPFIPT_F_TCPFLAGS | 1u << BPFIPT_F_ICMP | 1u << BPFIPT_F_LEN |	\
 		    1u << BPFIPT_F_CTSTATE)
-
-/* Vector vid has the bits of slots 0..n-1. */
-static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
-{
-	const __u64 *v = cc->pool + (size_t)vid * cc->nwords;
-
-	for (unsigned int s = 0; s < n; s++)
-		if (!(v[s / 64] >> (s % 64) & 1))
-			return false;
-	return true;
-}
 
 /* Bit s of vector vid is set. */
 static bool vec_has(const struct cp_compiled *cc, __u32 vid, unsigned int s)
@@ -2130,29 +2140,33 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		cf->iif_dflt[c] = cc->iif.dflt[c];
 		cf->oif_dflt[c] = cc->oif.dflt[c];
 		cf->cvec[c] = cc->nvecs + c;
+		cf->full[c] = cc->full_vec[c];
 		total += cc->nslots[c];
 		for (f = -4; f < NFA; f++) {
+			bool hasf = false;
 			int field;
 
 			switch (f) {
 			case -4:
-				r = lpm_const(&cc->src, c, cc->nvecs, &cst, &vid, "source", err);
+				r = lpm_const(&cc->src, c, cc->nvecs, &cst, &vid, cf->full[c], &hasf,
+					      "source", err);
 				field = BPFIPT_F_SRC;
 				break;
 			case -3:
-				r = lpm_const(&cc->dst, c, cc->nvecs, &cst, &vid, "destination", err);
+				r = lpm_const(&cc->dst, c, cc->nvecs, &cst, &vid, cf->full[c], &hasf,
+					      "destination", err);
 				field = BPFIPT_F_DST;
 				break;
 			case -2:
-				r = if_const(&cc->iif, c, cc->nvecs, &cst, &vid, err);
+				r = if_const(&cc->iif, c, cc->nvecs, &cst, &vid, cf->full[c], &hasf, err);
 				field = BPFIPT_F_IIF;
 				break;
 			case -1:
-				r = if_const(&cc->oif, c, cc->nvecs, &cst, &vid, err);
+				r = if_const(&cc->oif, c, cc->nvecs, &cst, &vid, cf->full[c], &hasf, err);
 				field = BPFIPT_F_OIF;
 				break;
 			default:
-				r = array_const(cc, f, c, &cst, &vid, err);
+				r = array_const(cc, f, c, &cst, &vid, cf->full[c], &hasf, err);
 				field = fa_field[f];
 			}
 			if (r)
@@ -2170,6 +2184,8 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 				cf->gfold[c][f == -3] = cc->gfold[c][f == -3];
 			if (!cst) {
 				cf->lookup[c] |= 1u << field;
+				if (hasf && cf->full[c] != BPFIPT_NO_VEC)
+					cf->fullf[c] |= 1u << field;
 				continue;
 			}
 			for (k = 0; vid != BPFIPT_NO_VEC && k < nwords; k++)

@@ -2200,6 +2200,16 @@ __noinline int bpfipt_fast_prefix(struct scratch *sc, __u32 first)
 	return fast_prefix(cur, conf, sc->chain, sc, first & 1);
 }
 
+/* The field's bit out of sc->look when its vector is the chain's full one (read
+ * from the maps each time: a register a branch made exact would split the
+ * verifier's states, one per combination). */
+#define NOT_FULL(field, vid)							\
+	do {									\
+		if ((RD(conf->fullf[chain]) & (1u << BPFIPT_F_##field)) &&	\
+		    RD(vid) == RD(conf->full[chain]))				\
+			sc->look &= ~(1u << BPFIPT_F_##field);			\
+	} while (0)
+
 /* Run chain c of generation cur on the packet: enum bpfipt_verdict. */
 static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				    struct scratch *sc)
@@ -2326,6 +2336,10 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		goto broken;
 
 	sc->look = look & ~cutlook;
+	/* a field whose vector has every slot of the chain (a protocol all its
+	 * rules name) is not ANDed */
+	if (conf->fullf[chain] & sc->look)
+		EACH_FIELD(NOT_FULL);
 	sc->cvec = conf->cvec[chain];
 	sc->nwords = conf->nwords;
 	sc->nchunks = conf->nchunks;

@@ -430,7 +430,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		20	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		21	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -453,7 +453,8 @@ enum bpfipt_stat {
 					 *     bpfipt_scratch): pctr;
 					 * 20: the pool's summary rows
 					 *     (bpfipt_conf.nrows, rbase),
-					 *     BPFIPT_ST_ROWS */
+					 *     BPFIPT_ST_ROWS;
+					 * 21: bpfipt_conf.full, fullf */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -585,6 +586,9 @@ struct bpfipt_conf {
 	__u32 iif_dflt[BPFIPT_NCHAINS], oif_dflt[BPFIPT_NCHAINS];
 	__u32 lookup[BPFIPT_NCHAINS];		/* bit f: field f varies in the chain, look it up */
 	__u32 cvec[BPFIPT_NCHAINS];		/* AND of the chain's constant fields' vectors */
+	__u32 full[BPFIPT_NCHAINS];		/* the vector of all the chain's slots (or
+						 * NO_VEC): the walk leaves its AND out */
+	__u32 fullf[BPFIPT_NCHAINS];		/* bit f: a value of field f has it */
 	__u32 addr_set[BPFIPT_NCHAINS][2];	/* [c][0] source, [c][1] destination set
 						 * (IPv6: its id in bpfipt_lpm6) */
 	__u32 npages, nifs;			/* bpfipt_ival pages, hash entries (loader) */

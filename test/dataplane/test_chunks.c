@@ -341,6 +341,70 @@ START_TEST(t_words_ahead)
 }
 END_TEST
 
+/* A protocol every rule of INPUT names: its vector has all of INPUT's slots
+ * (cp_compiled.full_vec), and the walk leaves its AND out (bpfipt_conf.fullf);
+ * so does a source port's, when no rule names one.
+ * FORWARD names two protocols: neither is full. Three chunks each; packets of
+ * both protocols checked against the reference. */
+START_TEST(t_full_vec)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	__u32 udp;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < 9000; i++) {
+		unsigned int s = i % 1021;
+
+		sb_addf(&sb, "-A INPUT -s 172.%u.%u.0/24 -p udp --dport %u -j %s\n", 16 + s / 256,
+			s % 256, 1024 + i % 509, i % 3 ? "DROP" : "ACCEPT");
+		sb_addf(&sb, "-A FORWARD -s 172.%u.%u.0/24 -p %s --dport %u -j %s\n", 16 + s / 256,
+			s % 256, i % 2 ? "tcp" : "udp", 1024 + i % 509, i % 3 ? "DROP" : "ACCEPT");
+	}
+	sb_adds(&sb, "COMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_uint_gt(cc->nwords, 2 * 64);
+	udp = cc->proto.vec[BPFIPT_INPUT * cc->proto.nkeys + 17];
+	ck_assert_uint_eq(cc->full_vec[BPFIPT_INPUT], udp);
+	for (unsigned int s = 0; s < cc->nwords * 64; s++)
+		ck_assert_uint_eq(cc->pool[(size_t)udp * cc->nwords + s / 64] >> (s % 64) & 1,
+				  s < cc->nslots[BPFIPT_INPUT]);
+	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
+			  cc->proto.vec[BPFIPT_FORWARD * cc->proto.nkeys + 17]);
+	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
+			  cc->proto.vec[BPFIPT_FORWARD * cc->proto.nkeys + 6]);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_uint_eq(cf.full[BPFIPT_INPUT], udp);
+	/* and a source port's: every rule takes any (but a packet without ports) */
+	ck_assert_uint_eq(cf.fullf[BPFIPT_INPUT], 1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT);
+	ck_assert(cf.fullf[BPFIPT_FORWARD] & 1u << BPFIPT_F_SPORT);
+	ck_assert(!(cf.fullf[BPFIPT_FORWARD] & 1u << BPFIPT_F_PROTO));
+	for (int k = 0; k < 1500; k++) {
+		unsigned int s = rnd() % 1021;
+		struct cp_packet p = {
+			.saddr = htonl(172u << 24 | (16 + s / 256) << 16 | (s % 256) << 8 | 9),
+			.daddr = inet_addr("10.0.0.1"), .proto = k % 3 ? 17 : 6,
+			.has_ports = true, .has_tcp = k % 3 == 0, .sport = 40000,
+			.dport = 1024 + rnd() % 512, .len = 50,
+		};
+
+		send_chain(in, t, &p, k % 2 ? BPFIPT_FORWARD : BPFIPT_INPUT);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A chain whose only address constraint is a deny list (OUTPUT, -d) has no
  * destination field set: the group slot tests its set itself. INPUT's list has
  * a second -s rule beside it: its field stays, without the list's prefixes
@@ -1286,6 +1350,7 @@ int main(void)
 	tcase_add_test(tc, t_rows);
 	tcase_add_test(tc, t_rows_two);
 	tcase_add_test(tc, t_words_ahead);
+	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);

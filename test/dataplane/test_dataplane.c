@@ -398,6 +398,7 @@ static struct cp_compiled *tb_build(const struct tchains *tc)
 	int nmax = 0;
 
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
+		cc->full_vec[c] = BPFIPT_NO_VEC;	/* the walk ANDs every field */
 		if ((tc->n[c] + 63) / 64 > (int)nw)
 			nw = (tc->n[c] + 63) / 64;
 		if (tc->n[c] > nmax)

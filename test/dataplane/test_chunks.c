@@ -281,6 +281,20 @@ static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_pack
 	send_chain(in, t, p, BPFIPT_INPUT);
 }
 
+static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
+				      struct dp_inst **in, struct bpfipt_conf *cf)
+{
+	struct ipt_table *t = parse(sb_str(sb));
+	struct ipt_err err = { 0 };
+
+	sb_free(sb);
+	ck_assert_msg(cp_compile(t, &env, cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(*in, *cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(*in, cf, &err), 0);
+	return t;
+}
+
 /* Words whose summary bits the packet's vectors share, but no rule: the source's
  * rules sit in even slots, the port's in odd ones, in every word of three chunks.
  * A rule that matches both is placed at word w of chunk 0 or 2, for w on both
@@ -295,8 +309,8 @@ START_TEST(t_words_ahead)
 	struct strbuf sb = STRBUF_INIT;
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
-	struct ipt_err err = { 0 };
 	unsigned int placed = 0;
+	struct bpfipt_conf cf;
 	struct ipt_table *t;
 
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
@@ -316,13 +330,9 @@ START_TEST(t_words_ahead)
 	}
 	sb_adds(&sb, "COMMIT\n");
 	ck_assert_uint_eq(placed, 2 * nw);
-	t = parse(sb_str(&sb));
-	sb_free(&sb);
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
-	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_gt(cc->nwords, 2 * 64);
-	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
 	for (unsigned int k = 0; k <= 2 * nw; k++) {
 		/* k == 2 nw: a source port no rule names, the policy */
 		struct cp_packet p = {
@@ -351,7 +361,6 @@ START_TEST(t_full_vec)
 	struct strbuf sb = STRBUF_INIT;
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
-	struct ipt_err err = { 0 };
 	struct bpfipt_conf cf;
 	struct ipt_table *t;
 	__u32 udp;
@@ -366,10 +375,8 @@ START_TEST(t_full_vec)
 			s % 256, i % 2 ? "tcp" : "udp", 1024 + i % 509, i % 3 ? "DROP" : "ACCEPT");
 	}
 	sb_adds(&sb, "COMMIT\n");
-	t = parse(sb_str(&sb));
-	sb_free(&sb);
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
-	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_gt(cc->nwords, 2 * 64);
 	udp = cc->proto.vec[BPFIPT_INPUT * cc->proto.nkeys + 17];
 	ck_assert_uint_eq(cc->full_vec[BPFIPT_INPUT], udp);
@@ -380,9 +387,6 @@ START_TEST(t_full_vec)
 			  cc->proto.vec[BPFIPT_FORWARD * cc->proto.nkeys + 17]);
 	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
 			  cc->proto.vec[BPFIPT_FORWARD * cc->proto.nkeys + 6]);
-	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
 	ck_assert_uint_eq(cf.full[BPFIPT_INPUT], udp);
 	/* and a source port's: every rule takes any (but a packet without ports) */
 	ck_assert_uint_eq(cf.fullf[BPFIPT_INPUT], 1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT);
@@ -702,20 +706,6 @@ static void check_fast(struct dp_inst *in, struct ipt_table *t, struct cp_packet
 
 /* The ruleset in sb (freed) parsed, compiled and installed in a new instance
  * with the test program; its conf in *cf. */
-static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
-				      struct dp_inst **in, struct bpfipt_conf *cf)
-{
-	struct ipt_table *t = parse(sb_str(sb));
-	struct ipt_err err = { 0 };
-
-	sb_free(sb);
-	ck_assert_msg(cp_compile(t, &env, cc, &err) == 0, "compile: %s", err.msg);
-	ck_assert_msg(dp_inst_create(in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	ck_assert_msg(dp_inst_install(*in, *cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(dp_inst_conf(*in, cf, &err), 0);
-	return t;
-}
-
 /* INPUT: a list on -s at the top, then more rules (a hit is judged by the list, a
  * miss by the two rules after it, as a slot prefix, or by the walk from the jump);
  * OUTPUT: only a list on -d, REJECT (hit and miss); FORWARD: only a list whose

@@ -2162,7 +2162,9 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	}
 	if (x.failed)
 		goto out;
-	/* 4: each chain's vector of all its slots, when some field's value has it */
+	/* 4: each chain's vector of all its slots, when some field's value has it
+	 * (find_vec()'s UINT32_MAX is BPFIPT_NO_VEC) */
+	_Static_assert(BPFIPT_NO_VEC == UINT32_MAX, "no vector");
 	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
 		size_t at;
 
@@ -2170,8 +2172,6 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 		for (unsigned int s = 0; s < cc->nslots[c]; s++)
 			bit_set(x.cur, s);
 		cc->full_vec[c] = find_vec(&x, x.cur, hash_words(x.cur, cc->nwords), &at);
-		if (cc->full_vec[c] == UINT32_MAX)
-			cc->full_vec[c] = BPFIPT_NO_VEC;
 	}
 	if (x.v6) {
 		xqsort(cc->src.e6, cc->src.n, sizeof(*cc->src.e6), cmp_lpm_entry6);

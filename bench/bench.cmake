@@ -23,6 +23,16 @@ target_link_libraries(test_chunks PRIVATE bpfipt PkgConfig::CHECK)
 add_test(NAME dataplane.test_chunks COMMAND test_chunks)
 set_tests_properties(dataplane.test_chunks PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 600)
 
+# tcfloor: the program bench/vethab.sh --tc-floor attaches (it passes every packet)
+set(TCFLOOR_OBJ ${BPF_DIR}/tcfloor.bpf.o)
+add_custom_command(OUTPUT ${TCFLOOR_OBJ}
+  COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -c ${CMAKE_CURRENT_SOURCE_DIR}/bench/tcfloor.bpf.c
+          -o ${TCFLOOR_OBJ}
+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/bench/tcfloor.bpf.c
+  COMMENT "Building BPF object tcfloor.bpf.o"
+  VERBATIM)
+add_custom_target(tcfloor ALL DEPENDS ${TCFLOOR_OBJ})
+
 # addrsearch: an address field's LPM trie against a binary search over sorted
 # intervals (the experiment of docs/performance.md); its own BPF object and
 # skeleton, built as dataplane/bpf.cmake builds the data plane's.

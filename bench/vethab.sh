@@ -3,7 +3,8 @@
 # Side by side: builds of bpf-iptables on the veth floods of bench/run.sh, at one
 # ruleset size, rounds alternating no firewall and each build, so that the
 # machine's drift (10-30% within minutes) weighs on every build alike.
-#   bench/vethab.sh [--rounds R] [--secs S] [--rules N] [--chains "INPUT ..."] BUILD_DIR...
+#   bench/vethab.sh [--rounds R] [--secs S] [--rules N] [--chains "INPUT ..."] [--tc-floor]
+#                   BUILD_DIR...
 # Each build's own bpf-iptables-restore loads the ruleset on rtr (tc ingress, the
 # default on veth) and --unload removes it after its flood. The rulesets are those
 # of the veth section (bench/rules.py: mixed for INPUT and FORWARD, the egress deny
@@ -12,16 +13,18 @@
 # build the mean and the best, and the best against no firewall's best.
 set -uo pipefail
 usage() {
-	echo "usage: bench/vethab.sh [--rounds R] [--secs S] [--rules N] [--chains LIST] BUILD_DIR..." >&2
+	echo "usage: bench/vethab.sh [--rounds R] [--secs S] [--rules N] [--chains LIST]" \
+	     "[--tc-floor] BUILD_DIR..." >&2
 	exit 2
 }
-ROUNDS=4 SECS=2 N=10000 CHAINS="INPUT FORWARD OUTPUT"
+ROUNDS=4 SECS=2 N=10000 CHAINS="INPUT FORWARD OUTPUT" TCFLOOR=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--secs) SECS=$2; shift 2 ;;
 	--rules) N=$2; shift 2 ;;
 	--chains) CHAINS=$2; shift 2 ;;
+	--tc-floor) TCFLOOR=1; shift ;;
 	-*) usage ;;
 	*) break ;;
 	esac
@@ -36,6 +39,8 @@ done
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${BUILDS[0]}		# test/e2e/lib.sh and flood
 [ -x "$BIN/flood" ] || { echo "vethab: no flood in $BIN" >&2; exit 2; }
+FLOOR_OBJ=$BIN/bpf/tcfloor.bpf.o
+[ "$TCFLOOR" = 0 ] || [ -f "$FLOOR_OBJ" ] || { echo "vethab: no $FLOOR_OBJ" >&2; exit 2; }
 . "$HERE/../test/e2e/lib.sh"
 topo_up
 
@@ -56,6 +61,18 @@ for r in $(seq "$ROUNDS"); do
 	for c in $CHAINS; do
 		line="round $r $c none $(flood "$c")"
 		echo "$c none $(echo "$line" | awk '{ print $NF }')" >> "$RES"
+		if [ "$TCFLOOR" = 1 ]; then
+			for hook in eth0/ingress eth1/egress; do
+				nsx "$RTR" tc qdisc add dev "${hook%/*}" clsact 2>/dev/null
+				nsx "$RTR" tc filter add dev "${hook%/*}" "${hook#*/}" bpf da obj "$FLOOR_OBJ" \
+					sec tc || { echo "vethab: cannot attach $FLOOR_OBJ" >&2; exit 1; }
+			done
+			p=$(flood "$c")
+			nsx "$RTR" tc qdisc del dev eth0 clsact
+			nsx "$RTR" tc qdisc del dev eth1 clsact
+			line="$line floor $p"
+			echo "$c floor $p" >> "$RES"
+		fi
 		for i in "${!BUILDS[@]}"; do
 			b=${BUILDS[$i]}
 			if ! BPF_IPTABLES_INGRESS=tc nsx "$RTR" "$b/bpf-iptables-restore" \

@@ -159,7 +159,9 @@ static int prog_load(int fd, struct prog *pg)
 }
 
 /* A loaded program whose tag and name are those of the most sampled symbol
- * that names a main program. */
+ * that names a main program. The kernel names it with the whole program's tag
+ * (/proc/kallsyms), perf with its main function's (bpf_prog_info.prog_tags[0])
+ * when the program was loaded before the recording began: either matches. */
 static int find_prog(void)
 {
 	long best = 0;
@@ -167,8 +169,9 @@ static int find_prog(void)
 
 	for (__u32 id = 0; !bpf_prog_get_next_id(id, &id);) {
 		struct bpf_prog_info in = { 0 };
+		__u8 ftags[MAX_FUNCS][BPF_TAG_SIZE];
 		__u32 len = sizeof(in);
-		char tag[17];
+		char tag[17], ftag[17] = "";
 		long n = 0;
 		int f = bpf_prog_get_fd_by_id(id);
 
@@ -179,9 +182,17 @@ static int find_prog(void)
 			continue;
 		}
 		tag_hex(in.tag, tag);
+		if (in.nr_prog_tags && in.nr_prog_tags <= MAX_FUNCS) {
+			struct bpf_prog_info t = { .nr_prog_tags = in.nr_prog_tags,
+						   .prog_tags = (__u64)(unsigned long)ftags };
+
+			len = sizeof(t);
+			if (!bpf_obj_get_info_by_fd(f, &t, &len))
+				tag_hex(ftags[0], ftag);
+		}
 		for (size_t i = 0; i < nsmp; i++)
-			if (!strcmp(smp[i].tag, tag) && !strncmp(smp[i].func, in.name,
-								 sizeof(in.name) - 1))
+			if ((!strcmp(smp[i].tag, tag) || !strcmp(smp[i].tag, ftag)) &&
+			    !strncmp(smp[i].func, in.name, sizeof(in.name) - 1))
 				n += smp[i].n;
 		if (n > best) {
 			if (fd >= 0)

@@ -275,6 +275,9 @@ if ve:
                 if v is None or not base:
                     continue
                 b2, v2 = pairs.get((f, n), (None, None))
+                floor = pps.get(("tc-floor", n))
+                fl = (f"; tc-floor {floor / base:.2f}" if floor and f == "bpf-iptables-tc"
+                      else "")
                 if b2 and v2 and b2 > 0 and v2 > 0:
                     # each side's best of its floods at this size: the point's and
                     # the paired ones (as many each), the pairs' own ratio beside
@@ -282,10 +285,10 @@ if ve:
                     target(f"{chain} veth throughput, {fmt(n)} rules, {f} >= {lim} x no firewall",
                            f"{vb / bb:.2f} x ({fmt(vb)} / {fmt(bb)} pkt/s, the best of each "
                            f"side's floods; the pairs alone {v2 / b2:.2f}, the points "
-                           f"{v / base:.2f})", vb / bb >= lim)
+                           f"{v / base:.2f}{fl})", vb / bb >= lim)
                 else:
                     target(f"{chain} veth throughput, {fmt(n)} rules, {f} >= {lim} x no firewall",
-                           f"{v / base:.2f} x ({fmt(v)} / {fmt(base)} pkt/s)", v / base >= lim)
+                           f"{v / base:.2f} x ({fmt(v)} / {fmt(base)} pkt/s{fl})", v / base >= lim)
                 if n == 10000 and legacy:
                     target(f"{chain} veth throughput, 10 000 rules, {f} >= 10 x iptables-legacy",
                            f"{v / legacy:.1f} x ({fmt(v)} / {fmt(legacy)} pkt/s)", v / legacy >= 10)

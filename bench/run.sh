@@ -10,7 +10,9 @@
 #   veth     UDP flood through veth pairs (bench/flood.c), packets matching only
 #            the last rule: packets/s, CPU ns per packet, ping p50/p99, for no
 #            firewall, iptables-legacy, iptables-nft, nftables (rules, set),
-#            ipset, bpf-iptables tc and XDP; INPUT, FORWARD, OUTPUT (deny list)
+#            ipset, tc-floor (a tc program that passes every packet, where
+#            bpf-iptables attaches: tc's own cost), bpf-iptables tc and XDP;
+#            INPUT, FORWARD, OUTPUT (deny list)
 #   tcp      a TCP stream (iperf3) from cli to srv through rtr's FORWARD: Gbit/s
 #            with no firewall and bpf-iptables at tc, at XDP and by default
 #            (auto: tc on veth), 10 and 10k rules; what the ingress hook costs
@@ -108,7 +110,19 @@ fw_clear() {	# remove every firewall from rtr
 	for c in INPUT FORWARD OUTPUT; do ip netns exec "$ns" iptables-legacy -P $c ACCEPT; done
 	ip netns exec "$ns" nft flush ruleset 2>/dev/null
 	ip netns exec "$ns" ipset destroy 2>/dev/null
+	for d in eth0 eth1; do ip netns exec "$ns" tc qdisc del dev $d clsact 2>/dev/null; done
 	return 0
+}
+
+# tc-floor: bench/tcfloor.bpf.c (it passes every packet) where bpf-iptables
+# attaches on the router, clsact and direct action: what tc's hooks cost alone
+tc_floor_load() {
+	local ns=$1 hook
+	for hook in eth0/ingress eth1/egress; do
+		ip netns exec "$ns" tc qdisc add dev "${hook%/*}" clsact 2>/dev/null
+		ip netns exec "$ns" tc filter add dev "${hook%/*}" "${hook#*/}" bpf da \
+			obj "$BIN/bpf/tcfloor.bpf.o" sec tc || return 1
+	done
 }
 
 # fw_load NS FW KIND CHAIN N: put the ruleset in place; prints the seconds it took
@@ -131,6 +145,7 @@ fw_load() {
 		 ip netns exec "$ns" iptables-legacy-restore < "$f.ipt"; } || r=1 ;;
 	bpf-iptables-tc) BPF_IPTABLES_INGRESS=tc nsx "$ns" "$BIN/bpf-iptables-restore" < "$f" || r=1 ;;
 	bpf-iptables-xdp) BPF_IPTABLES_INGRESS=xdp nsx "$ns" "$BIN/bpf-iptables-restore" < "$f" || r=1 ;;
+	tc-floor) tc_floor_load "$ns" || r=1 ;;
 	esac
 	secs_since "$t"
 	[ $r = 0 ] || echo "bench: loading $fw $kind $chain $n FAILED" >&2
@@ -226,9 +241,9 @@ if [[ " $ONLY " == *" veth "* ]]; then
 	for chain in INPUT FORWARD OUTPUT; do
 		kind=mixed
 		[ $chain = OUTPUT ] && kind=deny
-		fws="iptables-legacy iptables-nft nft nft-set ipset bpf-iptables-tc bpf-iptables-xdp"
+		fws="iptables-legacy iptables-nft nft nft-set ipset tc-floor bpf-iptables-tc bpf-iptables-xdp"
 		# egress is always tc: one bpf-iptables configuration
-		[ $chain = OUTPUT ] && fws="iptables-legacy iptables-nft nft nft-set ipset bpf-iptables-tc"
+		[ $chain = OUTPUT ] && fws="iptables-legacy iptables-nft nft nft-set ipset tc-floor bpf-iptables-tc"
 		big=$BIG
 		[ $QUICK = 1 ] && [ $chain != OUTPUT ] && big=
 		if [ -n "${BENCH_VETH_FWS:-}" ]; then	# a focused re-run: these firewalls only

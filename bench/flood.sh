@@ -29,3 +29,20 @@ flood_run() {
 		END { if (t > 0 && n > 0) printf "%d %d\n", n / t, b * 1e9 / hz / (n / t * t)
 		      else print "0 0" }' "$WORK/sink"
 }
+
+# tc-floor: bench/tcfloor.bpf.c (it passes every packet) where bpf-iptables
+# attaches on the router (eth0 ingress, eth1 egress), clsact and direct action:
+# what tc's hooks cost a flood alone. tc_floor_load NS; tc_floor_clear NS.
+tc_floor_load() {
+	local ns=$1 hook
+	for hook in eth0/ingress eth1/egress; do
+		ip netns exec "$ns" tc qdisc add dev "${hook%/*}" clsact 2>/dev/null
+		ip netns exec "$ns" tc filter add dev "${hook%/*}" "${hook#*/}" bpf da \
+			obj "$BIN/bpf/tcfloor.bpf.o" sec tc || return 1
+	done
+}
+tc_floor_clear() {
+	local d
+	for d in eth0 eth1; do ip netns exec "$1" tc qdisc del dev $d clsact 2>/dev/null; done
+	return 0
+}

@@ -110,19 +110,8 @@ fw_clear() {	# remove every firewall from rtr
 	for c in INPUT FORWARD OUTPUT; do ip netns exec "$ns" iptables-legacy -P $c ACCEPT; done
 	ip netns exec "$ns" nft flush ruleset 2>/dev/null
 	ip netns exec "$ns" ipset destroy 2>/dev/null
-	for d in eth0 eth1; do ip netns exec "$ns" tc qdisc del dev $d clsact 2>/dev/null; done
+	tc_floor_clear "$ns"
 	return 0
-}
-
-# tc-floor: bench/tcfloor.bpf.c (it passes every packet) where bpf-iptables
-# attaches on the router, clsact and direct action: what tc's hooks cost alone
-tc_floor_load() {
-	local ns=$1 hook
-	for hook in eth0/ingress eth1/egress; do
-		ip netns exec "$ns" tc qdisc add dev "${hook%/*}" clsact 2>/dev/null
-		ip netns exec "$ns" tc filter add dev "${hook%/*}" "${hook#*/}" bpf da \
-			obj "$BIN/bpf/tcfloor.bpf.o" sec tc || return 1
-	done
 }
 
 # fw_load NS FW KIND CHAIN N: put the ruleset in place; prints the seconds it took

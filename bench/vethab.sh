@@ -62,14 +62,9 @@ for r in $(seq "$ROUNDS"); do
 		line="round $r $c none $(flood "$c")"
 		echo "$c none $(echo "$line" | awk '{ print $NF }')" >> "$RES"
 		if [ "$TCFLOOR" = 1 ]; then
-			for hook in eth0/ingress eth1/egress; do
-				nsx "$RTR" tc qdisc add dev "${hook%/*}" clsact 2>/dev/null
-				nsx "$RTR" tc filter add dev "${hook%/*}" "${hook#*/}" bpf da obj "$FLOOR_OBJ" \
-					sec tc || { echo "vethab: cannot attach $FLOOR_OBJ" >&2; exit 1; }
-			done
+			tc_floor_load "$RTR" || { echo "vethab: cannot attach $FLOOR_OBJ" >&2; exit 1; }
 			p=$(flood "$c")
-			nsx "$RTR" tc qdisc del dev eth0 clsact
-			nsx "$RTR" tc qdisc del dev eth1 clsact
+			tc_floor_clear "$RTR"
 			line="$line floor $p"
 			echo "$c floor $p" >> "$RES"
 		fi

@@ -23,7 +23,8 @@ target_link_libraries(test_chunks PRIVATE bpfipt PkgConfig::CHECK)
 add_test(NAME dataplane.test_chunks COMMAND test_chunks)
 set_tests_properties(dataplane.test_chunks PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 600)
 
-# tcfloor: the program bench/vethab.sh --tc-floor attaches (it passes every packet)
+# tcfloor: the program of the veth floods' tc-floor (bench/run.sh, bench/vethab.sh
+# --tc-floor; bench/flood.sh attaches it): it passes every packet
 set(TCFLOOR_OBJ ${BPF_DIR}/tcfloor.bpf.o)
 add_custom_command(OUTPUT ${TCFLOOR_OBJ}
   COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -c ${CMAKE_CURRENT_SOURCE_DIR}/bench/tcfloor.bpf.c

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tcfloor: a tc program that passes every packet. bench/vethab.sh --tc-floor
+ * tcfloor: a tc program that passes every packet. The veth floods' tc-floor
+ * (bench/run.sh, bench/vethab.sh --tc-floor; tc_floor_load in bench/flood.sh)
  * attaches it where bpf-iptables attaches its tc programs on the router (clsact,
  * direct action), so a flood measures what tc's hooks cost a packet before any
  * firewall work: the ceiling of a tc firewall against no firewall.

@@ -1144,6 +1144,14 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 		}								\
 	} while (0)
 
+/* Candidate words cand of chunk k from the cursor's word on. */
+static __always_inline __u64 from_cursor(struct scratch *sc, __u32 k, __u64 cand)
+{
+	if (k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
+		cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
+	return cand;
+}
+
 /* The first slot >= the cursor in chunk k: NO_SLOT if none, NO_SLOT - 1 on an
  * internal error. Its candidate words are the packet's csum[k] (rows: taken by
  * bpfipt_chunk_row()) or the AND of the chunk's summary words; with_top (k == 0)
@@ -1161,9 +1169,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 	int i;
 
 	if (rows) {
-		cand = RD(sc->csum[k & CHUNK_MASK]);
-		if (k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
-			cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
+		cand = from_cursor(sc, k, RD(sc->csum[k & CHUNK_MASK]));
 		if (!cand)
 			return NO_SLOT;
 	}
@@ -1187,8 +1193,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 		       p_ICMP[BPFIPT_CHUNK_WORDS] & p_TCPFLAGS[BPFIPT_CHUNK_WORDS] &
 		       p_LEN[BPFIPT_CHUNK_WORDS] & p_FRAG[BPFIPT_CHUNK_WORDS] &
 		       p_CTSTATE[BPFIPT_CHUNK_WORDS];
-		if (k == RD(sc->w0) / BPFIPT_CHUNK_WORDS)
-			cand &= ~0ULL << (RD(sc->w0) % BPFIPT_CHUNK_WORDS);
+		cand = from_cursor(sc, k, cand);
 		if (!cand)
 			return NO_SLOT;
 	}

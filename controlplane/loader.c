@@ -2113,6 +2113,44 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
 }
 
+/* The bounds of tuple group t->group's keys in t->lo and t->span (bpfipt.h,
+ * struct bpfipt_tfast): an address's top is its prefix's last address, so that
+ * fast_tuple() compares the packet's value unmasked. */
+static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
+{
+	__u32 mask[BPFIPT_TB_N] = {
+		t->splen ? ~0u << (32 - t->splen) : 0, t->dplen ? ~0u << (32 - t->dplen) : 0,
+		t->ports & BPFIPT_TP_SPORT ? ~0u : 0, t->ports & BPFIPT_TP_DPORT ? ~0u : 0,
+	};
+	__u32 lo[BPFIPT_TB_N], hi[BPFIPT_TB_N];
+	int f;
+
+	for (f = 0; f < BPFIPT_TB_N; f++) {
+		lo[f] = ~0u;
+		hi[f] = 0;
+	}
+	for (__u32 i = 0; i < cc->ntuples; i++) {
+		const struct bpfipt_tuple_key *k = &cc->tuples[i].k;
+		__u32 v[BPFIPT_TB_N] = { ntohl(k->src), ntohl(k->dst), k->sport, k->dport };
+
+		if (k->group != t->group)
+			continue;
+		for (f = 0; f < BPFIPT_TB_N; f++) {
+			lo[f] = v[f] < lo[f] ? v[f] : lo[f];
+			hi[f] = v[f] > hi[f] ? v[f] : hi[f];
+		}
+	}
+	for (f = 0; f < BPFIPT_TB_N; f++) {
+		if (!mask[f] || lo[f] > hi[f]) {	/* not in the key (or no key) */
+			t->lo[f] = 0;
+			t->span[f] = ~0u;
+			continue;
+		}
+		t->lo[f] = lo[f];
+		t->span[f] = (hi[f] | ~mask[f]) - lo[f];
+	}
+}
+
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
  * up: folded into one vector per chain, written to cv). */
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
@@ -2211,6 +2249,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 				.reject_with = s0->reject_with, .pverdict = s1->verdict,
 				.preject_with = s1->reject_with,
 			};
+			tuple_bounds(cc, &cf->tfast[c]);
 		}
 		if (!cf->fast[c])
 			cf->fast[c] = prefix_of(cc, c, 0, cf);

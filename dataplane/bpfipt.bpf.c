@@ -1961,9 +1961,15 @@ static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf,
 				      struct scratch *sc)
 {
 	const struct bpfipt_tfast *t = &conf->tfast[chain];
-	__u32 fast = conf->fast[chain], ctr;
+	const struct pkt *p = &sc->p;
+	__u32 fast = conf->fast[chain], ctr = BPFIPT_IVAL_NONE;
 
-	ctr = tuple_counter(cur, t->group, t->counter, t->splen, t->dplen, t->ports, &sc->p);
+	/* outside the keys' bounds: in none of them, without the hash */
+	if (bpf_ntohl(p->saddr) - t->lo[BPFIPT_TB_SRC] <= t->span[BPFIPT_TB_SRC] &&
+	    bpf_ntohl(p->daddr) - t->lo[BPFIPT_TB_DST] <= t->span[BPFIPT_TB_DST] &&
+	    p->sport - t->lo[BPFIPT_TB_SPORT] <= t->span[BPFIPT_TB_SPORT] &&
+	    p->dport - t->lo[BPFIPT_TB_DPORT] <= t->span[BPFIPT_TB_DPORT])
+		ctr = tuple_counter(cur, t->group, t->counter, t->splen, t->dplen, t->ports, p);
 	if (ctr != BPFIPT_IVAL_NONE)
 		return fast & BPFIPT_FAST_HIT ? fast_verdict(cur, conf, ctr, t->verdict,
 							     t->reject_with, sc) : -1;

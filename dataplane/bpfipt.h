@@ -246,6 +246,10 @@ struct bpfipt_tuple_key {
 	__u8 pad[3];
 };
 
+/* The bounds of a tuple group's keys (struct bpfipt_tfast): source, destination,
+ * source port, destination port. */
+enum { BPFIPT_TB_SRC, BPFIPT_TB_DST, BPFIPT_TB_SPORT, BPFIPT_TB_DPORT, BPFIPT_TB_N };
+
 /* -m recent. Each list (--name) is one value of the instance map bpfipt_recent
  * (a hash without preallocation: a list costs memory only while a rule uses
  * it), keyed by an id the loader gives the name; lists outlive ruleset
@@ -430,7 +434,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		21	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		22	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -454,7 +458,9 @@ enum bpfipt_stat {
 					 * 20: the pool's summary rows
 					 *     (bpfipt_conf.nrows, rbase),
 					 *     BPFIPT_ST_ROWS;
-					 * 21: bpfipt_conf.full, fullf */
+					 * 21: bpfipt_conf.full, fullf;
+					 * 22: the tuple group's bounds
+					 *     (bpfipt_tfast.lo, span) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -613,11 +619,15 @@ struct bpfipt_conf {
 	__u64 pfx[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_WORDS];	/* BPFIPT_FAST_PFX_FIELD */
 	/* BPFIPT_FAST_TUPLE: what fast_tuple() needs of slot 0 (the group) and of
 	 * the policy slot 1 (BPFIPT_FAST_MISS), so that it looks no slot up;
-	 * counters are physical (the slots map's) */
+	 * counters are physical (the slots map's). lo and span bound the group's
+	 * keys (BPFIPT_TB_*, host order, the addresses' unmasked bits included):
+	 * a packet's value v with v - lo > span is in no key, and the hash is not
+	 * asked; a field not in the key has lo 0, span 0xffffffff. */
 	struct bpfipt_tfast {
 		__u32 group, counter, pcounter;
 		__u8 splen, dplen, ports, verdict;
 		__u8 reject_with, pverdict, preject_with, pad;
+		__u32 lo[BPFIPT_TB_N], span[BPFIPT_TB_N];
 	} tfast[BPFIPT_NCHAINS];
 	/* The slot prefix's fields that a range of the packet's value decides
 	 * (bit j * BPFIPT_FAST_PFX_FIELDS + k of pfx_direct: field k of its j-th

@@ -1064,6 +1064,55 @@ static void tp_run(struct strbuf *sb, const char *chain, unsigned int n, bool sr
 	}
 }
 
+/* t_tuple's runs at the bounds of their keys (bpfipt_tfast.lo, span): INPUT's
+ * sources 172.16.0.0/24 .. 172.19.252.0/24 and ports 1024 .. 1532, OUTPUT's
+ * destinations 10.20.0.0 .. 10.20.11.184 and ports 1 .. 1000; each value just
+ * outside, the first and the last inside, hits among them (172.19.252.255 is
+ * in the last /24: rule 1020's, port 1026; rule 508 has port 1532, OUTPUT's
+ * rule 999 port 1000). A packet outside is judged without the hash: verdict
+ * and counters as the reference's. */
+static void tp_bounds(struct dp_inst *in, struct ipt_table *t, const struct bpfipt_conf *cf)
+{
+	static const __u32 src[] = { 0xac0fffff, 0xac100000, 0xac100007, 0xac11fc07, 0xac13fcff,
+				     0xac13fd00 };
+	static const __u32 sport[] = { 1023, 1024, 1026, 1532, 1533 };
+	static const __u32 dst[] = { 0x0a13ffff, 0x0a140000, 0x0a1403e7, 0x0a140bb8, 0x0a140bb9 };
+	static const __u32 dport[] = { 0, 1, 1000, 1001 };
+	const struct bpfipt_tfast *ti = &cf->tfast[BPFIPT_INPUT], *to = &cf->tfast[BPFIPT_OUTPUT];
+	unsigned int hits = 0;
+
+	ck_assert_uint_eq(ti->lo[BPFIPT_TB_SRC], 0xac100000);
+	ck_assert_uint_eq(ti->span[BPFIPT_TB_SRC], 0xac13fcff - 0xac100000);
+	ck_assert_uint_eq(ti->lo[BPFIPT_TB_DPORT], 1024);
+	ck_assert_uint_eq(ti->span[BPFIPT_TB_DPORT], 508);
+	ck_assert_uint_eq(ti->span[BPFIPT_TB_DST], ~0u);
+	ck_assert_uint_eq(ti->span[BPFIPT_TB_SPORT], ~0u);
+	ck_assert_uint_eq(to->lo[BPFIPT_TB_DST], 0x0a140000);
+	ck_assert_uint_eq(to->span[BPFIPT_TB_DST], 3000);
+	for (unsigned int i = 0; i < 6 * 5 + 5 * 4; i++) {
+		bool out = i >= 6 * 5;
+		struct cp_packet p = {
+			.saddr = htonl(out ? 0x0a010002 : src[i / 5]),
+			.daddr = htonl(out ? dst[(i - 30) / 4] : 0x0a000001),
+			.proto = out ? 6 : 17, .has_tcp = out, .tcpflags = 0x02, .has_ports = true,
+			.sport = 40000, .dport = out ? dport[(i - 30) % 4] : sport[i % 5], .len = 50,
+		};
+		__u32 chain = out ? BPFIPT_OUTPUT : BPFIPT_INPUT;
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no = ref_rule(t, chain, &p, &rt, &owner);
+
+		hits += out ? rt.verdict == BPFIPT_V_ACCEPT : rt.verdict == BPFIPT_V_DROP &&
+			rule_no >= 0 && rule_no < 5000;
+		check_fast(in, t, &p, chain, out || (rule_no >= 0 && owner == BPFIPT_INPUT &&
+						     rule_no <= 5000), rule_no);
+	}
+	/* 172.16.0.0 and .7 on 1024, 172.17.252.7 on 1532 and 1026 (rule 1529),
+	 * 172.19.252.255 on 1026; OUTPUT's 10.20.0.0 and 10.20.11.184 on 1,
+	 * 10.20.3.231 on 1000 and 1 (rule 4000) */
+	ck_assert_uint_eq(hits, 9);
+}
+
 START_TEST(t_tuple)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1153,6 +1202,7 @@ START_TEST(t_tuple)
 	}
 	ck_assert_uint_gt(nfast, 600);
 	ck_assert_uint_gt(hits, 1000);
+	tp_bounds(in, t, &cf);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);

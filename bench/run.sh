@@ -450,6 +450,8 @@ if [[ " $ONLY " == *" update "* ]]; then
 		upd bpf-iptables append "$n" nsx "$U" "$BIN/bpf-iptables" -A INPUT $one
 		upd bpf-iptables insert "$n" nsx "$U" "$BIN/bpf-iptables" -I INPUT 1 $one
 		upd bpf-iptables delete "$n" nsx "$U" "$BIN/bpf-iptables" -D INPUT $one
+		# after updates: the generation each switch leaves, kept or dropped
+		mem bpf-iptables-mixed-updated "$n" "$(nsx "$U" "$BIN/pktcost" --running)"
 		fw_clear "$U"
 		for ipt in iptables-legacy iptables-nft; do
 			upd $ipt restore "$n" x $ipt-restore "$f"
@@ -483,6 +485,7 @@ if [[ " $ONLY " == *" update "* ]]; then
 	mem bpf-iptables-deny "$BIG" "$(nsx "$U" "$BIN/pktcost" --running)"
 	upd bpf-iptables deny-append "$BIG" nsx "$U" "$BIN/bpf-iptables" -A OUTPUT -d 192.0.2.1 -j DROP
 	upd bpf-iptables deny-delete "$BIG" nsx "$U" "$BIN/bpf-iptables" -D OUTPUT -d 192.0.2.1 -j DROP
+	mem bpf-iptables-deny-updated "$BIG" "$(nsx "$U" "$BIN/pktcost" --running)"
 	fw_clear "$U"
 	rules deny OUTPUT "$BIG" ipset > "$f.ipset"
 	upd ipset deny-restore "$BIG" x ipset -exist restore -f "$f.ipset"

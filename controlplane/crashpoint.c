@@ -26,6 +26,8 @@ static unsigned int hit(const char *name)
 	return 0;
 }
 
+void (*cp_point_hook)(const char *name);
+
 void cp_crash_point(const char *name)
 {
 	const char *at = getenv("BPF_IPTABLES_CRASH_AT");
@@ -33,6 +35,8 @@ void cp_crash_point(const char *name)
 	unsigned int n;
 	size_t len;
 
+	if (cp_point_hook)
+		cp_point_hook(name);
 	if (!(at && *at) && !(trace && *trace))
 		return;
 	n = hit(name);

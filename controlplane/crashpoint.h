@@ -17,4 +17,9 @@
 
 void cp_crash_point(const char *name);
 
+/* A test's own code, run at every point by the process itself (NULL: none):
+ * test/dataplane/test_chunks.c counts what a program run still under way at the
+ * switch counts. */
+extern void (*cp_point_hook)(const char *name);
+
 #endif

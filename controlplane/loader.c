@@ -185,6 +185,7 @@ struct dp_inst {
 	__u32 limit_tid, u32_tid;
 	int ncpus;
 	__u32 tag;			/* written with the switch (dp_opts.tag) */
+	size_t spare_keep;		/* spare_drop(): dp_opts.spare_keep */
 };
 
 static void fd_close(int *fd)
@@ -209,6 +210,7 @@ static struct dp_inst *inst_alloc(void)
 		in->outer[i] = -1;
 	in->btf_fd = -1;
 	in->ncpus = libbpf_num_possible_cpus();
+	in->spare_keep = DP_SPARE_KEEP;
 	return in;
 }
 
@@ -2656,26 +2658,18 @@ static struct bpfipt_counter *cnt_map(const struct dp_inst *in, __u32 slot,
 	return p;
 }
 
-/* Counters of generation `slot`, summed: n entries of { packets, bytes }. */
-static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
-			__u64 (**out)[2], unsigned int *n, struct ipt_err *err)
+/* The counters p of a generation (its conf cf), summed: n entries of
+ * { packets, bytes }. */
+static int cnt_sum(const struct bpfipt_counter *p, const struct bpfipt_conf *cf,
+		   __u64 (**out)[2], unsigned int *n, struct ipt_err *err)
 {
-	struct bpfipt_counter *p;
-	__u64 (*v)[2];
-	size_t len, i, c;
+	__u64 (*v)[2] = calloc(cf->ncounters ? cf->ncounters : 1, sizeof(*v));
+	size_t i, c;
 
 	*out = NULL;
 	*n = 0;
-	if (!cf->nwords || !cf->ncounters)
-		return 0;
-	p = cnt_map(in, slot, cf, false, false, &len, err);
-	if (!p)
-		return -ENOMEM;
-	v = calloc(cf->ncounters, sizeof(*v));
-	if (!v) {
-		munmap(p, page_round(len));
+	if (!v)
 		return dp_fail(err, -ENOMEM, "out of memory");
-	}
 	for (i = 0; i < cf->ncounters; i++) {
 		__u32 P = cnt_phys(cf, i);
 
@@ -2689,10 +2683,29 @@ static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfip
 			v[i][1] += p[c * cf->nper + P].bytes;
 		}
 	}
-	munmap(p, page_round(len));
 	*out = v;
 	*n = cf->ncounters;
 	return 0;
+}
+
+/* Counters of generation `slot`, summed (cnt_sum()). */
+static int gen_counters(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
+			__u64 (**out)[2], unsigned int *n, struct ipt_err *err)
+{
+	struct bpfipt_counter *p;
+	size_t len;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (!cf->nwords || !cf->ncounters)
+		return 0;
+	p = cnt_map(in, slot, cf, false, false, &len, err);
+	if (!p)
+		return -ENOMEM;
+	r = cnt_sum(p, cf, out, n, err);
+	munmap(p, page_round(len));
+	return r;
 }
 
 /* The family index (bpfipt.h, "Generations") of this process's (ipt_af) and of
@@ -2853,7 +2866,7 @@ static void recent_gc(const struct dp_inst *in, const struct cp_compiled *cc, co
 	}
 }
 
-/* One generation map into its outer map's slot. */
+/* One generation map into its outer map's slot, or out of it (inner < 0). */
 struct outer_set {
 	int outer, inner, rc;
 	__u32 slot;
@@ -2862,43 +2875,54 @@ struct outer_set {
 static void *outer_set_run(void *arg)
 {
 	struct outer_set *o = arg;
+	int r = o->inner < 0 ? bpf_map_delete_elem(o->outer, &o->slot)
+			     : bpf_map_update_elem(o->outer, &o->slot, &o->inner, BPF_ANY);
 
-	o->rc = bpf_map_update_elem(o->outer, &o->slot, &o->inner, BPF_ANY) ? -errno : 0;
+	o->rc = r ? -errno : 0;
 	return NULL;
 }
 
-/*
- * The fresh maps of generation g into slot nxt of their outer maps. The kernel
- * waits for an RCU grace period after every update of a map of maps
- * (maybe_wait_bpf_programs(), 2-10 ms here), so that the caller knows no
- * program still sees the old inner map. Slot nxt is not in use (the spare
- * generation), so those waits order nothing for us: the updates run in
- * threads of their own and their waits overlap, one grace period for all
- * instead of one per map (the 9 in a row were up to 80 ms of a one-rule
- * change).
- */
-static int outer_set_all(struct dp_inst *in, __u32 nxt, const struct gen *g,
-			 struct ipt_err *err)
+/* o[m] for every m with want[m], each in a thread of its own: the kernel waits
+ * for an RCU grace period after every update or delete of a map of maps
+ * (maybe_wait_bpf_programs(), 2-20 ms here); in threads the waits overlap. */
+static void outer_run_all(struct outer_set *o, const bool *want)
 {
-	struct outer_set o[OM_MAX];
 	pthread_t th[OM_MAX];
 	bool started[OM_MAX] = { false };
-	int m, r = 0;
+	int m;
 
 	for (m = 0; m < OM_MAX; m++) {
-		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = g->fd[m], .slot = nxt };
-		if (!g->fresh[m])
+		if (!want[m])
 			continue;
 		started[m] = !pthread_create(&th[m], NULL, outer_set_run, &o[m]);
 		if (!started[m])
 			outer_set_run(&o[m]);	/* no thread: in turn */
 	}
-	for (m = 0; m < OM_MAX; m++) {
+	for (m = 0; m < OM_MAX; m++)
 		if (started[m])
 			pthread_join(th[m], NULL);
+}
+
+/*
+ * The fresh maps of generation g into slot nxt of their outer maps. The kernel
+ * waits for a grace period after each update, so that the caller knows no
+ * program still sees the old inner map. Slot nxt is not in use (the spare
+ * generation), so those waits order nothing for us: the updates overlap
+ * (outer_run_all()), one grace period for all instead of one per map (the 9 in
+ * a row were up to 80 ms of a one-rule change).
+ */
+static int outer_set_all(struct dp_inst *in, __u32 nxt, const struct gen *g,
+			 struct ipt_err *err)
+{
+	struct outer_set o[OM_MAX];
+	int m, r = 0;
+
+	for (m = 0; m < OM_MAX; m++)
+		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = g->fd[m], .slot = nxt };
+	outer_run_all(o, g->fresh);
+	for (m = 0; m < OM_MAX; m++)
 		if (g->fresh[m] && o[m].rc && !r)
 			r = dp_fail(err, o[m].rc, "cannot install map %s", om_defs[m].inner);
-	}
 	return r;
 }
 
@@ -2932,31 +2956,28 @@ static int cnt_add(const struct dp_inst *in, __u32 slot, const struct bpfipt_con
 }
 
 /*
- * The spare generation `old` of a family whose running one `cur` continues its
+ * The spare generation of a family whose running one `cur` continues its
  * counters (BPFIPT_I_FOLD): after the carry, the spare counts only the runs
- * that were under way at the switch; a grace period later that count is final
- * and goes to the counters that continue theirs (the running one's origins).
+ * that were under way at the switch; a grace period later that count (late,
+ * summed: gen_counters()) is final and goes to the counters that continue
+ * theirs (the running one's origins).
  */
-static int gen_fold(const struct dp_inst *in, __u32 old, const struct bpfipt_conf *ocf,
-		    __u32 cur, const struct bpfipt_conf *ccf, struct ipt_err *err)
+static int fold_in(const struct dp_inst *in, __u64 (*late)[2], unsigned int nlate, __u32 cur,
+		   const struct bpfipt_conf *ccf, struct ipt_err *err)
 {
-	__u64 (*late)[2] = NULL, (*add)[2] = NULL;
+	__u64 (*add)[2] = NULL;
 	struct bpfipt_counter *p;
-	unsigned int nlate = 0, i;
+	unsigned int i;
 	bool any = false;
 	size_t len;
 	int r;
 
 	if (!ccf->nwords || !ccf->ncounters)
 		return 0;
-	if ((r = gen_counters(in, old, ocf, &late, &nlate, err)))
-		return r;
 	for (i = 0; i < nlate && !any; i++)
 		any = late[i][0] || late[i][1];
-	if (!any) {
-		free(late);
+	if (!any)
 		return 0;
-	}
 	p = cnt_map(in, cur, ccf, true, false, &len, err);
 	add = calloc(ccf->ncounters, sizeof(*add));
 	if (!p || !add) {
@@ -2975,9 +2996,124 @@ static int gen_fold(const struct dp_inst *in, __u32 old, const struct bpfipt_con
 out:
 	if (p)
 		munmap(p, page_round(len));
-	free(late);
 	free(add);
 	return r;
+}
+
+/* fold_in() what spare generation `old` (its conf ocf) counted. */
+static int gen_fold(const struct dp_inst *in, __u32 old, const struct bpfipt_conf *ocf,
+		    __u32 cur, const struct bpfipt_conf *ccf, struct ipt_err *err)
+{
+	__u64 (*late)[2] = NULL;
+	unsigned int nlate = 0;
+	int r;
+
+	if (!ccf->nwords || !ccf->ncounters)
+		return 0;
+	if (!(r = gen_counters(in, old, ocf, &late, &nlate, err)))
+		r = fold_in(in, late, nlate, cur, ccf, err);
+	free(late);
+	return r;
+}
+
+/* What map m of generation `slot` holds in memory (the kernel's memlock), 0
+ * when the slot has none. */
+static size_t inner_bytes(const struct dp_inst *in, enum om m, __u32 slot)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	__u32 id;
+	FILE *f;
+	int fd;
+
+	if (bpf_map_lookup_elem(in->outer[m], &slot, &id) || (fd = bpf_map_get_fd_by_id(id)) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f) && sscanf(line, "memlock: %llu", &v) != 1)
+		;
+	if (f)
+		fclose(f);
+	close(fd);
+	return v;
+}
+
+/*
+ * After a switch: when the maps of the generation just left (`old`, its conf
+ * ocf; now the spare) hold more than in->spare_keep bytes, they are dropped from
+ * their outer maps, and the generation settled at once instead of by the next
+ * command (BPFIPT_I_PENDING, BPFIPT_I_FOLD): between two commands a large
+ * ruleset is held once, not twice (a 1M deny list: 46 of the instance's 59 MB,
+ * 106 MB with the spare's copy). A smaller spare stays, for the next command to
+ * rewrite in place, and so does the tuple hash.
+ *
+ * One grace period for all: the kernel waits for one after each delete from an
+ * outer map, the deletes overlap (outer_run_all()), and when they are done no
+ * packet uses the old generation. Its counters, mapped before
+ * (the mapping keeps the map), are then final and fold into the running one.
+ * The next command pays for new maps: their creation and the outer maps' grace
+ * period (outer_set_all()). A failure leaves the rest of the spare as it is,
+ * for the next command to settle: it only costs memory.
+ */
+static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int fam,
+		       __u32 old, const struct bpfipt_conf *ocf, __u32 cur,
+		       const struct bpfipt_conf *ccf)
+{
+	bool drop[OM_MAX] = { false }, fold = iv->flags & BPFIPT_I_FOLD(fam), waited = false;
+	struct bpfipt_counter *late = NULL;
+	struct outer_set o[OM_MAX];
+	struct ipt_err err = { 0 };
+	size_t total = 0, b;
+	__u64 (*v)[2] = NULL;
+	unsigned int n = 0;
+	size_t len = 0;
+	int m;
+
+	/* not the tuple hash: the next command keeps its entries as they are, or
+	 * changes the few that differ (tuple_get()), where filling a new one
+	 * doubled an -A into 100 000 rules of tuple groups (88 -> 195 ms) */
+	for (m = 0; m < OM_MAX; m++) {
+		drop[m] = m != OM_TUPLE && (b = inner_bytes(in, m, old)) > 0;
+		total += drop[m] ? b : 0;
+	}
+	if (total <= in->spare_keep)
+		return;
+	if (fold) {
+		if (!(late = cnt_map(in, old, ocf, false, false, &len, &err)))
+			goto fail;
+		/* cleared first, as at an install: killed from here on, the runs
+		 * under way at the switch go uncounted, never twice */
+		iv->flags &= ~BPFIPT_I_FOLD(fam);
+		if (write_inst(in, iv, &err))
+			goto fail;
+	}
+	for (m = 0; m < OM_MAX; m++)
+		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = -1, .slot = old };
+	outer_run_all(o, drop);
+	for (m = 0; m < OM_MAX; m++)
+		waited |= drop[m] && !o[m].rc;
+	cp_crash_point("dropped");
+	if (!waited && !sync_rcu()) {
+		dp_fail(&err, -errno, "membarrier");
+		goto fail;
+	}
+	iv->flags &= ~BPFIPT_I_PENDING;
+	if (write_inst(in, iv, &err))
+		goto fail;
+	if (fold && (cnt_sum(late, ocf, &v, &n, &err) || fold_in(in, v, n, cur, ccf, &err)))
+		goto fail;
+	goto out;
+fail:
+	dp_log(DP_WARN, "the generation left behind is kept: %s", err.msg);
+out:
+	if (late)
+		munmap(late, page_round(len));
+	free(v);
+}
+
+void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes)
+{
+	in->spare_keep = bytes ? bytes : DP_SPARE_KEEP;
 }
 
 int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
@@ -3083,6 +3219,7 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		if ((r = write_inst(in, &iv, err)))
 			goto out;
 	}
+	spare_drop(in, &iv, fam, cur, &run, nxt, &g.conf);
 out:
 	free(tot);
 	free(rc_ids);
@@ -3284,6 +3421,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	if (r)
 		goto out;
 	in->tag = o->tag;
+	dp_inst_set_spare_keep(in, o->spare_keep);
 	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
 	if (r)
 		goto out;

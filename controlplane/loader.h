@@ -19,7 +19,9 @@
  * once); the other family's generations are not touched. Reads (counters, -Z,
  * the tag) are of the family of the process (ipt_af). After an RCU grace period
  * (membarrier(MEMBARRIER_CMD_GLOBAL)) no packet uses the old generation: its
- * counters are final, and it becomes the spare the next command rewrites.
+ * counters are final, and it becomes the spare the next command rewrites. A
+ * large one (dp_opts.spare_keep) is settled by the install itself instead, and
+ * its maps dropped: a large ruleset is held once between commands.
  * The spare's maps are rewritten in place when they are big enough; a map is
  * replaced only when it must grow, because the kernel makes every userspace
  * update of an outer map wait for a grace period (~10 ms here): a switch costs
@@ -92,7 +94,17 @@ struct dp_opts {
 	/* Written with the switch, read back by dp_read_tag(): which saved ruleset
 	 * the data plane runs (controlplane/state.h). */
 	__u32 tag;
+	/* The most the maps of the generation left behind by the switch may hold
+	 * (bytes) until the next command rewrites them; more, and they are dropped
+	 * once no packet uses them. 0: DP_SPARE_KEEP. */
+	size_t spare_keep;
 };
+
+/* dp_opts.spare_keep's default, about the instance's own maps: a ruleset of
+ * 10 000 rules keeps its spare, to be rewritten in place by the next command (a
+ * new map costs it a grace period); one of 100 000 and a large deny list are
+ * held once. */
+#define DP_SPARE_KEEP	(16u << 20)
 
 /* Install cc in this namespace: create the instance (and attach it to every
  * interface) or switch the running one to a new generation; attach to the
@@ -166,6 +178,8 @@ int dp_inst_open(struct dp_inst **out, struct ipt_err *err);
 int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
 		    unsigned int ncarry, struct ipt_err *err);
+/* dp_opts.spare_keep for the next dp_inst_install(). */
+void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes);
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
 /* The connection table (bpfipt_ct) and its settings (bpfipt_ct_conf) of an
  * instance; the fds stay owned by `in`. */

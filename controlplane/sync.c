@@ -135,6 +135,16 @@ static unsigned int tuple_min(void)
 	return v ? (unsigned int)strtoul(v, NULL, 10) : 0;
 }
 
+/* BPF_IPTABLES_SPARE_KEEP: dp_opts.spare_keep, in bytes (1: the spare
+ * generation's maps are all dropped after each switch; the tests' way to take
+ * that path with small rulesets). */
+static size_t spare_keep(void)
+{
+	const char *v = getenv("BPF_IPTABLES_SPARE_KEEP");
+
+	return v ? (size_t)strtoull(v, NULL, 10) : 0;
+}
+
 bool cp_running_tag(__u32 *tag)
 {
 	*tag = 0;
@@ -210,7 +220,7 @@ int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 		b++;
 	}
 	struct dp_opts o = { .ingress = ingress_mode(), .carry = carry, .ncarry = n, .ct = &cts,
-			     .tag = tag };
+			     .tag = tag, .spare_keep = spare_keep() };
 
 	r = dp_load(cc, seed, n, &o, err);
 	free(seed);

@@ -38,6 +38,7 @@
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <bpf/bpf.h>
+#include "crashpoint.h"
 
 #include "compile.h"
 #include "loader.h"
@@ -543,6 +544,21 @@ static void late_count(const struct dp_inst *in, __u32 id, __u64 bytes)
 	close(ifd);
 }
 
+/* n packets to port 53, every other one from a member of the deny list, the
+ * rest from 192.0.2.2 (the first rule of deny_ruleset(2)) */
+static void send_listed(struct dp_inst *in, struct ipt_table *t, int n)
+{
+	for (int k = 0; k < n; k++) {
+		struct cp_packet p = {
+			.saddr = k % 2 ? DENY(rnd() % 3000) : inet_addr("192.0.2.2"),
+			.daddr = inet_addr("10.0.0.1"), .proto = 17,
+			.has_ports = true, .sport = 40000, .dport = 53, .len = 50,
+		};
+
+		send_checked(in, t, &p);
+	}
+}
+
 START_TEST(t_shared_counters)
 {
 	struct ipt_table *t = deny_ruleset(0), *t2 = deny_ruleset(2);
@@ -621,15 +637,7 @@ START_TEST(t_shared_counters)
 			      "counter %u: carried %llu, want %llu", i,
 			      (unsigned long long)c2[i][0], (unsigned long long)want);
 	}
-	for (int k = 0; k < 200; k++) {
-		struct cp_packet p = {
-			.saddr = k % 2 ? DENY(rnd() % 3000) : inet_addr("192.0.2.2"),
-			.daddr = inet_addr("10.0.0.1"), .proto = 17,
-			.has_ports = true, .sport = 40000, .dport = 53, .len = 50,
-		};
-
-		send_checked(in, t2, &p);
-	}
+	send_listed(in, t2, 200);
 	/* The carry happens at the switch, before the runs then under way have
 	 * finished: what they count in the old generation (here: a per-CPU and a
 	 * shared counter) is added by the next install, to the counters that
@@ -659,6 +667,160 @@ START_TEST(t_shared_counters)
 	free(c2);
 	free(carry);
 	free(seed);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	cp_compiled_free(&cc2);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
+/* The generation maps of slot `slot`: bit m for outer map names[m]. */
+static const char *const gen_outer[] = {
+	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
+	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_lpm6", "bpfipt_tuple",
+};
+#define GEN_TUPLE	(1u << 9)
+#define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_lpm6 */
+
+static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
+{
+	unsigned int mask = 0;
+
+	for (unsigned int m = 0; m < sizeof(gen_outer) / sizeof(gen_outer[0]); m++) {
+		int fd = inst_map(in, gen_outer[m]);
+		__u32 id;
+
+		if (!bpf_map_lookup_elem(fd, &slot, &id))
+			mask |= 1u << m;
+		close(fd);
+	}
+	return mask;
+}
+
+static struct bpfipt_inst inst_now(const struct dp_inst *in)
+{
+	int fd = inst_map(in, "bpfipt_inst");
+	struct bpfipt_inst iv;
+	__u32 zero = 0;
+
+	ck_assert_int_eq(bpf_map_lookup_elem(fd, &zero, &iv), 0);
+	close(fd);
+	return iv;
+}
+
+static struct dp_inst *late_in;
+
+/* cp_point_hook: a run under way at the switch counts on list members 0 and
+ * 1500 of the generation left, after the carry has read it */
+static void late_at_carry(const char *name)
+{
+	if (!strcmp(name, "carried")) {
+		late_count(late_in, 0, 1234);
+		late_count(late_in, 1500, 4321);
+	}
+}
+
+/*
+ * The spare generation dropped (dp_inst_set_spare_keep(), the default for a
+ * large ruleset): after the switch the generation left loses every map but its
+ * tuple hash, it is settled by the same install (no BPFIPT_I_PENDING or _FOLD
+ * left), what a run under way at the switch counted there still reaches the
+ * running counters, and the next install builds the slot anew. With the default
+ * threshold the same small ruleset keeps its spare.
+ */
+START_TEST(t_spare_drop)
+{
+	struct ipt_table *t = deny_ruleset(0), *t2 = deny_ruleset(2);
+	struct cp_compiled *cc = NULL, *cc2 = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_inst iv;
+	__u64 (*c)[2], (*c2)[2];
+	unsigned int n, n2;
+	__u32 *carry, *back;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(cp_compile(t2, &env, &cc2, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	dp_inst_set_spare_keep(in, 1);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	for (int k = 0; k < 300; k++) {
+		struct cp_packet p = {
+			.saddr = k % 3 ? DENY(k < 3 ? 0 : rnd() % 3000) : inet_addr("192.168.7.7"),
+			.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+			.sport = 40000, .dport = k % 3 == 1 ? 9 : 53, .len = 50,
+		};
+
+		send_checked(in, t, &p);
+	}
+	/* cc2's ids are cc's moved by 2 (its two rules in front), back again */
+	carry = calloc(cc2->ncounters, sizeof(*carry));
+	back = calloc(cc->ncounters, sizeof(*back));
+	for (unsigned int i = 0; i < cc2->ncounters; i++)
+		carry[i] = i < 2 ? BPFIPT_NO_COUNTER : i - 2 < cc->ncounters - BPFIPT_NCHAINS
+			   ? i - 2 : i - cc2->ncounters + cc->ncounters;
+	for (unsigned int i = 0; i < cc->ncounters; i++)
+		back[i] = i < cc->ncounters - BPFIPT_NCHAINS ? i + 2
+			  : i - cc->ncounters + cc2->ncounters;
+	ck_assert_int_eq(dp_inst_counters(in, &c, &n, &err), 0);
+	late_in = in;
+	cp_point_hook = late_at_carry;
+	ck_assert_msg(dp_inst_install(in, cc2, NULL, 0, carry, cc2->ncounters, &err) == 0, "%s",
+		      err.msg);
+	cp_point_hook = NULL;
+	iv = inst_now(in);
+	ck_assert_uint_eq(iv.flags & (BPFIPT_I_PENDING | BPFIPT_I_FOLD(0)), 0);
+	ck_assert_uint_eq(slot_maps(in, iv.cur[0] & 1), GEN_ALL);
+	ck_assert_uint_eq(slot_maps(in, (iv.cur[0] & 1) ^ 1) & ~GEN_TUPLE, 0);
+	ck_assert_int_eq(dp_inst_counters(in, &c2, &n2, &err), 0);
+	ck_assert_uint_eq(n2, cc2->ncounters);
+	for (unsigned int i = 0; i < n2; i++) {
+		__u32 o = carry[i];
+		__u64 want = o == BPFIPT_NO_COUNTER ? 0 : c[o][0] + (o == 0 || o == 1500);
+		__u64 wantb = o == BPFIPT_NO_COUNTER ? 0 : c[o][1] + (o == 0 ? 1234 : o == 1500 ? 4321 : 0);
+
+		ck_assert_msg(c2[i][0] == want && c2[i][1] == wantb,
+			      "counter %u: %llu/%llu, want %llu/%llu", i,
+			      (unsigned long long)c2[i][0], (unsigned long long)c2[i][1],
+			      (unsigned long long)want, (unsigned long long)wantb);
+	}
+	send_listed(in, t2, 300);
+	/* back to cc: the dropped slot is built anew, the counters continue */
+	free(c);
+	ck_assert_int_eq(dp_inst_counters(in, &c, &n, &err), 0);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, back, cc->ncounters, &err) == 0, "%s",
+		      err.msg);
+	iv = inst_now(in);
+	ck_assert_uint_eq(slot_maps(in, iv.cur[0] & 1), GEN_ALL);
+	free(c2);
+	ck_assert_int_eq(dp_inst_counters(in, &c2, &n2, &err), 0);
+	for (unsigned int i = 0; i < n2; i++)
+		ck_assert_msg(c2[i][0] == c[back[i]][0] && c2[i][1] == c[back[i]][1],
+			      "counter %u: %llu, want %llu", i, (unsigned long long)c2[i][0],
+			      (unsigned long long)c[back[i]][0]);
+	for (int k = 0; k < 300; k++) {
+		struct cp_packet p = {
+			.saddr = k % 2 ? DENY(rnd() % 3000) : htonl(0xac1f0000u | (k % 40) << 8 | 5),
+			.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+			.sport = 40000, .dport = k % 4 ? 53 : 7, .len = 50,
+		};
+
+		send_checked(in, t, &p);
+	}
+	/* the default threshold: this ruleset's spare stays, settled by the next
+	 * command */
+	dp_inst_set_spare_keep(in, 0);
+	ck_assert_msg(dp_inst_install(in, cc2, NULL, 0, carry, cc2->ncounters, &err) == 0, "%s",
+		      err.msg);
+	iv = inst_now(in);
+	ck_assert_uint_eq(slot_maps(in, (iv.cur[0] & 1) ^ 1), GEN_ALL);
+	ck_assert(iv.flags & BPFIPT_I_PENDING);
+	free(c);
+	free(c2);
+	free(carry);
+	free(back);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	cp_compiled_free(&cc2);
@@ -1392,6 +1554,7 @@ int main(void)
 	tcase_add_test(tc, t_words_ahead);
 	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);
+	tcase_add_test(tc, t_spare_drop);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);
 	tcase_add_test(tc, t_prefix);

@@ -20,7 +20,8 @@ Trials:
     switch and after adding what the old generation counted meanwhile;
   - after a random delay spread uniformly over an uninterrupted restore's
     duration (--random trials);
-  - the same for a single -A (--single trials);
+  - the same for a single -A (--single trials), also one whose switch drops
+    the generation it leaves (BPF_IPTABLES_SPARE_KEEP=1);
   - the first command of a namespace (no data plane yet) killed while
     attaching to the interfaces.
 Leaks: the namespace's attachments, the programs they run and the maps those
@@ -200,8 +201,8 @@ class Trials:
         self.show[version] = self.topo.bpt("bpf-iptables", "-S").stdout
         self.cur = version
 
-    def run_killed(self, argv, at=None, delay=None, input_path=None):
-        env = dict(self.topo.env)
+    def run_killed(self, argv, at=None, delay=None, input_path=None, extra=None):
+        env = dict(self.topo.env, **(extra or {}))
         if at:
             env["BPF_IPTABLES_CRASH_AT"] = at
         stdin = open(input_path) if input_path else subprocess.DEVNULL
@@ -248,8 +249,9 @@ class Trials:
                          self.files[new]], at=at, delay=delay)
         return self.check_state(label, old, new)
 
-    def single_trial(self, label, at=None, delay=None):
-        """-A of one more rule to the version in force, killed."""
+    def single_trial(self, label, at=None, delay=None, extra=None):
+        """-A of one more rule to the version in force, killed (extra: more
+        environment for the killed command)."""
         old = self.cur
         rule = ["-A", "OUTPUT", "-p", "tcp", "--dport", "7", "-j", "DROP"]
         plus = old + "+"
@@ -258,7 +260,7 @@ class Trials:
             self.show[plus] = self.topo.bpt("bpf-iptables", "-S").stdout
             self.topo.bpt("bpf-iptables", "-D", *rule[1:])
         self.run_killed([os.path.join(self.topo.bin, "bpf-iptables")] + rule, at=at,
-                        delay=delay)
+                        delay=delay, extra=extra)
         self.n += 1
         s = self.topo.bpt("bpf-iptables", "-S", check=False).stdout
         verdicts = set(self.probes.judge().values())
@@ -270,11 +272,10 @@ class Trials:
             self.topo.bpt("bpf-iptables", "-D", *rule[1:])
 
 
-def points(topo, files):
-    """The crash points a restore passes, with their counts (a trace run)."""
-    env = dict(topo.env, BPF_IPTABLES_CRASH_TRACE="1")
-    p = subprocess.run(topo.cmd("fw", [os.path.join(topo.bin, "bpf-iptables-restore"),
-                                       files["OLD"]]), env=env, capture_output=True, text=True)
+def points(topo, argv, extra=None):
+    """The crash points a command passes, with their counts (a trace run)."""
+    env = dict(topo.env, BPF_IPTABLES_CRASH_TRACE="1", **(extra or {}))
+    p = subprocess.run(topo.cmd("fw", argv), env=env, capture_output=True, text=True)
     seen = {}
     for ln in p.stderr.splitlines():
         if ln.startswith("crash point "):
@@ -330,7 +331,7 @@ def main():
     restore_s = min(restore_s, time.monotonic() - t0)
     inv0 = inventory(topo)
     seen_progs, seen_maps = set(inv0["progs"]), set(inv0["maps"])
-    pts = points(topo, files)
+    pts = points(topo, [os.path.join(topo.bin, "bpf-iptables-restore"), files["OLD"]])
     tr.cur = "OLD"
     rep.check({"map-write", "switch", "switched", "prepared", "committed"} <= set(pts),
               f"crash points reached by a restore: {pts}")
@@ -355,11 +356,27 @@ def main():
     topo.bpt("bpf-iptables", "-A", "OUTPUT", "-p", "tcp", "--dport", "7", "-j", "DROP")
     single_s = time.monotonic() - t
     topo.bpt("bpf-iptables", "-D", "OUTPUT", "-p", "tcp", "--dport", "7", "-j", "DROP")
+    n0 = tr.n
     for name in ("grace", "prepared", "switch", "switched", "carried", "committed"):
         tr.single_trial(f"-A killed at {name}", at=name)
     for i in range(a.single):
         d = rnd.uniform(0, single_s * 1.1)
         tr.single_trial(f"-A killed after {d * 1000:.0f} ms (trial {i})", delay=d)
+    # an -A whose switch drops the generation it leaves (a large ruleset's
+    # default; BPF_IPTABLES_SPARE_KEEP=1 here): killed before the drop, between
+    # the deletes and the fold, and at random
+    drop = {"BPF_IPTABLES_SPARE_KEEP": "1"}
+    rule = ["-A", "OUTPUT", "-p", "tcp", "--dport", "7", "-j", "DROP"]
+    dpts = points(topo, [os.path.join(topo.bin, "bpf-iptables")] + rule, extra=drop)
+    topo.bpt("bpf-iptables", "-D", *rule[1:])
+    rep.check("dropped" in dpts, f"crash points of an -A that drops the spare: {dpts}")
+    for name in ("carried", "dropped"):
+        tr.single_trial(f"-A dropping the spare, killed at {name}", at=name, extra=drop)
+    for i in range(a.single // 4):
+        d = rnd.uniform(0, single_s * 1.1)
+        tr.single_trial(f"-A dropping the spare, killed after {d * 1000:.0f} ms (trial {i})",
+                        delay=d, extra=drop)
+    singles = tr.n - n0
 
     # the next command works; nothing accumulated
     tr.learn("OLD")
@@ -378,7 +395,7 @@ def main():
              if ln.get("prog_id") in seen_progs]
     rep.check(not links, f"bpf links to our programs: {links}")
     print(f"trials: {tr.n + 3} ({named} at named points, {a.random} at random moments over "
-          f"{restore_s * 1000:.0f} ms ({rand_s:.1f} s), {a.single + 4} of a single -A, 3 first "
+          f"{restore_s * 1000:.0f} ms ({rand_s:.1f} s), {singles} of a single -A, 3 first "
           f"commands); outcome old {tr.stats.get('old', 0)}, new {tr.stats.get('new', 0)}, "
           f"mixed {tr.stats.get('bad', 0)}; attachments {len(inv1['attach'])}, programs "
           f"{len(inv1['progs'])}, maps {len(inv0['maps'])} before and {len(inv1['maps'])} "

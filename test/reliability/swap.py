@@ -24,7 +24,7 @@ every rule counter of A must be exactly what the burst makes it.
 Losses that are not the firewall's (socket buffers, veth queues) are read from
 the kernel's counters and reported; the sending rate is kept well below them.
 
-usage: swap.py --bin BUILD_DIR [--ingress xdp|tc] [--swaps N] [--rate PPS]
+usage: swap.py --bin BUILD_DIR [--ingress xdp|tc] [--swaps N] [--rate PPS] [--spare-keep B]
 """
 
 import argparse
@@ -281,11 +281,16 @@ def main():
     ap.add_argument("--rate", type=int, default=int(os.environ.get("REL_RATE", 8000)),
                     help="packets per second, all flows together")
     ap.add_argument("--burst", type=int, default=50, help="final burst, packets per flow")
+    ap.add_argument("--spare-keep", type=int, default=None,
+                    help="BPF_IPTABLES_SPARE_KEEP (1: every switch drops the generation it "
+                         "leaves, as a large ruleset's do)")
     a = ap.parse_args()
     bindir = os.path.abspath(a.bin)
     rep = relib.Report()
     topo = relib.Topo(f"swap{a.ingress}", bindir)
     env = {"BPF_IPTABLES_INGRESS": a.ingress}
+    if a.spare_keep is not None:
+        env["BPF_IPTABLES_SPARE_KEEP"] = str(a.spare_keep)
     files = {}
     for v, text in (("A", version_a()), ("B", version_b())):
         files[v] = os.path.join(topo.state, f"{v}.rules")

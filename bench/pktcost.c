@@ -387,24 +387,6 @@ static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 	return best;
 }
 
-/* memlock of a map, as the kernel reports it in fdinfo (what bpftool shows) */
-static unsigned long long memlock(int fd)
-{
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* Bytes of every map of the instance: the maps of its programs (prog_fd[],
  * -1 = none) and the inner maps of both generations of the outer ones. */
 static unsigned long long map_bytes(const int *prog_fd, int nprogs)
@@ -437,7 +419,7 @@ static unsigned long long map_bytes(const int *prog_fd, int nprogs)
 			fd = bpf_map_get_fd_by_id(ids[i]);
 			if (fd < 0)
 				continue;
-			sum += memlock(fd);
+			sum += dp_map_memlock(fd);
 			if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) &&
 			    mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
 				for (__u32 k = 0; k < mi.max_entries; k++) {
@@ -448,7 +430,7 @@ static unsigned long long map_bytes(const int *prog_fd, int nprogs)
 						continue;
 					ifd = bpf_map_get_fd_by_id(inner);
 					if (ifd >= 0) {
-						sum += memlock(ifd);
+						sum += dp_map_memlock(ifd);
 						close(ifd);
 					}
 				}

@@ -3016,24 +3016,31 @@ static int gen_fold(const struct dp_inst *in, __u32 old, const struct bpfipt_con
 	return r;
 }
 
-/* What map m of generation `slot` holds in memory (the kernel's memlock), 0
- * when the slot has none. */
-static size_t inner_bytes(const struct dp_inst *in, enum om m, __u32 slot)
+unsigned long long dp_map_memlock(int fd)
 {
 	char path[64], line[128];
 	unsigned long long v = 0;
-	__u32 id;
 	FILE *f;
-	int fd;
 
-	if (bpf_map_lookup_elem(in->outer[m], &slot, &id) || (fd = bpf_map_get_fd_by_id(id)) < 0)
-		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f) && sscanf(line, "memlock: %llu", &v) != 1)
 		;
 	if (f)
 		fclose(f);
+	return v;
+}
+
+/* What map m of generation `slot` holds in memory, 0 when the slot has none. */
+static size_t inner_bytes(const struct dp_inst *in, enum om m, __u32 slot)
+{
+	unsigned long long v;
+	__u32 id;
+	int fd;
+
+	if (bpf_map_lookup_elem(in->outer[m], &slot, &id) || (fd = bpf_map_get_fd_by_id(id)) < 0)
+		return 0;
+	v = dp_map_memlock(fd);
 	close(fd);
 	return v;
 }

@@ -178,6 +178,9 @@ int dp_inst_open(struct dp_inst **out, struct ipt_err *err);
 int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
 		    unsigned int ncarry, struct ipt_err *err);
+/* What a map holds in memory: the kernel's memlock (fdinfo, as bpftool shows
+ * it); 0 when unknown. */
+unsigned long long dp_map_memlock(int fd);
 /* dp_opts.spare_keep for the next dp_inst_install(). */
 void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes);
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);

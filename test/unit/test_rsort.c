@@ -79,6 +79,58 @@ START_TEST(t_orders)
 }
 END_TEST
 
+static int cmp_hi_seq(const void *a, const void *b)
+{
+	const struct elem *x = a, *y = b;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* nruns ascending runs one after the other (each sorted by hi, ties in input
+ * order), or with nruns 0 the elements in descending order: the sort's shortcuts
+ * for words in order and in a few runs must give what the radix sort gives */
+static void check_runs(size_t n, unsigned int nruns, __u32 range)
+{
+	struct elem *a = malloc((n + 1) * sizeof(*a)), *b = malloc((n + 1) * sizeof(*b));
+	size_t i, from = 0;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	for (i = 0; i < n; i++)
+		a[i] = (struct elem){ nruns ? rnd() % range : (__u32)(n - i) / 2, 0, 0 };
+	for (unsigned int r = 1; r <= nruns; r++) {
+		size_t to = r == nruns ? n : from + rnd() % (n - from + 1);
+
+		qsort(a + from, to - from, sizeof(*a), cmp_hi_seq);	/* seq all 0 */
+		from = to;
+	}
+	for (i = 0; i < n; i++)
+		a[i].seq = (__u32)i;
+	memcpy(b, a, n * sizeof(*a));
+	qsort(b, n, sizeof(*b), cmp_hi_seq);
+	ck_assert_int_eq(rsort(a, n, sizeof(*a), key_hi, 32), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(!memcmp(&a[i], &b[i], sizeof(a[i])),
+			      "n %zu, %u runs: element %zu is (%u, #%u), expected (%u, #%u)", n,
+			      nruns, i, a[i].hi, a[i].seq, b[i].hi, b[i].seq);
+	free(a);
+	free(b);
+}
+
+START_TEST(t_runs)
+{
+	static const size_t sizes[] = { 2, 3, 17, 1024, 5000 };
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+		for (unsigned int r = 0; r <= 12; r++) {
+			check_runs(sizes[k], r, 0xffffffffu);
+			check_runs(sizes[k], r, 7);		/* ties across runs */
+		}
+}
+END_TEST
+
 /* a key too wide for the index beside it: refused, the array untouched */
 START_TEST(t_too_wide)
 {
@@ -100,6 +152,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_orders);
+	tcase_add_test(tc, t_runs);
 	tcase_add_test(tc, t_too_wide);
 	suite_add_tcase(s, tc);
 	return s;

@@ -458,20 +458,24 @@ static int parse_cmdline(int argc, char **argv, struct ct_cmdline *c, struct ipt
 /* ------------------------------------------------------------ commands ---- */
 
 /* The running instance's connection table; *in = NULL (and *ct_fd = -1) when no
- * data plane runs here or BPF_IPTABLES_DATAPLANE=off. */
+ * data plane runs here or BPF_IPTABLES_DATAPLANE=off; *ct_fd = -1 alone while no
+ * ruleset here has tracked connections (no table: nothing to show). */
 static int open_table(struct dp_inst **in, int *ct_fd, int *conf_fd, struct ipt_err *err)
 {
+	int r;
+
 	*in = NULL;
 	*ct_fd = *conf_fd = -1;
 	if (!cp_dataplane_enabled())
 		return 0;
 	if (dp_inst_open(in, err))
 		return -1;
-	if (*in && dp_inst_ct_fds(*in, ct_fd, conf_fd)) {
+	if (*in && (r = dp_inst_ct_fds(*in, ct_fd, conf_fd))) {
 		dp_inst_free(in);
+		*ct_fd = *conf_fd = -1;
 		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN,
-				   "the running data plane has no connection table "
-				   "(bpf-iptables --unload, then any command, creates one)");
+				   "cannot open the running data plane's connection table: %s",
+				   strerror(-r));
 	}
 	return 0;
 }
@@ -495,26 +499,26 @@ static int do_table(const struct ct_cmdline *c, struct ipt_err *err)
 		return -1;
 	switch (c->cmd) {
 	case CTC_LIST:
-		if (in && (r = ct_list(ct_fd, &c->f, now, &sb, &n)))
+		if (ct_fd >= 0 && (r = ct_list(ct_fd, &c->f, now, &sb, &n)))
 			r = table_err(err, r, "read");
 		sb_write(&sb, stdout);
 		if (!r)
 			summary("%zu flow entries have been shown.", n);
 		break;
 	case CTC_COUNT:
-		if (in && (r = ct_count(ct_fd, now, &n)))
+		if (ct_fd >= 0 && (r = ct_count(ct_fd, now, &n)))
 			r = table_err(err, r, "read");
 		else
 			printf("%zu\n", n);
 		break;
 	case CTC_FLUSH:
-		if (in && (r = ct_flush(ct_fd, &n)))
+		if (ct_fd >= 0 && (r = ct_flush(ct_fd, &n)))
 			r = table_err(err, r, "flush");
 		else
 			summary("connection tracking table has been emptied.");
 		break;
 	case CTC_DELETE:
-		if (in && (r = ct_delete(ct_fd, &c->f, now, &sb, &n)))
+		if (ct_fd >= 0 && (r = ct_delete(ct_fd, &c->f, now, &sb, &n)))
 			r = table_err(err, r, "delete from");
 		sb_write(&sb, stdout);
 		summary("%zu flow entries have been deleted.", n);
@@ -523,7 +527,7 @@ static int do_table(const struct ct_cmdline *c, struct ipt_err *err)
 			r = 1;
 		break;
 	case CTC_SWEEP:
-		if (in && (r = ct_sweep(ct_fd, now, &n)))
+		if (ct_fd >= 0 && (r = ct_sweep(ct_fd, now, &n)))
 			r = table_err(err, r, "sweep");
 		else
 			summary("%zu expired entries have been deleted.", n);
@@ -585,7 +589,8 @@ static int do_tunables(const struct ct_cmdline *c, struct ipt_err *err)
 				    strerror(errno));
 			goto stored;
 		}
-		if (!bpf_obj_get_info_by_fd(ct_fd, &mi, &len) && mi.max_entries != s.max)
+		if (ct_fd >= 0 && !bpf_obj_get_info_by_fd(ct_fd, &mi, &len) &&
+		    mi.max_entries != s.max)
 			fprintf(stderr, "%s v%s: max %u is stored; the running table keeps its "
 				"%u entries until the data plane is created again "
 				"(bpf-iptables --unload, then any bpf-iptables command)\n",

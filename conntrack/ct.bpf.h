@@ -51,12 +51,22 @@
 #define IPPROTO_ICMPV6_		58
 #define BPFIPT_CT_IPV6		1	/* IPv6 packets are tracked (bpfipt.bpf.c) */
 
+/* The connection table sits in slot 0 of bpfipt_ct_slot. The loader creates it
+ * (bpfipt_ct, of bpf-conntrack -T's max entries) with the first ruleset that
+ * tracks connections: a namespace whose rulesets never do holds no table. Only
+ * a ruleset with BPFIPT_C_CT calls bpfipt_ct_track(), so an empty slot is seen
+ * only by a program that runs an older generation's conf: no state (INVALID). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, BPFIPT_CT_MAX_DEFAULT);	/* set by the loader */
-	__type(key, struct bpfipt_ct_key);
-	__type(value, struct bpfipt_ct_entry);
-} bpfipt_ct SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);
+		__uint(max_entries, 1);		/* a hash's size is its own */
+		__type(key, struct bpfipt_ct_key);
+		__type(value, struct bpfipt_ct_entry);
+	});
+} bpfipt_ct_slot SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -299,7 +309,7 @@ static __always_inline __u64 ct_timeout(const struct bpfipt_ct_conf *cf, __u32 i
 /* An ICMP error: the state of the connection its quoted packet belongs to.
  * RELATED when it is tracked and the error goes back to the quoted packet's
  * source (nf_conntrack_inet_error), else INVALID. */
-static __always_inline void ct_related(struct scratch *sc, __u64 now)
+static __always_inline void ct_related(struct scratch *sc, void *tab, __u64 now)
 {
 	struct pkt *p = &sc->p;
 	struct bpfipt_ct_key *k = &sc->ctk;
@@ -315,7 +325,7 @@ static __always_inline void ct_related(struct scratch *sc, __u64 now)
 		       v6 ? p->inner_daddr6 : &p->inner_daddr, p->inner_sport, p->inner_dport,
 		       p->inner_icmp, &side))
 		return;
-	e = bpf_map_lookup_elem(&bpfipt_ct, k);
+	e = bpf_map_lookup_elem(tab, k);
 	if (!e || e->expires <= now)
 		return;
 	p->ct.state = BPFIPT_CT_RELATED;
@@ -334,6 +344,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	struct bpfipt_ct_conf *cf;
 	struct bpfipt_ct_key *k;
 	struct pkt *p;
+	void *tab;
 	__u32 zero = 0, f, old = 0, nst = sIV, ti, dir;	/* set: clang reloads p->proto, the verifier cannot tie the two tests */
 	__u64 now, tmo;
 	bool v6;
@@ -343,7 +354,8 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 	k = &sc->ctk;
 	v6 = p->family == 6;
 	cf = bpf_map_lookup_elem(&bpfipt_ct_conf, &zero);
-	if (!cf)
+	tab = bpf_map_lookup_elem(&bpfipt_ct_slot, &zero);
+	if (!cf || !tab)
 		return;
 	/* the tick's time (CLOCK_MONOTONIC_COARSE, behind CLOCK_MONOTONIC by less
 	 * than a tick): timeouts are seconds, and reading the clock source cost
@@ -361,7 +373,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 			return;
 		}
 		if (icmp_is_error(v6, p->icmp >> 8)) {
-			ct_related(sc, now);
+			ct_related(sc, tab, now);
 			return;
 		}
 	} else if (proto_has_ports(p->proto) && p->sport == BPFIPT_NO_PORT) {
@@ -373,7 +385,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update)
 		       is_icmp(p->proto) ? p->icmp_id : p->sport, p->dport, p->icmp, &side))
 		return;	/* an ICMP type that opens nothing */
 
-	e = bpf_map_lookup_elem(&bpfipt_ct, k);
+	e = bpf_map_lookup_elem(tab, k);
 	/* expired: absent (the sweep or the LRU reclaims it). A connection killed
 	 * at lo's egress stays visible to lo's ingress for a second: Linux tracks
 	 * a loopback packet once, so INPUT sees the state OUTPUT saw. */
@@ -554,6 +566,7 @@ __noinline int bpfipt_ct_confirm(struct scratch *sc)
 	struct bpfipt_ct_entry *n;
 	struct bpfipt_ct_conf *cf;
 	__u32 zero = 0, ti;
+	void *tab;
 	__u64 now;
 
 	if (!sc || !sc->ct_create)
@@ -593,7 +606,9 @@ __noinline int bpfipt_ct_confirm(struct scratch *sc)
 	n->status = BPFIPT_CTS_CONFIRMED;
 	n->packets[0] = 1;
 	n->bytes[0] = sc->p.len;
-	bpf_map_update_elem(&bpfipt_ct, &sc->ctk, n, BPF_ANY);
+	tab = bpf_map_lookup_elem(&bpfipt_ct_slot, &zero);
+	if (tab)
+		bpf_map_update_elem(tab, &sc->ctk, n, BPF_ANY);
 	return 0;
 }
 

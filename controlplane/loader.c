@@ -165,7 +165,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_STATS] = "bpfipt_stats",
 	[IM_XDPIFS] = "bpfipt_xdpifs",
 	[IM_SCRATCH] = "bpfipt_scratch",
-	[IM_CT] = "bpfipt_ct",
+	[IM_CT] = "bpfipt_ct_slot",
 	[IM_CT_CONF] = "bpfipt_ct_conf",
 	[IM_CT_FRAG] = "bpfipt_ct_frag",
 	[IM_LOG] = "bpfipt_log",
@@ -186,6 +186,8 @@ struct dp_inst {
 	int ncpus;
 	__u32 tag;			/* written with the switch (dp_opts.tag) */
 	size_t spare_keep;		/* spare_drop(): dp_opts.spare_keep */
+	__u32 ct_max;			/* entries of a connection table made here */
+	int ct_fd;			/* the connection table, once looked up: -1 */
 };
 
 static void fd_close(int *fd)
@@ -211,6 +213,8 @@ static struct dp_inst *inst_alloc(void)
 	in->btf_fd = -1;
 	in->ncpus = libbpf_num_possible_cpus();
 	in->spare_keep = DP_SPARE_KEEP;
+	in->ct_max = BPFIPT_CT_MAX_DEFAULT;
+	in->ct_fd = -1;
 	return in;
 }
 
@@ -228,6 +232,7 @@ void dp_inst_free(struct dp_inst **pin)
 	for (i = 0; i < OM_MAX; i++)
 		fd_close(&in->outer[i]);
 	fd_close(&in->btf_fd);
+	fd_close(&in->ct_fd);
 	free(in);
 	*pin = NULL;
 }
@@ -320,8 +325,8 @@ static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *er
 /* Create the instance's maps and take their fds and BTF, with the maps-only
  * object (dataplane/bpf.cmake): no program, so libbpf does not read the kernel's
  * BTF, which the programs' objects each read when they are loaded into these
- * maps. ct_max: the connection table's size, fixed when it is created. */
-static int inst_create_maps(struct dp_inst *in, __u32 ct_max, struct ipt_err *err)
+ * maps. */
+static int inst_create_maps(struct dp_inst *in, struct ipt_err *err)
 {
 	struct bpfipt_maps_bpf *skel = bpfipt_maps_bpf__open();
 	struct bpf_object *obj;
@@ -331,11 +336,6 @@ static int inst_create_maps(struct dp_inst *in, __u32 ct_max, struct ipt_err *er
 	if (!skel)
 		return dp_fail(err, -errno, "cannot open the BPF maps' object");
 	obj = skel->obj;
-	m = bpf_object__find_map_by_name(obj, im_names[IM_CT]);
-	if (!m || (r = bpf_map__set_max_entries(m, ct_max))) {
-		r = dp_fail(err, m ? r : -ENOENT, "cannot size map %s", im_names[IM_CT]);
-		goto out;
-	}
 	if ((r = bpfipt_maps_bpf__load(skel))) {
 		r = dp_fail(err, r, "cannot create the BPF maps");
 		goto out;
@@ -502,8 +502,7 @@ static void *load_job_run(void *arg)
  * created first (inst_create_maps()). Two or more are verified side by side: the
  * verifier is most of a namespace's first command (docs/performance.md), and
  * programs are verified in parallel. */
-static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 ct_max,
-		     struct ipt_err *err)
+static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, struct ipt_err *err)
 {
 	struct load_job jobs[DP_PROG_MAX];
 	unsigned int load = 0;
@@ -512,7 +511,7 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, __u32 c
 	for (i = 0; i < DP_PROG_MAX; i++)
 		if ((progs & (1u << i)) && in->prog[i] < 0)
 			load |= 1u << i;
-	if (!reuse && (r = inst_create_maps(in, ct_max, err)))
+	if (!reuse && (r = inst_create_maps(in, err)))
 		return r;
 	if (__builtin_popcount(load) < 2)
 		return inst_load_obj(in, load, err);
@@ -558,7 +557,8 @@ static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct
 	in = inst_alloc();
 	if (!in)
 		return dp_fail(err, -ENOMEM, "out of memory");
-	r = inst_load(in, progs, false, ct->max, err);
+	in->ct_max = ct->max;
+	r = inst_load(in, progs, false, err);
 	if (!r && bpf_map_update_elem(in->map[IM_CT_CONF], &zero, &cc, BPF_ANY))
 		r = dp_fail(err, -errno, "cannot write bpfipt_ct_conf");
 	if (!r && bpf_map_update_elem(in->map[IM_INST], &zero, &iv, BPF_ANY))
@@ -576,11 +576,63 @@ int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err
 	return inst_create(out, progs, NULL, err);
 }
 
-int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd)
+/* The connection table in slot 0 of bpfipt_ct_slot, into in->ct_fd: 0, or
+ * -ENOENT while the slot is empty. */
+static int ct_table_get(struct dp_inst *in)
 {
-	*ct_fd = in->map[IM_CT];
+	__u32 zero = 0, id;
+
+	if (in->ct_fd >= 0)
+		return 0;
+	if (bpf_map_lookup_elem(in->map[IM_CT], &zero, &id))
+		return -errno;
+	in->ct_fd = bpf_map_get_fd_by_id(id);
+	return in->ct_fd < 0 ? -errno : 0;
+}
+
+/* A connection table for a ruleset that tracks connections (BPFIPT_C_CT), made
+ * when the instance has none (in->ct_max entries): *fd, for the caller to put in
+ * slot 0 of bpfipt_ct_slot before the switch; -1 when there is one already. A
+ * table made by a command killed before its switch is the next one's. */
+static int ct_table_new(struct dp_inst *in, int *fd, struct ipt_err *err)
+{
+	int r = ct_table_get(in);
+
+	*fd = -1;
+	if (r != -ENOENT)
+		return r ? dp_fail(err, r, "cannot read %s", im_names[IM_CT]) : 0;
+	*fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "bpfipt_ct", sizeof(struct bpfipt_ct_key),
+			     sizeof(struct bpfipt_ct_entry), in->ct_max, NULL);
+	if (*fd < 0)
+		return dp_fail(err, -errno, "cannot create the connection table (%u entries)",
+			       in->ct_max);
+	cp_crash_point("ct-table");
+	return 0;
+}
+
+int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err)
+{
+	__u32 zero = 0;
+	int fd, r = ct_table_new(in, &fd, err);
+
+	if (r || fd < 0)
+		return r;
+	if (bpf_map_update_elem(in->map[IM_CT], &zero, &fd, BPF_ANY)) {
+		r = dp_fail(err, -errno, "cannot install the connection table");
+		close(fd);
+		return r;
+	}
+	in->ct_fd = fd;
+	return 0;
+}
+
+int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd)
+{
+	int r = ct_table_get(in);
+
+	*ct_fd = in->ct_fd;
 	*conf_fd = in->map[IM_CT_CONF];
-	return *ct_fd >= 0 && *conf_fd >= 0 ? 0 : -ENOENT;
+	return r && r != -ENOENT ? r : *conf_fd >= 0 ? 0 : -ENOENT;
 }
 
 int dp_inst_log_fd(const struct dp_inst *in)
@@ -591,6 +643,23 @@ int dp_inst_log_fd(const struct dp_inst *in)
 int dp_inst_rtlocal_fd(const struct dp_inst *in)
 {
 	return in->map[IM_RTLOCAL];
+}
+
+/* The running instance's bpfipt_inst says it comes from these programs. */
+static int inst_abi_check(struct dp_inst *in, struct ipt_err *err)
+{
+	struct bpfipt_inst iv = {};
+	__u32 zero = 0;
+
+	if (in->map[IM_INST] < 0)
+		return dp_fail(err, -ENOENT, "running data plane: no map %s", im_names[IM_INST]);
+	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
+		return dp_fail(err, -errno, "cannot read bpfipt_inst");
+	if (iv.abi != BPFIPT_ABI)
+		return dp_fail(err, -EPROTO, "the running data plane comes from another version "
+			       "of bpf-iptables (ABI %u, this one %u): remove it first", iv.abi,
+			       BPFIPT_ABI);
+	return 0;
 }
 
 /* The maps (and BTF) of a running instance, from its programs (prog2: -1 or a
@@ -638,6 +707,9 @@ static int inst_maps_from_prog(struct dp_inst *in, int prog_fd, int prog2, struc
 		else
 			close(fd);
 	}
+	/* first the version: another one's maps may have other names */
+	if ((r = inst_abi_check(in, err)))
+		return r;
 	for (j = 0; j < IM_MAX; j++)
 		if (in->map[j] < 0)
 			return dp_fail(err, -ENOENT, "running data plane: no map %s", im_names[j]);
@@ -865,7 +937,7 @@ static int inst_need(struct dp_inst *in, const struct iface *v, int n, unsigned 
 	for (i = 0; i < DP_PROG_MAX; i++)
 		if ((progs & (1u << i)) && in->prog[i] < 0)
 			in->prog[i] = find_attached(v, n, i);
-	return inst_load(in, progs, true, 0, err);
+	return inst_load(in, progs, true, err);
 }
 
 static int xdp_mark(const struct dp_inst *in, int ifindex, bool on)
@@ -1030,10 +1102,9 @@ static void detach_iface(const struct dp_inst *in, const struct iface *f)
 
 int dp_inst_open(struct dp_inst **out, struct ipt_err *err)
 {
-	struct bpfipt_inst iv = {};
 	struct iface *v = NULL;
 	struct dp_inst *in = NULL;
-	__u32 h, id = 0, zero = 0;
+	__u32 h, id = 0;
 	int n, i, r, fd = -1, kind = DP_PROG_TC_OUT;
 
 	dp_log_init();
@@ -1067,16 +1138,6 @@ int dp_inst_open(struct dp_inst **out, struct ipt_err *err)
 	r = inst_maps_from_prog(in, in->prog[kind], fd, err);
 	if (r)
 		goto out;
-	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
-		r = dp_fail(err, -errno, "cannot read bpfipt_inst");
-		goto out;
-	}
-	if (iv.abi != BPFIPT_ABI) {
-		r = dp_fail(err, -EPROTO, "the running data plane comes from another version of "
-			    "bpf-iptables (ABI %u, this one %u): remove it first", iv.abi,
-			    BPFIPT_ABI);
-		goto out;
-	}
 	dp_log(DP_DEBUG, "found the running instance (program id %u)", id);
 	*out = in;
 	in = NULL;
@@ -2882,47 +2943,55 @@ static void *outer_set_run(void *arg)
 	return NULL;
 }
 
-/* o[m] for every m with want[m], each in a thread of its own: the kernel waits
- * for an RCU grace period after every update or delete of a map of maps
- * (maybe_wait_bpf_programs(), 2-20 ms here); in threads the waits overlap. */
-static void outer_run_all(struct outer_set *o, const bool *want)
+/* o[m] for every m < n with want[m] (n <= OM_MAX + 1), each in a thread of its
+ * own: the kernel waits for an RCU grace period after every update or delete of
+ * a map of maps (maybe_wait_bpf_programs(), 2-20 ms here); in threads the waits
+ * overlap. */
+static void outer_run_all(struct outer_set *o, const bool *want, int n)
 {
-	pthread_t th[OM_MAX];
-	bool started[OM_MAX] = { false };
+	pthread_t th[OM_MAX + 1];
+	bool started[OM_MAX + 1] = { false };
 	int m;
 
-	for (m = 0; m < OM_MAX; m++) {
+	for (m = 0; m < n; m++) {
 		if (!want[m])
 			continue;
 		started[m] = !pthread_create(&th[m], NULL, outer_set_run, &o[m]);
 		if (!started[m])
 			outer_set_run(&o[m]);	/* no thread: in turn */
 	}
-	for (m = 0; m < OM_MAX; m++)
+	for (m = 0; m < n; m++)
 		if (started[m])
 			pthread_join(th[m], NULL);
 }
 
 /*
- * The fresh maps of generation g into slot nxt of their outer maps. The kernel
- * waits for a grace period after each update, so that the caller knows no
- * program still sees the old inner map. Slot nxt is not in use (the spare
- * generation), so those waits order nothing for us: the updates overlap
- * (outer_run_all()), one grace period for all instead of one per map (the 9 in
- * a row were up to 80 ms of a one-rule change).
+ * The fresh maps of generation g into slot nxt of their outer maps, and a new
+ * connection table ct_new (-1: none) into its slot. The kernel waits for a
+ * grace period after each update, so that the caller knows no program still
+ * sees the old inner map. Slot nxt is not in use (the spare generation), and
+ * the table's slot was empty, so those waits order nothing for us: the updates
+ * overlap (outer_run_all()), one grace period for all instead of one per map
+ * (the 9 in a row were up to 80 ms of a one-rule change).
  */
-static int outer_set_all(struct dp_inst *in, __u32 nxt, const struct gen *g,
+static int outer_set_all(struct dp_inst *in, __u32 nxt, const struct gen *g, int ct_new,
 			 struct ipt_err *err)
 {
-	struct outer_set o[OM_MAX];
+	struct outer_set o[OM_MAX + 1];
+	bool want[OM_MAX + 1];
 	int m, r = 0;
 
-	for (m = 0; m < OM_MAX; m++)
+	for (m = 0; m < OM_MAX; m++) {
 		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = g->fd[m], .slot = nxt };
-	outer_run_all(o, g->fresh);
-	for (m = 0; m < OM_MAX; m++)
-		if (g->fresh[m] && o[m].rc && !r)
-			r = dp_fail(err, o[m].rc, "cannot install map %s", om_defs[m].inner);
+		want[m] = g->fresh[m];
+	}
+	o[OM_MAX] = (struct outer_set){ .outer = in->map[IM_CT], .inner = ct_new };
+	want[OM_MAX] = ct_new >= 0;
+	outer_run_all(o, want, OM_MAX + 1);
+	for (m = 0; m <= OM_MAX; m++)
+		if (want[m] && o[m].rc && !r)
+			r = dp_fail(err, o[m].rc, "cannot install map %s",
+				    m < OM_MAX ? om_defs[m].inner : "bpfipt_ct");
 	return r;
 }
 
@@ -3096,7 +3165,7 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	}
 	for (m = 0; m < OM_MAX; m++)
 		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = -1, .slot = old };
-	outer_run_all(o, drop);
+	outer_run_all(o, drop, OM_MAX);
 	for (m = 0; m < OM_MAX; m++)
 		waited |= drop[m] && !o[m].rc;
 	cp_crash_point("dropped");
@@ -3134,8 +3203,8 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	unsigned int ntot = 0, i;
 	__u32 zero = 0, cur, nxt;
 	unsigned int fam = fam_of(cc->family);
+	int r, ct_new = -1;
 	struct gen g;
-	int r;
 
 	dp_log_init();
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
@@ -3173,7 +3242,14 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		free(rc_ids);
 		return r;
 	}
-	if ((r = outer_set_all(in, nxt, &g, err)))
+	if ((g.conf.flags & BPFIPT_C_CT) && (r = ct_table_new(in, &ct_new, err)))
+		goto out;
+	r = outer_set_all(in, nxt, &g, ct_new, err);
+	if (!r && ct_new >= 0) {
+		in->ct_fd = ct_new;
+		ct_new = -1;
+	}
+	if (r)
 		goto out;
 	if (bpf_map_update_elem(in->map[IM_CONF], &nxt, &g.conf, BPF_ANY)) {
 		r = dp_fail(err, -errno, "cannot install the generation");
@@ -3228,6 +3304,8 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	}
 	spare_drop(in, &iv, fam, cur, &run, nxt, &g.conf);
 out:
+	if (ct_new >= 0)
+		close(ct_new);
 	free(tot);
 	free(rc_ids);
 	gen_release(&g);
@@ -3388,6 +3466,8 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	fresh = !in;
 	if (fresh && (r = inst_create(&in, need, o->ct, err)))
 		goto out;
+	if (o->ct)
+		in->ct_max = o->ct->max;	/* for a table made by this install */
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
 		r = dp_fail(err, -errno, "cannot read bpfipt_inst");
 		goto out;

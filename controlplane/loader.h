@@ -185,8 +185,12 @@ unsigned long long dp_map_memlock(int fd);
 void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes);
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
 /* The connection table (bpfipt_ct) and its settings (bpfipt_ct_conf) of an
- * instance; the fds stay owned by `in`. */
-int dp_inst_ct_fds(const struct dp_inst *in, int *ct_fd, int *conf_fd);
+ * instance; the fds stay owned by `in`. *ct_fd is -1 while there is no table:
+ * the first install of a ruleset that tracks connections makes it. */
+int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd);
+/* Make the connection table now, if there is none (bpf-conntrack -T max's
+ * entries: dp_opts.ct at the install, else the default). */
+int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err);
 /* The LOG ring buffer (bpfipt_log) of an instance; owned by `in`. */
 int dp_inst_log_fd(const struct dp_inst *in);
 /* -m addrtype's copy of the local routing table (LPM, bpfipt_rt_key -> _val). */

@@ -434,7 +434,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		22	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		23	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -460,7 +460,9 @@ enum bpfipt_stat {
 					 *     BPFIPT_ST_ROWS;
 					 * 21: bpfipt_conf.full, fullf;
 					 * 22: the tuple group's bounds
-					 *     (bpfipt_tfast.lo, span) */
+					 *     (bpfipt_tfast.lo, span);
+					 * 23: the connection table made when
+					 *     first needed (bpfipt_ct_slot) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -666,8 +668,9 @@ enum {
 
 /* ------------------------------------------------------------ conntrack ----
  * conntrack/ct.bpf.h (data path), conntrack/ct.c (userspace). One LRU hash per
- * namespace, bpfipt_ct (an instance map: it survives ruleset switches), one
- * entry per connection for both directions. See docs/conntrack.md.
+ * namespace, bpfipt_ct, one entry per connection for both directions. It sits in
+ * the instance map bpfipt_ct_slot (it survives ruleset switches), made by the
+ * first ruleset that tracks connections. See docs/conntrack.md.
  */
 
 /* A packet's state: the key of the BPFIPT_F_CTSTATE field. */

@@ -41,7 +41,12 @@ static void setup(void)
 	ipt_err_clear(&err);
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0,
 		      "dp_inst_create: %s", err.msg);
+	/* no ruleset tracks connections here: the table is made by hand */
 	ck_assert_int_eq(dp_inst_ct_fds(in, &ct_fd, &conf_fd), 0);
+	ck_assert_int_eq(ct_fd, -1);
+	ck_assert_msg(dp_inst_ct_make(in, &err) == 0, "dp_inst_ct_make: %s", err.msg);
+	ck_assert_int_eq(dp_inst_ct_fds(in, &ct_fd, &conf_fd), 0);
+	ck_assert_int_ge(ct_fd, 0);
 	now = ct_now();
 	ct_walk_no_batch = false;
 }

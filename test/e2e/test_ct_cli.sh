@@ -213,17 +213,36 @@ check_eq "no instance yet: -L shows nothing" "|0|$VER: 0 flow entries have been 
 check "-T max=4096 icmp_timeout=20 before the instance" ct_e -T max=4096 icmp_timeout=20
 ip netns exec "$K" sysctl -qw net.netfilter.nf_conntrack_icmp_timeout=20
 ip netns exec "$K" sysctl -qw net.netfilter.nf_conntrack_acct=1
+# the instance's map ids, from the program attached to lo; the table's from its
+# slot (empty until a ruleset tracks connections)
+map_id() { prog_maps "$E" lo egress | awk -v n="$1" '$1 == n { print $2 }'; }
+table_id() {
+	bpftool -j map lookup id "$CT_SLOT" key 0 0 0 0 2>/dev/null | python3 -c '
+import json, sys
+print(int.from_bytes(bytes(int(b, 16) for b in json.load(sys.stdin)["value"]), "little"))'
+}
+# a ruleset that tracks nothing makes no table (10 MB of a namespace's kernel memory)
+bpt "$E" -A INPUT -p tcp --dport 9 -j ACCEPT
+CT_SLOT=$(map_id bpfipt_ct_slot)
+check "the instance has bpfipt_ct_slot" test -n "$CT_SLOT"
+check_eq "a stateless ruleset makes no connection table" "" "$(table_id)"
+run ct_e -L
+check_eq "no table: -L shows nothing" "|0|$VER: 0 flow entries have been shown." "$OUT|$RC|$ERR"
+run ct_e -F
+check_eq "no table: -F empties nothing" "0|$VER: connection tracking table has been emptied." \
+	"$RC|$ERR"
+bpt "$E" -D INPUT -p tcp --dport 9 -j ACCEPT
 for rule in "OUTPUT -m conntrack --ctstate NEW,ESTABLISHED -j ACCEPT" \
 	    "INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"; do
 	ip netns exec "$K" iptables-legacy -A $rule
 	bpt "$E" -A $rule
 done
 
-# the instance's map ids, from the program attached to lo
-map_id() { prog_maps "$E" lo egress | awk -v n="$1" '$1 == n { print $2 }'; }
-CT_MAP=$(map_id bpfipt_ct)
+CT_MAP=$(table_id)
 CONF_MAP=$(map_id bpfipt_ct_conf)
-check "the instance has bpfipt_ct and bpfipt_ct_conf" test -n "$CT_MAP" -a -n "$CONF_MAP"
+check "the first ruleset that tracks makes bpfipt_ct; bpfipt_ct_conf" \
+	test -n "$CT_MAP" -a -n "$CONF_MAP"
+check_eq "the table is bpfipt_ct" bpfipt_ct "$(bpftool -j map show id "$CT_MAP" | jq -r .name)"
 check_eq "-T max=4096 sized the new instance's table" 4096 \
 	"$(bpftool -j map show id "$CT_MAP" | jq .max_entries)"
 # timeout_ns[BPFIPT_CTT_ICMP] (enum bpfipt_ct_timeout: 10 TCP states, udp, udp_stream, icmp)

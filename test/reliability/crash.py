@@ -181,6 +181,14 @@ def inventory(topo):
     return {"attach": sorted(attach), "progs": progs, "maps": maps}
 
 
+def ct_table(topo):
+    """The id of the namespace's connection table (bpfipt_ct, in its slot), or None."""
+    for m in inventory(topo)["maps"]:
+        if (bpftool_json(["map", "show", "id", str(m)]) or {}).get("name") == "bpfipt_ct":
+            return m
+    return None
+
+
 def pins():
     p = subprocess.run(["find", "/sys/fs/bpf", "-name", "*bpfipt*"], capture_output=True,
                        text=True)
@@ -241,6 +249,18 @@ class Trials:
         self.stats[key] = self.stats.get(key, 0) + 1
         self.cur = running if running in (old, new) else self.cur
         return running
+
+    def before_switch_trial(self, label, argv, at):
+        """A command killed at a point before its switch: the version in force
+        stays, enforced and saved alike."""
+        self.run_killed([os.path.join(self.topo.bin, argv[0])] + argv[1:], at=at)
+        self.n += 1
+        s = self.topo.bpt("bpf-iptables", "-S", check=False).stdout
+        verdicts = set(self.probes.judge().values())
+        self.rep.check(s == self.show[self.cur] and verdicts == {self.cur},
+                       f"{label}: -S {'old' if s == self.show[self.cur] else 'changed'}, "
+                       f"probes judged by {verdicts}")
+        self.stats["old"] = self.stats.get("old", 0) + 1
 
     def restore_trial(self, label, at=None, delay=None):
         old = self.cur
@@ -329,6 +349,23 @@ def main():
     t0 = time.monotonic()
     tr.learn("NEW")
     restore_s = min(restore_s, time.monotonic() - t0)
+    # the first rule that tracks connections makes the table, which stays (before
+    # inv0): killed once it is made, not yet in its slot (freed with the command),
+    # then in its slot before the switch (kept, and used by the next command)
+    ct_rule = ["-A", "OUTPUT", "-p", "tcp", "--dport", "7", "-m", "conntrack", "--ctstate",
+               "NEW", "-j", "DROP"]
+    rep.check(ct_table(topo) is None, "a ruleset without conntrack has a connection table")
+    tr.before_switch_trial("first -A that tracks, killed at ct-table", ["bpf-iptables"] + ct_rule,
+                           "ct-table")
+    rep.check(ct_table(topo) is None, "killed at ct-table: the table is in its slot")
+    tr.before_switch_trial("first -A that tracks, killed at switch", ["bpf-iptables"] + ct_rule,
+                           "switch")
+    table = ct_table(topo)
+    rep.check(table is not None, "killed at switch: no table in the slot")
+    topo.bpt("bpf-iptables", *ct_rule)
+    topo.bpt("bpf-iptables", "-D", *ct_rule[1:])
+    rep.check(ct_table(topo) == table, f"the next -A made another table: {table} -> "
+              f"{ct_table(topo)}")
     inv0 = inventory(topo)
     seen_progs, seen_maps = set(inv0["progs"]), set(inv0["maps"])
     pts = points(topo, [os.path.join(topo.bin, "bpf-iptables-restore"), files["OLD"]])

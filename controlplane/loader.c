@@ -2216,6 +2216,33 @@ static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
  * up: folded into one vector per chain, written to cv). */
+/* Whether generation cf reads its field arrays (bpfipt_fields): a chain looks an
+ * array field up, or a rule of a slot prefix tests one by its vector, not by a
+ * range (fast_prefix() then asks bpfipt_field_vec()). Fields past a prefix's end
+ * are 0 (the source: no array). */
+static bool conf_reads_fields(const struct bpfipt_conf *cf)
+{
+	__u32 c, j, k, f, mask = 0;
+
+	for (k = 0; k < (__u32)NFA; k++)
+		mask |= 1u << fa_field[k];
+	if (mask != BPFIPT_ARRAY_FIELDS)
+		return true;	/* the header's list is not the loader's: keep them */
+
+	for (c = 0; c < BPFIPT_NCHAINS; c++) {
+		if (cf->lookup[c] & BPFIPT_ARRAY_FIELDS)
+			return true;
+		for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++)
+			for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
+				f = BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, k);
+				if (f < BPFIPT_F_MAX && (BPFIPT_ARRAY_FIELDS & (1u << f)) &&
+				    !(cf->pfx_direct[c] & (1ULL << (j * BPFIPT_FAST_PFX_FIELDS + k))))
+					return true;
+			}
+	}
+	return false;
+}
+
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		    struct bpfipt_conf *cf, __u64 *cv, struct ipt_err *err)
 {
@@ -2506,7 +2533,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	size_t total, bytes, i, k;
 	__u32 nwords, nchunks, nvecs;
 	__u64 *cv = NULL, *pool;
-	bool v6 = cc->family == AF_INET6;
+	bool v6 = cc->family == AF_INET6, fields;
 	void *p;
 	int r, m;
 
@@ -2542,7 +2569,10 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		   (r = inner_get(in, OM_IVAL, slot, cf->npages, 0, g, err))) {
 		goto out;
 	}
-	if ((r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err)) ||
+	/* a generation that reads no field array has none: its slot keeps what
+	 * the spare had (a generation that needs one then finds it), empty at first */
+	fields = conf_reads_fields(cf);
+	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
 	    (r = inner_get(in, OM_POOL, slot, (size_t)(nvecs + BPFIPT_NCHAINS) * (nchunks + cf->nrows), 0, g,
 			   err)) ||
@@ -2571,15 +2601,16 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 
 	/* the array fields: each one's flat id array at its base */
 	bytes = (size_t)om_defs[OM_FIELDS].fixed * om_defs[OM_FIELDS].value_size;
-	p = map_mmap(g->fd[OM_FIELDS], bytes, true, err);
-	if (!p) {
+	p = fields ? map_mmap(g->fd[OM_FIELDS], bytes, true, err) : NULL;
+	if (fields && !p) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < (size_t)NFA; i++)
+	for (i = 0; p && i < (size_t)NFA; i++)
 		memcpy((__u32 *)p + fa_def[i].base, fa_of(cc, i)->vec,
 		       (size_t)BPFIPT_NCHAINS * fa_def[i].keys * 4);
-	munmap(p, page_round(bytes));
+	if (p)
+		munmap(p, page_round(bytes));
 	cp_crash_point("map-write");
 
 	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant

@@ -2309,42 +2309,47 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		    !ADDR_VEC(cur, conf->addr_set[chain][1], p->daddr, sc->v.dst))
 			goto broken;
 	}
-	/* the generation's arrays, once for all array fields */
-	fm = bpf_map_lookup_elem(&bpfipt_fields, &cur);
-	if (!fm)
-		goto broken;
-	if ((todo & (1u << BPFIPT_F_PROTO)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff, sc->v.proto))
-		goto broken;
-	if ((todo & (1u << BPFIPT_F_SPORT)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, sc->v.sport))
-		goto broken;
-	if ((todo & (1u << BPFIPT_F_DPORT)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, sc->v.dport))
-		goto broken;
 	if ((todo & (1u << BPFIPT_F_IIF)) &&
 	    !IF_VEC(cur, chain, p->iif, conf->iif_dflt[chain], sc->v.iif))
 		goto broken;
 	if ((todo & (1u << BPFIPT_F_OIF)) &&
 	    !IF_VEC(cur, chain | BPFIPT_KEY_OIF, p->oif, conf->oif_dflt[chain], sc->v.oif))
 		goto broken;
-	if ((todo & (1u << BPFIPT_F_TCPFLAGS)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags,
-		       sc->v.tcpflags))
-		goto broken;
-	if ((todo & (1u << BPFIPT_F_ICMP)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, sc->v.icmp))
-		goto broken;
-	if ((todo & (1u << BPFIPT_F_FRAG)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, sc->v.frag))
-		goto broken;
-	if ((todo & (1u << BPFIPT_F_LEN)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff, sc->v.len))
-		goto broken;
-	if ((todo & (1u << BPFIPT_F_CTSTATE)) &&
-	    !ARRAY_VEC(fm, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
-		       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
-		goto broken;
+	/* the generation's arrays, once for all array fields; a generation whose
+	 * chains look none up has none (the loader leaves its slot empty) */
+	if (todo & BPFIPT_ARRAY_FIELDS) {
+		fm = bpf_map_lookup_elem(&bpfipt_fields, &cur);
+		if (!fm)
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_PROTO)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_PROTO, chain, BPFIPT_KEYS_PROTO, p->proto & 0xff,
+			       sc->v.proto))
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_SPORT)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_SPORT, chain, BPFIPT_CLASS_KEYS, p->sport, sc->v.sport))
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_DPORT)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_DPORT, chain, BPFIPT_CLASS_KEYS, p->dport, sc->v.dport))
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_TCPFLAGS)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_TCPFLAGS, chain, BPFIPT_KEYS_TCPFLAGS, p->tcpflags,
+			       sc->v.tcpflags))
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_ICMP)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_ICMP, chain, BPFIPT_CLASS_KEYS, p->icmp, sc->v.icmp))
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_FRAG)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_FRAG, chain, BPFIPT_KEYS_FRAG, p->frag, sc->v.frag))
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_LEN)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_LEN, chain, BPFIPT_KEYS_LEN, p->len & 0xffff,
+			       sc->v.len))
+			goto broken;
+		if ((todo & (1u << BPFIPT_F_CTSTATE)) &&
+		    !ARRAY_VEC(fm, BPFIPT_FB_CTSTATE, chain, BPFIPT_KEYS_CTSTATE,
+			       p->ct.state & (BPFIPT_KEYS_CTSTATE - 1), sc->v.ctstate))
+			goto broken;
+	}
 
 	sc->look = look & ~cutlook;
 	/* a field whose vector has every slot of the chain (a protocol all its

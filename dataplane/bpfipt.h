@@ -66,6 +66,14 @@ enum bpfipt_field {
 	BPFIPT_F_MAX,
 };
 
+/* The fields looked up in the generation's field arrays (bpfipt_fields): the
+ * array and class ones above. A generation that looks none of them up, in its
+ * chains' lookups or in their slot prefixes' tests, has no field arrays. */
+#define BPFIPT_ARRAY_FIELDS						\
+	(1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT | 1u << BPFIPT_F_DPORT |	\
+	 1u << BPFIPT_F_TCPFLAGS | 1u << BPFIPT_F_ICMP | 1u << BPFIPT_F_FRAG |	\
+	 1u << BPFIPT_F_LEN | 1u << BPFIPT_F_CTSTATE)
+
 /* Special values of the class-mapped fields (index 65536 of their class array). */
 #define BPFIPT_NO_PORT		65536	/* no TCP/UDP/SCTP/DCCP/UDPLITE header (or a fragment) */
 #define BPFIPT_NO_ICMP		65536	/* not ICMP, or a fragment, or truncated */

@@ -829,6 +829,72 @@ START_TEST(t_spare_drop)
 }
 END_TEST
 
+/*
+ * The field arrays (bpfipt_fields, 3.2 MB) only in a generation that reads them:
+ * none for a deny list with -i and -d, nor for a chain the walk judges by its
+ * addresses alone; one for a port, one for TCP flags tested in the slot prefix
+ * by their vector; verdicts and counters as the reference's in each, and back
+ * to the deny list (its slot keeps the port ruleset's arrays, unread).
+ */
+START_TEST(t_fields_when_needed)
+{
+#define HDR "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+	static const char *const texts[] = {
+		HDR "-A INPUT -i lo -j ACCEPT\n-A INPUT -s 10.9.0.0/16 -j DROP\n"
+		"-A INPUT -s 10.8.0.0/16 -j DROP\n-A INPUT -d 10.0.0.2 -j DROP\n"
+		"-A OUTPUT -d 198.51.100.0/24 -j DROP\nCOMMIT\n",
+		HDR "-A INPUT -s 10.9.0.0/16 -j DROP\n-A INPUT -p udp --dport 53 -j DROP\n"
+		"COMMIT\n",
+		HDR "-A INPUT -p tcp --tcp-flags SYN,ACK SYN -j DROP\n"
+		"-A INPUT -s 10.9.0.0/16 -j DROP\nCOMMIT\n",
+		NULL,	/* 24 rules of -s and -d: past the slot prefix */
+	};
+#undef HDR
+	static const int order[] = { 0, 3, 1, 2, 0 };
+	static const bool fields[] = { false, false, true, true };
+	struct strbuf walk = STRBUF_INIT;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+
+	sb_adds(&walk, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int u = 0; u < 24; u++)
+		sb_addf(&walk, "-A INPUT -s 10.9.0.%u -d 10.0.0.%u -j %s\n", 2 * u + 1, 1 + u % 2,
+			u % 3 ? "DROP" : "ACCEPT");
+	sb_adds(&walk, "-A INPUT -d 10.0.0.2 -j DROP\nCOMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (unsigned int i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct ipt_table *t = parse(order[i] == 3 ? sb_str(&walk) : texts[order[i]]);
+		struct cp_compiled *cc = NULL;
+		struct bpfipt_inst iv;
+		bool has;
+
+		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+		iv = inst_now(in);
+		has = slot_maps(in, iv.cur[0] & 1) & (1u << 1);	/* bpfipt_fields */
+		if (i < 4)
+			ck_assert_msg(has == fields[i], "ruleset %u: field arrays %s", order[i],
+				      has ? "made" : "missing");
+		for (int k = 0; k < 64; k++) {
+			struct cp_packet p = {
+				.saddr = htonl((k & 1 ? 0x0a090000u : 0x0a070000u) | k),
+				.daddr = inet_addr(k & 2 ? "10.0.0.1" : "10.0.0.2"),
+				.proto = k & 4 ? IPPROTO_TCP : IPPROTO_UDP, .has_ports = true,
+				.sport = 40000, .dport = k & 8 ? 53 : 54, .len = 50,
+				.has_tcp = k & 4, .tcpflags = k & 16 ? 0x02 : 0x12,
+			};
+
+			send_checked(in, t, &p);
+		}
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	sb_free(&walk);
+	dp_inst_free(&in);
+}
+END_TEST
+
 /* send_chain(), and how much the statistic FAST moved (1: judged before the walk) */
 static __u64 send_fast(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p, __u32 chain)
 {
@@ -1555,6 +1621,7 @@ int main(void)
 	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_spare_drop);
+	tcase_add_test(tc, t_fields_when_needed);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);
 	tcase_add_test(tc, t_prefix);

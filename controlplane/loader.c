@@ -2214,20 +2214,13 @@ static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 	}
 }
 
-/* The conf of cc: sizes, and the fields that never vary in a chain (never looked
- * up: folded into one vector per chain, written to cv). */
 /* Whether generation cf reads its field arrays (bpfipt_fields): a chain looks an
  * array field up, or a rule of a slot prefix tests one by its vector, not by a
  * range (fast_prefix() then asks bpfipt_field_vec()). Fields past a prefix's end
  * are 0 (the source: no array). */
 static bool conf_reads_fields(const struct bpfipt_conf *cf)
 {
-	__u32 c, j, k, f, mask = 0;
-
-	for (k = 0; k < (__u32)NFA; k++)
-		mask |= 1u << fa_field[k];
-	if (mask != BPFIPT_ARRAY_FIELDS)
-		return true;	/* the header's list is not the loader's: keep them */
+	__u32 c, j, k, f;
 
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
 		if (cf->lookup[c] & BPFIPT_ARRAY_FIELDS)
@@ -2243,6 +2236,8 @@ static bool conf_reads_fields(const struct bpfipt_conf *cf)
 	return false;
 }
 
+/* The conf of cc: sizes, and the fields that never vary in a chain (never looked
+ * up: folded into one vector per chain, written to cv). */
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		    struct bpfipt_conf *cf, __u64 *cv, struct ipt_err *err)
 {
@@ -2571,6 +2566,12 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	}
 	/* a generation that reads no field array has none: its slot keeps what
 	 * the spare had (a generation that needs one then finds it), empty at first */
+	for (m = 0, k = 0; m < NFA; m++)
+		k |= 1u << fa_field[m];
+	if (k != BPFIPT_ARRAY_FIELDS) {	/* classify() gates its reads by the header's */
+		r = dp_fail(err, -EPROTO, "internal: BPFIPT_ARRAY_FIELDS is not the array fields");
+		goto out;
+	}
 	fields = conf_reads_fields(cf);
 	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||

@@ -117,7 +117,9 @@ static __u32 running_log_id(void)
 	__u32 id = 0;
 
 	if (!dp_inst_open(&in, &err) && in) {
-		id = map_id(dp_inst_log_fd(in));
+		int fd = dp_inst_log_fd(in);
+
+		id = fd >= 0 ? map_id(fd) : 0;
 		dp_inst_free(&in);
 	}
 	return id;
@@ -214,6 +216,9 @@ int ipt_cli_log_follow(int argc, char **argv)
 			if (!in) {
 				if (dp_inst_open(&in, &err))
 					goto fail;
+				/* no ring before the first ruleset that logs */
+				if (in && dp_inst_log_fd(in) < 0)
+					dp_inst_free(&in);
 				if (in) {
 					id = map_id(dp_inst_log_fd(in));
 					rb = ring_buffer__new(dp_inst_log_fd(in), on_event, &rd, NULL);

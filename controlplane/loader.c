@@ -168,7 +168,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_CT] = "bpfipt_ct_slot",
 	[IM_CT_CONF] = "bpfipt_ct_conf",
 	[IM_CT_FRAG] = "bpfipt_ct_frag",
-	[IM_LOG] = "bpfipt_log",
+	[IM_LOG] = "bpfipt_log_slot",
 	[IM_RTLOCAL] = "bpfipt_rtlocal",
 	[IM_RECENT] = "bpfipt_recent",
 };
@@ -176,6 +176,24 @@ static const char *const im_names[IM_MAX] = {
 _Static_assert(OM_MAX == 10, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 11, "im_names covers every instance map");
+
+/* Instance maps made when a ruleset first needs them, each in slot 0 of an
+ * instance map of maps of one entry, and kept from then on: a namespace whose
+ * rulesets never need them holds none. */
+enum lazy { LZ_CT, LZ_LOG, LZ_MAX };
+
+static const struct lazy_def {
+	enum im slot;			/* the outer map */
+	const char *name;
+	enum bpf_map_type type;
+	__u32 key_size, value_size;
+} lazy_defs[LZ_MAX] = {
+	/* a ruleset that tracks connections (BPFIPT_C_CT); in->ct_max entries */
+	[LZ_CT] = { IM_CT, "bpfipt_ct", BPF_MAP_TYPE_LRU_HASH, sizeof(struct bpfipt_ct_key),
+		    sizeof(struct bpfipt_ct_entry) },
+	/* a ruleset with a LOG rule; BPFIPT_LOG_RING bytes */
+	[LZ_LOG] = { IM_LOG, "bpfipt_log", BPF_MAP_TYPE_RINGBUF, 0, 0 },
+};
 
 struct dp_inst {
 	int prog[DP_PROG_MAX];		/* -1: not loaded */
@@ -187,7 +205,7 @@ struct dp_inst {
 	__u32 tag;			/* written with the switch (dp_opts.tag) */
 	size_t spare_keep;		/* spare_drop(): dp_opts.spare_keep */
 	__u32 ct_max;			/* entries of a connection table made here */
-	int ct_fd;			/* the connection table, once looked up: -1 */
+	int lazy_fd[LZ_MAX];		/* lazy maps (lazy_defs), once looked up: -1 */
 };
 
 static void fd_close(int *fd)
@@ -214,7 +232,8 @@ static struct dp_inst *inst_alloc(void)
 	in->ncpus = libbpf_num_possible_cpus();
 	in->spare_keep = DP_SPARE_KEEP;
 	in->ct_max = BPFIPT_CT_MAX_DEFAULT;
-	in->ct_fd = -1;
+	for (i = 0; i < LZ_MAX; i++)
+		in->lazy_fd[i] = -1;
 	return in;
 }
 
@@ -232,7 +251,8 @@ void dp_inst_free(struct dp_inst **pin)
 	for (i = 0; i < OM_MAX; i++)
 		fd_close(&in->outer[i]);
 	fd_close(&in->btf_fd);
-	fd_close(&in->ct_fd);
+	for (i = 0; i < LZ_MAX; i++)
+		fd_close(&in->lazy_fd[i]);
 	free(in);
 	*pin = NULL;
 }
@@ -576,44 +596,45 @@ int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err
 	return inst_create(out, progs, NULL, err);
 }
 
-/* The connection table in slot 0 of bpfipt_ct_slot, into in->ct_fd: 0, or
- * -ENOENT while the slot is empty. */
-static int ct_table_get(struct dp_inst *in)
+/* Lazy map z, from slot 0 of its outer map, into in->lazy_fd[z]: 0, or -ENOENT
+ * while the slot is empty. */
+static int lazy_get(struct dp_inst *in, enum lazy z)
 {
 	__u32 zero = 0, id;
 
-	if (in->ct_fd >= 0)
+	if (in->lazy_fd[z] >= 0)
 		return 0;
-	if (bpf_map_lookup_elem(in->map[IM_CT], &zero, &id))
+	if (bpf_map_lookup_elem(in->map[lazy_defs[z].slot], &zero, &id))
 		return -errno;
-	in->ct_fd = bpf_map_get_fd_by_id(id);
-	return in->ct_fd < 0 ? -errno : 0;
+	in->lazy_fd[z] = bpf_map_get_fd_by_id(id);
+	return in->lazy_fd[z] < 0 ? -errno : 0;
 }
 
-/* A connection table for a ruleset that tracks connections (BPFIPT_C_CT), made
- * when the instance has none (in->ct_max entries): *fd, for the caller to put in
- * slot 0 of bpfipt_ct_slot before the switch; -1 when there is one already. A
- * table made by a command killed before its switch is the next one's. */
-static int ct_table_new(struct dp_inst *in, int *fd, struct ipt_err *err)
+/* Lazy map z for a ruleset that needs it, made when the instance has none: *fd,
+ * for the caller to put in its slot before the switch (outer_set_all()); -1 when
+ * there is one already. One made by a command killed before its switch is the
+ * next one's. */
+static int lazy_new(struct dp_inst *in, enum lazy z, int *fd, struct ipt_err *err)
 {
-	int r = ct_table_get(in);
+	const struct lazy_def *d = &lazy_defs[z];
+	int r = lazy_get(in, z);
 
 	*fd = -1;
 	if (r != -ENOENT)
-		return r ? dp_fail(err, r, "cannot read %s", im_names[IM_CT]) : 0;
-	*fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "bpfipt_ct", sizeof(struct bpfipt_ct_key),
-			     sizeof(struct bpfipt_ct_entry), in->ct_max, NULL);
+		return r ? dp_fail(err, r, "cannot read %s", im_names[d->slot]) : 0;
+	*fd = bpf_map_create(d->type, d->name, d->key_size, d->value_size,
+			     z == LZ_CT ? in->ct_max : BPFIPT_LOG_RING, NULL);
 	if (*fd < 0)
-		return dp_fail(err, -errno, "cannot create the connection table (%u entries)",
-			       in->ct_max);
-	cp_crash_point("ct-table");
+		return dp_fail(err, -errno, "cannot create map %s (%u entries)", d->name,
+			       z == LZ_CT ? in->ct_max : BPFIPT_LOG_RING);
+	cp_crash_point(z == LZ_CT ? "ct-table" : "log-ring");
 	return 0;
 }
 
 int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err)
 {
 	__u32 zero = 0;
-	int fd, r = ct_table_new(in, &fd, err);
+	int fd, r = lazy_new(in, LZ_CT, &fd, err);
 
 	if (r || fd < 0)
 		return r;
@@ -622,27 +643,38 @@ int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err)
 		close(fd);
 		return r;
 	}
-	in->ct_fd = fd;
+	in->lazy_fd[LZ_CT] = fd;
 	return 0;
 }
 
 int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd)
 {
-	int r = ct_table_get(in);
+	int r = lazy_get(in, LZ_CT);
 
-	*ct_fd = in->ct_fd;
+	*ct_fd = in->lazy_fd[LZ_CT];
 	*conf_fd = in->map[IM_CT_CONF];
 	return r && r != -ENOENT ? r : *conf_fd >= 0 ? 0 : -ENOENT;
 }
 
-int dp_inst_log_fd(const struct dp_inst *in)
+int dp_inst_log_fd(struct dp_inst *in)
 {
-	return in->map[IM_LOG];
+	lazy_get(in, LZ_LOG);
+	return in->lazy_fd[LZ_LOG];
 }
 
 int dp_inst_rtlocal_fd(const struct dp_inst *in)
 {
 	return in->map[IM_RTLOCAL];
+}
+
+/* Whether a slot of cc logs (-j LOG, NFLOG): the ruleset needs the LOG ring. */
+static bool cc_logs(const struct cp_compiled *cc)
+{
+	for (__u32 c = 0; c < BPFIPT_NCHAINS; c++)
+		for (__u32 k = 0; k < cc->nslots[c]; k++)
+			if (cc->slots[c][k].log)
+				return true;
+	return false;
 }
 
 /* The running instance's bpfipt_inst says it comes from these programs. */
@@ -2975,14 +3007,14 @@ static void *outer_set_run(void *arg)
 	return NULL;
 }
 
-/* o[m] for every m < n with want[m] (n <= OM_MAX + 1), each in a thread of its
- * own: the kernel waits for an RCU grace period after every update or delete of
+/* o[m] for every m < n with want[m] (n <= OM_MAX + LZ_MAX), each in a thread of
+ * its own: the kernel waits for an RCU grace period after every update or delete of
  * a map of maps (maybe_wait_bpf_programs(), 2-20 ms here); in threads the waits
  * overlap. */
 static void outer_run_all(struct outer_set *o, const bool *want, int n)
 {
-	pthread_t th[OM_MAX + 1];
-	bool started[OM_MAX + 1] = { false };
+	pthread_t th[OM_MAX + LZ_MAX];
+	bool started[OM_MAX + LZ_MAX] = { false };
 	int m;
 
 	for (m = 0; m < n; m++) {
@@ -2998,32 +3030,35 @@ static void outer_run_all(struct outer_set *o, const bool *want, int n)
 }
 
 /*
- * The fresh maps of generation g into slot nxt of their outer maps, and a new
- * connection table ct_new (-1: none) into its slot. The kernel waits for a
- * grace period after each update, so that the caller knows no program still
- * sees the old inner map. Slot nxt is not in use (the spare generation), and
- * the table's slot was empty, so those waits order nothing for us: the updates
- * overlap (outer_run_all()), one grace period for all instead of one per map
- * (the 9 in a row were up to 80 ms of a one-rule change).
+ * The fresh maps of generation g into slot nxt of their outer maps, and the new
+ * lazy maps lz[z] (-1: none) into their slots. The kernel waits for a grace
+ * period after each update, so that the caller knows no program still sees the
+ * old inner map. Slot nxt is not in use (the spare generation), and a lazy map's
+ * slot was empty, so those waits order nothing for us: the updates overlap
+ * (outer_run_all()), one grace period for all instead of one per map (the 9 in
+ * a row were up to 80 ms of a one-rule change).
  */
-static int outer_set_all(struct dp_inst *in, __u32 nxt, const struct gen *g, int ct_new,
+static int outer_set_all(struct dp_inst *in, __u32 nxt, const struct gen *g, const int *lz,
 			 struct ipt_err *err)
 {
-	struct outer_set o[OM_MAX + 1];
-	bool want[OM_MAX + 1];
+	struct outer_set o[OM_MAX + LZ_MAX];
+	bool want[OM_MAX + LZ_MAX];
 	int m, r = 0;
 
 	for (m = 0; m < OM_MAX; m++) {
 		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = g->fd[m], .slot = nxt };
 		want[m] = g->fresh[m];
 	}
-	o[OM_MAX] = (struct outer_set){ .outer = in->map[IM_CT], .inner = ct_new };
-	want[OM_MAX] = ct_new >= 0;
-	outer_run_all(o, want, OM_MAX + 1);
-	for (m = 0; m <= OM_MAX; m++)
+	for (m = 0; m < LZ_MAX; m++) {
+		o[OM_MAX + m] = (struct outer_set){ .outer = in->map[lazy_defs[m].slot],
+						    .inner = lz[m] };
+		want[OM_MAX + m] = lz[m] >= 0;
+	}
+	outer_run_all(o, want, OM_MAX + LZ_MAX);
+	for (m = 0; m < OM_MAX + LZ_MAX; m++)
 		if (want[m] && o[m].rc && !r)
 			r = dp_fail(err, o[m].rc, "cannot install map %s",
-				    m < OM_MAX ? om_defs[m].inner : "bpfipt_ct");
+				    m < OM_MAX ? om_defs[m].inner : lazy_defs[m - OM_MAX].name);
 	return r;
 }
 
@@ -3235,7 +3270,7 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	unsigned int ntot = 0, i;
 	__u32 zero = 0, cur, nxt;
 	unsigned int fam = fam_of(cc->family);
-	int r, ct_new = -1;
+	int r, z, lz[LZ_MAX] = { -1, -1 };
 	struct gen g;
 
 	dp_log_init();
@@ -3274,13 +3309,15 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		free(rc_ids);
 		return r;
 	}
-	if ((g.conf.flags & BPFIPT_C_CT) && (r = ct_table_new(in, &ct_new, err)))
+	if (((g.conf.flags & BPFIPT_C_CT) && (r = lazy_new(in, LZ_CT, &lz[LZ_CT], err))) ||
+	    (cc_logs(cc) && (r = lazy_new(in, LZ_LOG, &lz[LZ_LOG], err))))
 		goto out;
-	r = outer_set_all(in, nxt, &g, ct_new, err);
-	if (!r && ct_new >= 0) {
-		in->ct_fd = ct_new;
-		ct_new = -1;
-	}
+	r = outer_set_all(in, nxt, &g, lz, err);
+	for (z = 0; !r && z < LZ_MAX; z++)
+		if (lz[z] >= 0) {
+			in->lazy_fd[z] = lz[z];
+			lz[z] = -1;
+		}
 	if (r)
 		goto out;
 	if (bpf_map_update_elem(in->map[IM_CONF], &nxt, &g.conf, BPF_ANY)) {
@@ -3336,8 +3373,9 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	}
 	spare_drop(in, &iv, fam, cur, &run, nxt, &g.conf);
 out:
-	if (ct_new >= 0)
-		close(ct_new);
+	for (z = 0; z < LZ_MAX; z++)
+		if (lz[z] >= 0)
+			close(lz[z]);
 	free(tot);
 	free(rc_ids);
 	gen_release(&g);

@@ -191,8 +191,9 @@ int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd);
 /* Make the connection table now, if there is none (bpf-conntrack -T max's
  * entries: dp_opts.ct at the install, else the default). */
 int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err);
-/* The LOG ring buffer (bpfipt_log) of an instance; owned by `in`. */
-int dp_inst_log_fd(const struct dp_inst *in);
+/* The LOG ring buffer (bpfipt_log) of an instance, owned by `in`; -1 while
+ * there is none: the first install of a ruleset with a LOG rule makes it. */
+int dp_inst_log_fd(struct dp_inst *in);
 /* -m addrtype's copy of the local routing table (LPM, bpfipt_rt_key -> _val). */
 int dp_inst_rtlocal_fd(const struct dp_inst *in);
 int dp_inst_counters(const struct dp_inst *in, __u64 (**out)[2], unsigned int *n,

@@ -182,8 +182,9 @@ enum bpfipt_reject_with {
 
 /* -j LOG (dataplane/log.bpf.h, controlplane/logfmt.c). A LOG slot the walk passes
  * is noted (at most BPFIPT_LOG_PENDING per packet); once the chain is decided the
- * program writes one event per note into the ring buffer bpfipt_log (an instance
- * map): the rule's level, flags and prefix, the interfaces and the first
+ * program writes one event per note into the ring buffer bpfipt_log (in slot 0
+ * of the instance map bpfipt_log_slot, made by the first ruleset that logs): the
+ * rule's level, flags and prefix, the interfaces and the first
  * BPFIPT_LOG_CAP bytes of the packet from its IP header. The reader
  * (bpf-iptables --log-follow) prints the kernel's LOG line for it. An event
  * that finds the ring full, or a note beyond the limit, is counted in
@@ -469,8 +470,9 @@ enum bpfipt_stat {
 					 * 21: bpfipt_conf.full, fullf;
 					 * 22: the tuple group's bounds
 					 *     (bpfipt_tfast.lo, span);
-					 * 23: the connection table made when
-					 *     first needed (bpfipt_ct_slot) */
+					 * 23: the connection table and the LOG
+					 *     ring made when first needed
+					 *     (bpfipt_ct_slot, bpfipt_log_slot) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

@@ -15,10 +15,19 @@
 #ifndef BPFIPT_LOG_BPF_H
 #define BPFIPT_LOG_BPF_H
 
+/* The ring buffer sits in slot 0 of bpfipt_log_slot: the loader makes it
+ * (bpfipt_log, BPFIPT_LOG_RING bytes) with the first ruleset that logs, so a
+ * namespace whose rules never do holds none; until then log_emit() finds none
+ * and has nothing to write. */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, BPFIPT_LOG_RING);
-} bpfipt_log SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_RINGBUF);
+		__uint(max_entries, BPFIPT_LOG_RING);	/* a ring's size is its own */
+	});
+} bpfipt_log_slot SEC(".maps");
 
 #ifndef BPFIPT_MAPS_ONLY	/* the maps' object (bpfipt.bpf.c) ends here */
 
@@ -101,16 +110,17 @@ static __always_inline void log_emit(void *ctx, struct scratch *sc, bool xdp, __
 				     __u32 plen, __u32 maclen, __u32 mark, __u32 uid,
 				     __u32 gid, bool has_uid)
 {
-	__u32 i, n = sc->nlog, cur = sc->cur, caplen;
+	__u32 i, n = sc->nlog, cur = sc->cur, caplen, zero = 0;
 	__u64 c;
 	struct bpfipt_log_event *ev;
 	struct bpfipt_extra *e;
-	void *extras;
+	void *extras, *ring;
 
 	if (!n)
 		return;
 	extras = bpf_map_lookup_elem(&bpfipt_extras, &cur);
-	if (!extras)
+	ring = bpf_map_lookup_elem(&bpfipt_log_slot, &zero);
+	if (!extras || !ring)
 		return;
 	caplen = plen < BPFIPT_LOG_CAP ? plen : BPFIPT_LOG_CAP - 1;
 	for (i = 0; i < BPFIPT_LOG_PENDING; i++) {
@@ -119,7 +129,7 @@ static __always_inline void log_emit(void *ctx, struct scratch *sc, bool xdp, __
 		e = bpf_map_lookup_elem(extras, &sc->log_extra[i]);
 		if (!e)
 			break;
-		ev = bpf_ringbuf_reserve(&bpfipt_log, sizeof(*ev), 0);
+		ev = bpf_ringbuf_reserve(ring, sizeof(*ev), 0);
 		if (!ev) {
 			stat_inc(BPFIPT_ST_LOG_LOST);
 			continue;

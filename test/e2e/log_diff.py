@@ -17,11 +17,17 @@ Second part, no event lost silently: with no reader running, more events than
 the ring buffer holds are produced; the reader started afterwards prints the
 ones kept and reports exactly how many were lost: kept + lost = sent.
 
+Third part, the ring comes with the first LOG rule: in a namespace of its own, a
+ruleset without LOG leaves the instance without a ring buffer (its slot, map
+bpfipt_log_slot, is empty); a reader started then waits, and prints the event of
+the LOG rule added after it.
+
 Usage (root, BPF, iptables-legacy; never skips):
   log_diff.py --bin build [--ingress xdp|tc] [-v]
 """
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -391,8 +397,64 @@ def main():
         failures += 1
         print(f"log_diff: FAIL: a second reader was not refused: rc={p2.returncode} "
               f"{p2.stderr.decode().strip()!r}")
+
+    # -- part 3: the ring comes with the first LOG rule -------------------------
+    checks += 1
+    err = late_ring(bindir)
+    if err:
+        failures += 1
+        print(f"log_diff: FAIL: {err}")
+    else:
+        print("log_diff: no ring before the first LOG rule; a reader waiting for it "
+              "printed the rule's event")
     print(f"log_diff: {checks} checks, {failures} failed")
     return 1 if failures else 0
+
+
+def log_slot_empty(ns):
+    """Whether the instance's LOG ring slot (bpfipt_log_slot, entry 0) is empty."""
+    out = nl.run(["ip", "netns", "exec", ns, "tc", "-j", "filter", "show", "dev", "lo",
+                  "egress"]).stdout
+    prog = next(f["options"]["prog"]["id"] for f in json.loads(out)
+                if f.get("options", {}).get("prog"))
+    info = json.loads(nl.run(["bpftool", "-j", "prog", "show", "id", str(prog)]).stdout)
+    for m in info["map_ids"]:
+        mi = json.loads(nl.run(["bpftool", "-j", "map", "show", "id", str(m)]).stdout)
+        if mi["name"] == "bpfipt_log_slot":
+            p = nl.run(["bpftool", "-j", "map", "lookup", "id", str(m), "key", "0", "0", "0",
+                        "0"], check=False)
+            return p.returncode != 0
+    raise RuntimeError("no bpfipt_log_slot among the program's maps")
+
+
+def late_ring(bindir):
+    """Part 3; an error message, or None."""
+    ns = nl.netns_add(f"logring{os.getpid()}")
+    env = dict(os.environ, BPF_IPTABLES_STATE_DIR=nl.tempdir("log-ring-"))
+    bpt = [os.path.join(bindir, "bpf-iptables")]
+    ex = ["ip", "netns", "exec", ns]
+    nl.run(ex + ["ip", "link", "set", "lo", "up"])
+    nl.run(ex + bpt + ["-A", "INPUT", "-p", "udp", "--dport", "9", "-j", "DROP"], env=env)
+    if not log_slot_empty(ns):
+        return "a ruleset without LOG made the LOG ring"
+    reader = subprocess.Popen(ex + bpt + ["--log-follow", "--count", "1", "--timeout", "10"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    nl.at_cleanup(reader.kill)
+    time.sleep(0.3)
+    nl.run(ex + bpt + ["-I", "INPUT", "-p", "udp", "-j", "LOG", "--log-prefix", "late-ring "],
+           env=env)
+    if log_slot_empty(ns):
+        return "the first LOG rule made no LOG ring"
+    nl.run(ex + [sys.executable, "-c", "import socket; socket.socket(socket.AF_INET, "
+                 "socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', 9))"])
+    out, errs = reader.communicate(timeout=20)
+    lines = [x for x in out.decode(errors="replace").splitlines() if x.startswith("late-ring ")]
+    nl.run(ex + bpt + ["--unload"], env=env, check=False)
+    nl.netns_delete(ns)
+    if reader.returncode != 0 or len(lines) != 1:
+        return (f"the reader started before the LOG ring: rc={reader.returncode}, "
+                f"{len(lines)} late-ring lines, stderr {errs.decode(errors='replace').strip()!r}")
+    return None
 
 
 if __name__ == "__main__":

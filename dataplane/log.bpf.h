@@ -119,8 +119,7 @@ static __always_inline void log_emit(void *ctx, struct scratch *sc, bool xdp, __
 	if (!n)
 		return;
 	extras = bpf_map_lookup_elem(&bpfipt_extras, &cur);
-	ring = bpf_map_lookup_elem(&bpfipt_log_slot, &zero);
-	if (!extras || !ring)
+	if (!extras)
 		return;
 	caplen = plen < BPFIPT_LOG_CAP ? plen : BPFIPT_LOG_CAP - 1;
 	for (i = 0; i < BPFIPT_LOG_PENDING; i++) {
@@ -128,6 +127,10 @@ static __always_inline void log_emit(void *ctx, struct scratch *sc, bool xdp, __
 			break;
 		e = bpf_map_lookup_elem(extras, &sc->log_extra[i]);
 		if (!e)
+			break;
+		/* looked up here, not kept across the loop: fewer states */
+		ring = bpf_map_lookup_elem(&bpfipt_log_slot, &zero);
+		if (!ring)
 			break;
 		ev = bpf_ringbuf_reserve(ring, sizeof(*ev), 0);
 		if (!ev) {

@@ -75,25 +75,20 @@ struct {
 	__type(value, struct bpfipt_ct_conf);
 } bpfipt_ct_conf SEC(".maps");
 
-/* No reassembly, but the fragments of a datagram share its first fragment's
- * state: the first one (offset 0, more to come) leaves its result here, keyed
- * like the kernel's reassembly queue (addresses, protocol, IP id; IPv6: the
- * Fragment header's 32-bit identification, proto its next header); a later
- * fragment that finds no entry (it came first, or too late) is INVALID. */
-struct ct_frag_key {
-	__be32 saddr[4], daddr[4];
-	__u32 id;
-	__u8 proto;
-	__u8 family;
-	__u16 pad;
-};
-
+/* The first fragments' results (struct ct_frag_key, dataplane/bpfipt.h) sit in
+ * slot 0 of bpfipt_ctf_slot, an LRU the loader makes (bpfipt_ct_frag,
+ * BPFIPT_CT_FRAG_MAX entries) with the connection table. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct ct_frag_key);
-	__type(value, struct ct_result);
-} bpfipt_ct_frag SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);
+		__uint(max_entries, 1);		/* a hash's size is its own */
+		__type(key, struct ct_frag_key);
+		__type(value, struct ct_result);
+	});
+} bpfipt_ctf_slot SEC(".maps");
 
 #ifndef BPFIPT_MAPS_ONLY	/* the maps' object (bpfipt.bpf.c) ends here */
 
@@ -537,6 +532,8 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 {
 	struct ct_frag_key fk;
 	struct ct_result *fr;
+	void *frags;
+	__u32 zero = 0;
 	struct pkt *p;
 
 	if (!sc)
@@ -546,7 +543,8 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 	__builtin_memset(&p->ct, 0, sizeof(p->ct));	/* INVALID */
 	if (p->frag) {
 		ct_frag_key(&fk, p);
-		fr = bpf_map_lookup_elem(&bpfipt_ct_frag, &fk);
+		frags = bpf_map_lookup_elem(&bpfipt_ctf_slot, &zero);
+		fr = frags ? bpf_map_lookup_elem(frags, &fk) : NULL;
 		if (fr)
 			p->ct = *fr;
 		return 0;
@@ -555,7 +553,9 @@ __noinline int bpfipt_ct_track(struct scratch *sc, __u32 update)
 	ct_track(sc, update);
 	if (p->mf) {
 		ct_frag_key(&fk, p);
-		bpf_map_update_elem(&bpfipt_ct_frag, &fk, &p->ct, BPF_ANY);
+		frags = bpf_map_lookup_elem(&bpfipt_ctf_slot, &zero);
+		if (frags)
+			bpf_map_update_elem(frags, &fk, &p->ct, BPF_ANY);
 	}
 	return 0;
 }

@@ -167,7 +167,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_SCRATCH] = "bpfipt_scratch",
 	[IM_CT] = "bpfipt_ct_slot",
 	[IM_CT_CONF] = "bpfipt_ct_conf",
-	[IM_CT_FRAG] = "bpfipt_ct_frag",
+	[IM_CT_FRAG] = "bpfipt_ctf_slot",
 	[IM_LOG] = "bpfipt_log_slot",
 	[IM_RTLOCAL] = "bpfipt_rtlocal",
 	[IM_RECENT] = "bpfipt_recent",
@@ -180,7 +180,7 @@ _Static_assert(IM_MAX == 11, "im_names covers every instance map");
 /* Instance maps made when a ruleset first needs them, each in slot 0 of an
  * instance map of maps of one entry, and kept from then on: a namespace whose
  * rulesets never need them holds none. */
-enum lazy { LZ_CT, LZ_LOG, LZ_MAX };
+enum lazy { LZ_CT, LZ_FRAG, LZ_LOG, LZ_MAX };
 
 static const struct lazy_def {
 	enum im slot;			/* the outer map */
@@ -191,6 +191,9 @@ static const struct lazy_def {
 	/* a ruleset that tracks connections (BPFIPT_C_CT); in->ct_max entries */
 	[LZ_CT] = { IM_CT, "bpfipt_ct", BPF_MAP_TYPE_LRU_HASH, sizeof(struct bpfipt_ct_key),
 		    sizeof(struct bpfipt_ct_entry) },
+	/* with it, the first fragments' results; BPFIPT_CT_FRAG_MAX entries */
+	[LZ_FRAG] = { IM_CT_FRAG, "bpfipt_ct_frag", BPF_MAP_TYPE_LRU_HASH,
+		      sizeof(struct ct_frag_key), sizeof(struct ct_result) },
 	/* a ruleset with a LOG rule; BPFIPT_LOG_RING bytes */
 	[LZ_LOG] = { IM_LOG, "bpfipt_log", BPF_MAP_TYPE_RINGBUF, 0, 0 },
 };
@@ -618,33 +621,35 @@ static int lazy_new(struct dp_inst *in, enum lazy z, int *fd, struct ipt_err *er
 {
 	const struct lazy_def *d = &lazy_defs[z];
 	int r = lazy_get(in, z);
+	__u32 max;
 
 	*fd = -1;
 	if (r != -ENOENT)
 		return r ? dp_fail(err, r, "cannot read %s", im_names[d->slot]) : 0;
-	*fd = bpf_map_create(d->type, d->name, d->key_size, d->value_size,
-			     z == LZ_CT ? in->ct_max : BPFIPT_LOG_RING, NULL);
+	max = z == LZ_CT ? in->ct_max : z == LZ_FRAG ? BPFIPT_CT_FRAG_MAX : BPFIPT_LOG_RING;
+	*fd = bpf_map_create(d->type, d->name, d->key_size, d->value_size, max, NULL);
 	if (*fd < 0)
-		return dp_fail(err, -errno, "cannot create map %s (%u entries)", d->name,
-			       z == LZ_CT ? in->ct_max : BPFIPT_LOG_RING);
-	cp_crash_point(z == LZ_CT ? "ct-table" : "log-ring");
+		return dp_fail(err, -errno, "cannot create map %s (%u entries)", d->name, max);
+	cp_crash_point(z == LZ_LOG ? "log-ring" : "ct-table");
 	return 0;
 }
 
 int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err)
 {
 	__u32 zero = 0;
-	int fd, r = lazy_new(in, LZ_CT, &fd, err);
+	int fd, r = 0;
 
-	if (r || fd < 0)
-		return r;
-	if (bpf_map_update_elem(in->map[IM_CT], &zero, &fd, BPF_ANY)) {
-		r = dp_fail(err, -errno, "cannot install the connection table");
-		close(fd);
-		return r;
+	for (enum lazy z = LZ_CT; z <= LZ_FRAG && !r; z++) {
+		if ((r = lazy_new(in, z, &fd, err)) || fd < 0)
+			continue;
+		if (bpf_map_update_elem(in->map[lazy_defs[z].slot], &zero, &fd, BPF_ANY)) {
+			r = dp_fail(err, -errno, "cannot install map %s", lazy_defs[z].name);
+			close(fd);
+			continue;
+		}
+		in->lazy_fd[z] = fd;
 	}
-	in->lazy_fd[LZ_CT] = fd;
-	return 0;
+	return r;
 }
 
 int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd)
@@ -3270,7 +3275,7 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	unsigned int ntot = 0, i;
 	__u32 zero = 0, cur, nxt;
 	unsigned int fam = fam_of(cc->family);
-	int r, z, lz[LZ_MAX] = { -1, -1 };
+	int r, z, lz[LZ_MAX] = { -1, -1, -1 };
 	struct gen g;
 
 	dp_log_init();
@@ -3309,7 +3314,8 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 		free(rc_ids);
 		return r;
 	}
-	if (((g.conf.flags & BPFIPT_C_CT) && (r = lazy_new(in, LZ_CT, &lz[LZ_CT], err))) ||
+	if (((g.conf.flags & BPFIPT_C_CT) && ((r = lazy_new(in, LZ_CT, &lz[LZ_CT], err)) ||
+					       (r = lazy_new(in, LZ_FRAG, &lz[LZ_FRAG], err)))) ||
 	    (cc_logs(cc) && (r = lazy_new(in, LZ_LOG, &lz[LZ_LOG], err))))
 		goto out;
 	r = outer_set_all(in, nxt, &g, lz, err);

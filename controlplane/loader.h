@@ -188,8 +188,9 @@ int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
  * instance; the fds stay owned by `in`. *ct_fd is -1 while there is no table:
  * the first install of a ruleset that tracks connections makes it. */
 int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd);
-/* Make the connection table now, if there is none (bpf-conntrack -T max's
- * entries: dp_opts.ct at the install, else the default). */
+/* Make the connection table (bpf-conntrack -T max's entries: dp_opts.ct at the
+ * install, else the default) and the first fragments' LRU now, if there are
+ * none. */
 int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err);
 /* The LOG ring buffer (bpfipt_log) of an instance, owned by `in`; -1 while
  * there is none: the first install of a ruleset with a LOG rule makes it. */

@@ -170,18 +170,6 @@ struct {
 	__type(value, struct bpfipt_recent_table);
 } bpfipt_recent SEC(".maps");
 
-/* What conntrack tells the classifier about a packet (conntrack/ct.bpf.h). */
-struct ct_result {
-	__u8 state;		/* enum bpfipt_ct_state */
-	__u8 has;		/* a connection (xt_conntrack's ct != NULL) */
-	__u8 dir;		/* 1: reply direction */
-	__u8 status;		/* BPFIPT_CTS_* */
-	__u8 proto;
-	__u8 pad[3];
-	__be32 osrc[4], odst[4];	/* the original direction's tuple (IPv4: word 0) */
-	__u32 osport, odport;
-	__u32 expire;		/* seconds left */
-};
 
 struct pkt {
 	__be32 saddr, daddr;
@@ -412,6 +400,8 @@ struct btf_anchor {
 	struct bpfipt_counter counter;
 	struct pool_chunk chunk;
 	struct packed_ids ids;
+	struct ct_frag_key frag;
+	struct ct_result ctr;
 };
 struct btf_anchor bpfipt_btf_anchor SEC(".btf_anchor") __attribute__((used));
 

@@ -772,4 +772,32 @@ struct bpfipt_ct_conf {
 
 #define BPFIPT_CT_MAX_DEFAULT	65536	/* entries of bpfipt_ct (bpf-conntrack -T max=N) */
 
+/* What conntrack tells the classifier about a packet (conntrack/ct.bpf.h). */
+struct ct_result {
+	__u8 state;		/* enum bpfipt_ct_state */
+	__u8 has;		/* a connection (xt_conntrack's ct != NULL) */
+	__u8 dir;		/* 1: reply direction */
+	__u8 status;		/* BPFIPT_CTS_* */
+	__u8 proto;
+	__u8 pad[3];
+	__be32 osrc[4], odst[4];	/* the original direction's tuple (IPv4: word 0) */
+	__u32 osport, odport;
+	__u32 expire;		/* seconds left */
+};
+
+/* No reassembly, but the fragments of a datagram share its first fragment's
+ * state: the first one (offset 0, more to come) leaves its result (struct
+ * ct_result) in bpfipt_ct_frag, keyed like the kernel's reassembly queue (addresses, protocol, IP id; IPv6: the
+ * Fragment header's 32-bit identification, proto its next header); a later
+ * fragment that finds no entry (it came first, or too late) is INVALID. */
+struct ct_frag_key {
+	__be32 saddr[4], daddr[4];
+	__u32 id;
+	__u8 proto;
+	__u8 family;
+	__u16 pad;
+};
+
+#define BPFIPT_CT_FRAG_MAX	4096	/* entries of bpfipt_ct_frag */
+
 #endif

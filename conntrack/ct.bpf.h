@@ -56,17 +56,12 @@
  * tracks connections: a namespace whose rulesets never do holds no table. Only
  * a ruleset with BPFIPT_C_CT calls bpfipt_ct_track(), so an empty slot is seen
  * only by a program that runs an older generation's conf: no state (INVALID). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_LRU_HASH);
-		__uint(max_entries, 1);		/* a hash's size is its own */
-		__type(key, struct bpfipt_ct_key);
-		__type(value, struct bpfipt_ct_entry);
-	});
-} bpfipt_ct_slot SEC(".maps");
+LAZY(bpfipt_ct_slot, struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* a hash's size is its own */
+	__type(key, struct bpfipt_ct_key);
+	__type(value, struct bpfipt_ct_entry);
+});
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -78,17 +73,12 @@ struct {
 /* The first fragments' results (struct ct_frag_key, dataplane/bpfipt.h) sit in
  * slot 0 of bpfipt_ctf_slot, an LRU the loader makes (bpfipt_ct_frag,
  * BPFIPT_CT_FRAG_MAX entries) with the connection table. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+LAZY(bpfipt_ctf_slot, struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_LRU_HASH);
-		__uint(max_entries, 1);		/* a hash's size is its own */
-		__type(key, struct ct_frag_key);
-		__type(value, struct ct_result);
-	});
-} bpfipt_ctf_slot SEC(".maps");
+	__type(key, struct ct_frag_key);
+	__type(value, struct ct_result);
+});
 
 #ifndef BPFIPT_MAPS_ONLY	/* the maps' object (bpfipt.bpf.c) ends here */
 

@@ -326,6 +326,16 @@ struct {
 		__array(values, inner);						\
 	} name SEC(".maps")
 
+/* An instance map made when a ruleset first needs it (the loader's lazy_defs):
+ * slot 0 of an outer array of 1, empty until then. */
+#define LAZY(name, inner)							\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);			\
+		__uint(max_entries, 1);						\
+		__type(key, __u32);						\
+		__array(values, inner);						\
+	} name SEC(".maps")
+
 struct packed_ids {
 	__u32 v[BPFIPT_PACK];
 };

@@ -19,15 +19,10 @@
  * (bpfipt_log, BPFIPT_LOG_RING bytes) with the first ruleset that logs, so a
  * namespace whose rules never do holds none; until then log_emit() finds none
  * and has nothing to write. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_RINGBUF);
-		__uint(max_entries, BPFIPT_LOG_RING);	/* a ring's size is its own */
-	});
-} bpfipt_log_slot SEC(".maps");
+LAZY(bpfipt_log_slot, struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, BPFIPT_LOG_RING);	/* a ring's size is its own */
+});
 
 #ifndef BPFIPT_MAPS_ONLY	/* the maps' object (bpfipt.bpf.c) ends here */
 

@@ -53,9 +53,10 @@
 
 /* The connection table sits in slot 0 of bpfipt_ct_slot. The loader creates it
  * (bpfipt_ct, of bpf-conntrack -T's max entries) with the first ruleset that
- * tracks connections: a namespace whose rulesets never do holds no table. Only
- * a ruleset with BPFIPT_C_CT calls bpfipt_ct_track(), so an empty slot is seen
- * only by a program that runs an older generation's conf: no state (INVALID). */
+ * tracks connections, before its switch: a namespace whose rulesets never do
+ * holds no table, and only a generation with BPFIPT_C_CT calls
+ * bpfipt_ct_track(), so the code never finds the slot empty (it would leave
+ * the packet without a state: INVALID). */
 LAZY(bpfipt_ct_slot, struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1);		/* a hash's size is its own */

@@ -170,7 +170,6 @@ struct {
 	__type(value, struct bpfipt_recent_table);
 } bpfipt_recent SEC(".maps");
 
-
 struct pkt {
 	__be32 saddr, daddr;
 	__u32 proto;

@@ -163,7 +163,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
 	[IM_CONF] = "bpfipt_conf",
 	[IM_STATS] = "bpfipt_stats",
-	[IM_XDPIFS] = "bpfipt_xdpifs",
+	[IM_XDPIFS] = "bpfipt_xdp_slot",
 	[IM_SCRATCH] = "bpfipt_scratch",
 	[IM_CT] = "bpfipt_ct_slot",
 	[IM_CT_CONF] = "bpfipt_ct_conf",
@@ -180,22 +180,25 @@ _Static_assert(IM_MAX == 11, "im_names covers every instance map");
 /* Instance maps made when a ruleset first needs them, each in slot 0 of an
  * instance map of maps of one entry, and kept from then on: a namespace whose
  * rulesets never need them holds none. */
-enum lazy { LZ_CT, LZ_FRAG, LZ_LOG, LZ_MAX };
+enum lazy { LZ_CT, LZ_FRAG, LZ_LOG, LZ_XDPIFS, LZ_MAX };
 
 static const struct lazy_def {
 	enum im slot;			/* the outer map */
 	const char *name;
 	enum bpf_map_type type;
-	__u32 key_size, value_size;
+	__u32 key_size, value_size, max_entries, flags;
 } lazy_defs[LZ_MAX] = {
 	/* a ruleset that tracks connections (BPFIPT_C_CT); in->ct_max entries */
 	[LZ_CT] = { IM_CT, "bpfipt_ct", BPF_MAP_TYPE_LRU_HASH, sizeof(struct bpfipt_ct_key),
-		    sizeof(struct bpfipt_ct_entry) },
-	/* with it, the first fragments' results; BPFIPT_CT_FRAG_MAX entries */
+		    sizeof(struct bpfipt_ct_entry), 0, 0 },
+	/* with it, the first fragments' results */
 	[LZ_FRAG] = { IM_CT_FRAG, "bpfipt_ct_frag", BPF_MAP_TYPE_LRU_HASH,
-		      sizeof(struct ct_frag_key), sizeof(struct ct_result) },
-	/* a ruleset with a LOG rule; BPFIPT_LOG_RING bytes */
-	[LZ_LOG] = { IM_LOG, "bpfipt_log", BPF_MAP_TYPE_RINGBUF, 0, 0 },
+		      sizeof(struct ct_frag_key), sizeof(struct ct_result), BPFIPT_CT_FRAG_MAX, 0 },
+	/* a ruleset with a LOG rule (bytes) */
+	[LZ_LOG] = { IM_LOG, "bpfipt_log", BPF_MAP_TYPE_RINGBUF, 0, 0, BPFIPT_LOG_RING, 0 },
+	/* the first interface XDP judges (xdp_mark()); entries made as marked */
+	[LZ_XDPIFS] = { IM_XDPIFS, "bpfipt_xdpifs", BPF_MAP_TYPE_HASH, 4, 4, 65536,
+			BPF_F_NO_PREALLOC },
 };
 
 struct dp_inst {
@@ -617,19 +620,29 @@ static int lazy_get(struct dp_inst *in, enum lazy z)
  * for the caller to put in its slot before the switch (outer_set_all()); -1 when
  * there is one already. One made by a command killed before its switch is the
  * next one's. */
-static int lazy_new(struct dp_inst *in, enum lazy z, int *fd, struct ipt_err *err)
+/* A new lazy map z, not yet in its slot: its fd, or a negative errno. */
+static int lazy_create(const struct dp_inst *in, enum lazy z, struct ipt_err *err)
 {
 	const struct lazy_def *d = &lazy_defs[z];
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = d->flags);
+	__u32 max = d->max_entries ? d->max_entries : in->ct_max;
+	int fd = bpf_map_create(d->type, d->name, d->key_size, d->value_size, max, &o);
+
+	if (fd < 0)
+		return dp_fail(err, -errno, "cannot create map %s (%u entries)", d->name, max);
+	return fd;
+}
+
+static int lazy_new(struct dp_inst *in, enum lazy z, int *fd, struct ipt_err *err)
+{
 	int r = lazy_get(in, z);
-	__u32 max;
 
 	*fd = -1;
 	if (r != -ENOENT)
-		return r ? dp_fail(err, r, "cannot read %s", im_names[d->slot]) : 0;
-	max = z == LZ_CT ? in->ct_max : z == LZ_FRAG ? BPFIPT_CT_FRAG_MAX : BPFIPT_LOG_RING;
-	*fd = bpf_map_create(d->type, d->name, d->key_size, d->value_size, max, NULL);
+		return r ? dp_fail(err, r, "cannot read %s", im_names[lazy_defs[z].slot]) : 0;
+	*fd = lazy_create(in, z, err);
 	if (*fd < 0)
-		return dp_fail(err, -errno, "cannot create map %s (%u entries)", d->name, max);
+		return *fd;
 	cp_crash_point(z == LZ_LOG ? "log-ring" : "ct-table");
 	return 0;
 }
@@ -977,14 +990,39 @@ static int inst_need(struct dp_inst *in, const struct iface *v, int n, unsigned 
 	return inst_load(in, progs, true, err);
 }
 
+/* Whether XDP judges interface ifindex (bpfipt_xdpifs, in slot 0 of
+ * bpfipt_xdp_slot; made with the first mark: its slot's update waits for a grace
+ * period, once in the namespace's life). */
 static int xdp_mark(const struct dp_inst *in, int ifindex, bool on)
 {
-	__u32 k = ifindex, one = 1;
+	__u32 k = ifindex, one = 1, zero = 0, id;
+	int fd, r = 0;
 
-	if (on)
-		return bpf_map_update_elem(in->map[IM_XDPIFS], &k, &one, BPF_ANY) ? -errno : 0;
-	bpf_map_delete_elem(in->map[IM_XDPIFS], &k);
-	return 0;
+	if (!bpf_map_lookup_elem(in->map[IM_XDPIFS], &zero, &id)) {
+		fd = bpf_map_get_fd_by_id(id);
+	} else if (!on) {
+		return 0;	/* no map: nothing was marked */
+	} else {
+		fd = lazy_create(in, LZ_XDPIFS, NULL);
+		if (fd >= 0 && bpf_map_update_elem(in->map[IM_XDPIFS], &zero, &fd, BPF_ANY)) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+	}
+	if (fd < 0)
+		return -errno;
+	if (on && bpf_map_update_elem(fd, &k, &one, BPF_ANY))
+		r = -errno;
+	if (!on)
+		bpf_map_delete_elem(fd, &k);
+	close(fd);
+	return r;
+}
+
+int dp_inst_xdp_mark(const struct dp_inst *in, int ifindex)
+{
+	return xdp_mark(in, ifindex, true);
 }
 
 /* How attach_iface() puts XDP on a device. */
@@ -3275,10 +3313,12 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 	unsigned int ntot = 0, i;
 	__u32 zero = 0, cur, nxt;
 	unsigned int fam = fam_of(cc->family);
-	int r, z, lz[LZ_MAX] = { -1, -1, -1 };
+	int r, z, lz[LZ_MAX];
 	struct gen g;
 
 	dp_log_init();
+	for (z = 0; z < LZ_MAX; z++)
+		lz[z] = -1;
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
 		return dp_fail(err, -errno, "cannot read bpfipt_inst");
 	/* the other family's generations are left alone */

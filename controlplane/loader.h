@@ -192,6 +192,9 @@ int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd);
  * install, else the default) and the first fragments' LRU now, if there are
  * none. */
 int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err);
+/* Mark interface ifindex as judged at XDP, as attaching XDP there does (tests
+ * that run the programs by hand). */
+int dp_inst_xdp_mark(const struct dp_inst *in, int ifindex);
 /* The LOG ring buffer (bpfipt_log) of an instance, owned by `in`; -1 while
  * there is none: the first install of a ruleset with a LOG rule makes it. */
 int dp_inst_log_fd(struct dp_inst *in);

@@ -221,15 +221,6 @@ struct walk6 {
 	__u32 nh;		/* the next header to look at */
 };
 
-/* Interfaces whose XDP program judges ingress (INPUT/FORWARD): there the tc
- * ingress program passes, unless the generation needs the mark. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u32);
-} bpfipt_xdpifs SEC(".maps");
 
 /* Per-CPU scratch of the programs (the BPF stack is 512 bytes for the whole call
  * chain), one entry per program: a program never runs nested in itself on one
@@ -334,6 +325,18 @@ struct {
 		__type(key, __u32);						\
 		__array(values, inner);						\
 	} name SEC(".maps")
+
+/* Interfaces whose XDP program judges ingress (INPUT/FORWARD): there the tc
+ * ingress program passes, unless the generation needs the mark. A hash
+ * (bpfipt_xdpifs, its buckets 1 MB) in slot 0, made by the loader when it
+ * first attaches XDP: a namespace judged at tc alone (veth, lo) holds none. */
+LAZY(bpfipt_xdp_slot, struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);		/* a hash's size is its own */
+	__type(key, __u32);
+	__type(value, __u32);
+});
 
 struct packed_ids {
 	__u32 v[BPFIPT_PACK];
@@ -2835,13 +2838,15 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 {
 	struct bpfipt_conf *conf;
 	struct scratch *sc;
-	__u32 cur, iflags, ifindex = skb->ifindex;
+	__u32 cur, iflags, ifindex = skb->ifindex, zero = 0;
 	int chain, r = TC_ACT_OK, fam = skb_family(skb);
+	void *xdpifs;
 
 	if (generation(fam, &cur, &iflags, &conf))
 		goto out;
 	if ((iflags & BPFIPT_I_XDP) && !(conf->flags & BPFIPT_C_TC_INGRESS) &&
-	    bpf_map_lookup_elem(&bpfipt_xdpifs, &ifindex)) {
+	    (xdpifs = bpf_map_lookup_elem(&bpfipt_xdp_slot, &zero)) &&
+	    bpf_map_lookup_elem(xdpifs, &ifindex)) {
 		/* judged at XDP; a rejected packet is answered here */
 		chain = tc_rejected_at_xdp(skb, l2);
 		if (chain >= 0)

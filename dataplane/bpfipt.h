@@ -470,9 +470,11 @@ enum bpfipt_stat {
 					 * 21: bpfipt_conf.full, fullf;
 					 * 22: the tuple group's bounds
 					 *     (bpfipt_tfast.lo, span);
-					 * 23: the connection table and the LOG
-					 *     ring made when first needed
-					 *     (bpfipt_ct_slot, bpfipt_log_slot) */
+					 * 23: the connection table, the LOG
+					 *     ring and the XDP interfaces made
+					 *     when first needed (bpfipt_ct_slot,
+					 *     bpfipt_ctf_slot, bpfipt_log_slot,
+					 *     bpfipt_xdp_slot) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

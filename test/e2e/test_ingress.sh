@@ -44,6 +44,11 @@ check "tc ingress and egress programs use bpfipt_inst and bpfipt_conf" \
 check_eq "... the same maps: the egress program's are the ingress one's" "" \
 	"$(comm -13 <(echo "$in_maps") <(echo "$out_maps"))"
 check_not "default (auto): no XDP on a veth" xdp_on
+# the hash of the interfaces XDP judges comes with the first XDP attached
+xdp_slot=$(awk '$1 == "bpfipt_xdp_slot" { print $2 }' <<<"$in_maps")
+xdpifs_made() { bpftool map lookup id "$xdp_slot" key 0 0 0 0 >/dev/null 2>&1; }
+check "the instance has bpfipt_xdp_slot" test -n "$xdp_slot"
+check_not "tc alone: no bpfipt_xdpifs made" xdpifs_made
 check "default (auto): tc ingress on it" \
 	grep -Eq "^  eth0 +ethernet: tc ingress\+egress$" <<<"$(bpt "$RTR" -V)"
 check "-V names the automatic choice" grep -q "^hooks: ingress at the running data plane" \
@@ -52,6 +57,7 @@ step "auto"
 
 BPF_IPTABLES_INGRESS=xdp bpt "$RTR" -A INPUT -p udp --dport 7 -j DROP
 check "BPF_IPTABLES_INGRESS=xdp: XDP on the veth" xdp_on
+check "... and bpfipt_xdpifs made with it" xdpifs_made
 check "-V: XDP native" grep -Eq "^  eth0 +ethernet: tc ingress\+egress, XDP native$" \
 	<<<"$(bpt "$RTR" -V)"
 step "xdp"

@@ -616,10 +616,6 @@ static int lazy_get(struct dp_inst *in, enum lazy z)
 	return in->lazy_fd[z] < 0 ? -errno : 0;
 }
 
-/* Lazy map z for a ruleset that needs it, made when the instance has none: *fd,
- * for the caller to put in its slot before the switch (outer_set_all()); -1 when
- * there is one already. One made by a command killed before its switch is the
- * next one's. */
 /* A new lazy map z, not yet in its slot: its fd, or a negative errno. */
 static int lazy_create(const struct dp_inst *in, enum lazy z, struct ipt_err *err)
 {
@@ -633,6 +629,10 @@ static int lazy_create(const struct dp_inst *in, enum lazy z, struct ipt_err *er
 	return fd;
 }
 
+/* Lazy map z for a ruleset that needs it, made when the instance has none: *fd,
+ * for the caller to put in its slot before the switch (outer_set_all()); -1 when
+ * there is one already. One made by a command killed before its switch is the
+ * next one's. */
 static int lazy_new(struct dp_inst *in, enum lazy z, int *fd, struct ipt_err *err)
 {
 	int r = lazy_get(in, z);
@@ -652,7 +652,7 @@ int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err)
 	__u32 zero = 0;
 	int fd, r = 0;
 
-	for (enum lazy z = LZ_CT; z <= LZ_FRAG && !r; z++) {
+	for (enum lazy z = LZ_CT; z <= LZ_FRAG && !r; z++) {	/* the table, the fragments' */
 		if ((r = lazy_new(in, z, &fd, err)) || fd < 0)
 			continue;
 		if (bpf_map_update_elem(in->map[lazy_defs[z].slot], &zero, &fd, BPF_ANY)) {

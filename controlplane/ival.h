@@ -44,4 +44,20 @@ __u32 cp_ival_build_window(const struct cp_ival *iv, struct bpfipt_ival_page *pa
 /* The data plane's search, in C: the value of addr (host order) in set desc. */
 __u32 cp_ival_find(const struct bpfipt_ival_page *pages, __u32 desc, __u32 addr);
 
+/* The same for IPv6 sets: 128-bit starts (host order), struct bpfipt_ival6_page. */
+struct cp_ival6 {
+	unsigned __int128 *start;
+	__u32 *val;
+	size_t n;
+};
+
+int cp_ival_flatten6(const struct cp_lpm_entry6 *e, size_t n, struct cp_ival6 *iv);
+void cp_ival_free6(struct cp_ival6 *iv);
+size_t cp_ival_window6(const struct cp_ival6 *iv);
+size_t cp_ival_pages6(const struct cp_ival6 *iv);
+__u32 cp_ival_build6(const struct cp_ival6 *iv, struct bpfipt_ival6_page *pages, __u32 first);
+__u32 cp_ival_build_window6(const struct cp_ival6 *iv, struct bpfipt_ival6_page *pages,
+			    __u32 page, size_t off);
+__u32 cp_ival_find6(const struct bpfipt_ival6_page *pages, __u32 desc, unsigned __int128 addr);
+
 #endif

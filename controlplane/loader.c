@@ -103,7 +103,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_LPM6, OM_TUPLE,
+	OM_IVAL6, OM_TUPLE,
 	OM_MAX,
 };
 
@@ -113,7 +113,8 @@ _Static_assert(BPFIPT_MAX_WORDS / BPFIPT_CHUNK_WORDS <= 64 * BPFIPT_TOP_WORDS,
 #define VAR_ARRAY (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
 /* an mmapped array's elements are value_size rounded up to 8 bytes apart */
 _Static_assert(sizeof(struct bpfipt_slot) % 8 == 0 && sizeof(struct bpfipt_extra) % 8 == 0 &&
-	       sizeof(struct bpfipt_ival_page) % 8 == 0, "mmapped values are packed");
+	       sizeof(struct bpfipt_ival_page) % 8 == 0 &&
+	       sizeof(struct bpfipt_ival6_page) % 8 == 0, "mmapped values are packed");
 
 /* The shape of each generation map: must match the inner-map templates of
  * dataplane/bpfipt.bpf.c (the kernel compares type, sizes and flags). */
@@ -140,8 +141,8 @@ static const struct om_def {
 			sizeof(struct bpfipt_limit_state), BPF_F_INNER_MAP },
 	[OM_COUNTERS] = { "bpfipt_counters", "g_counters", BPF_MAP_TYPE_ARRAY, 4,
 			  sizeof(struct bpfipt_counter), VAR_ARRAY },
-	[OM_LPM6] = { "bpfipt_lpm6", "g_lpm6", BPF_MAP_TYPE_LPM_TRIE,
-		      sizeof(struct bpfipt_lpm6_key), 4, BPF_F_NO_PREALLOC },
+	[OM_IVAL6] = { "bpfipt_ival6", "g_ival6", BPF_MAP_TYPE_ARRAY, 4,
+		       sizeof(struct bpfipt_ival6_page), VAR_ARRAY },
 	[OM_TUPLE] = { "bpfipt_tuple", "g_tuple", BPF_MAP_TYPE_HASH,
 		       sizeof(struct bpfipt_tuple_key), 4, BPF_F_NO_PREALLOC },
 };
@@ -1416,7 +1417,9 @@ static int update_many(int fd, const void *keys, const void *vals, __u32 n, size
 /* The address sets of a generation (bpfipt.h, "Address sets"): the source and
  * destination set of every chain that looks the field up, then one per group. */
 struct sets {
+	bool v6;			/* IPv6: iv6, else iv */
 	struct cp_ival *iv;		/* [c * 2 + d], then [6 + group] */
+	struct cp_ival6 *iv6;
 	size_t *at;			/* a small set: its window's first entry (page * 256 +
 					 * offset); a large one: its first page */
 	__u32 *gdesc;			/* group id -> descriptor */
@@ -1429,19 +1432,49 @@ static void sets_free(struct sets *s)
 
 	for (i = 0; s->iv && i < s->n; i++)
 		cp_ival_free(&s->iv[i]);
+	for (i = 0; s->iv6 && i < s->n; i++)
+		cp_ival_free6(&s->iv6[i]);
 	free(s->iv);
+	free(s->iv6);
 	free(s->at);
 	free(s->gdesc);
 	memset(s, 0, sizeof(*s));
 }
 
-static const struct cp_ival *win_base;
+/* Set i: made (its field is looked up, or a group), its intervals and values,
+ * its window (0: whole pages) and pages. */
+static bool set_made(const struct sets *s, size_t i)
+{
+	return s->v6 ? s->iv6[i].start != NULL : s->iv[i].start != NULL;
+}
+
+static size_t set_n(const struct sets *s, size_t i)
+{
+	return s->v6 ? s->iv6[i].n : s->iv[i].n;
+}
+
+static __u32 *set_vals(const struct sets *s, size_t i)
+{
+	return s->v6 ? s->iv6[i].val : s->iv[i].val;
+}
+
+static size_t set_window(const struct sets *s, size_t i)
+{
+	return s->v6 ? cp_ival_window6(&s->iv6[i]) : cp_ival_window(&s->iv[i]);
+}
+
+static size_t set_pages(const struct sets *s, size_t i)
+{
+	return s->v6 ? cp_ival_pages6(&s->iv6[i]) : cp_ival_pages(&s->iv[i]);
+}
+
+static const struct sets *win_base;
 
 /* small sets by window, largest first */
 static int win_cmp(const void *a, const void *b)
 {
-	size_t x = cp_ival_window(&win_base[*(const size_t *)a]);
-	size_t y = cp_ival_window(&win_base[*(const size_t *)b]);
+	size_t x = set_window(win_base, *(const size_t *)a);
+	size_t y = set_window(win_base, *(const size_t *)b);
 
 	return x > y ? -1 : x < y;
 }
@@ -1454,13 +1487,13 @@ static void lpm_slice(const struct cp_lpm *l, __u32 k, size_t *b, size_t *e)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (l->e[mid].key < k)
+		if ((l->e ? l->e[mid].key : l->e6[mid].key) < k)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	*b = lo;
-	while (lo < l->n && l->e[lo].key == k)
+	while (lo < l->n && (l->e ? l->e[lo].key : l->e6[lo].key) == k)
 		lo++;
 	*e = lo;
 }
@@ -1581,12 +1614,16 @@ static int sets_flatten(const struct cp_compiled *cc, struct bpfipt_conf *cf, st
 	__u32 c, d;
 
 	memset(s, 0, sizeof(*s));
+	s->v6 = cc->family == AF_INET6;
 	s->n = 2 * BPFIPT_NCHAINS + cc->ngroups;
-	s->iv = calloc(s->n, sizeof(*s->iv));
+	if (s->v6)
+		s->iv6 = calloc(s->n, sizeof(*s->iv6));
+	else
+		s->iv = calloc(s->n, sizeof(*s->iv));
 	s->at = calloc(s->n, sizeof(*s->at));
 	s->gdesc = calloc(cc->ngroups ? cc->ngroups : 1, sizeof(*s->gdesc));
 	small = calloc(s->n, sizeof(*small));
-	if (!s->iv || !s->at || !s->gdesc || !small)
+	if ((!s->iv && !s->iv6) || !s->at || !s->gdesc || !small)
 		goto nomem;
 	for (i = 0; i < s->n; i++) {
 		const struct cp_lpm *l;
@@ -1609,32 +1646,37 @@ static int sets_flatten(const struct cp_compiled *cc, struct bpfipt_conf *cf, st
 				l = &cc->group_dst;
 			}
 		}
-		if (cp_ival_flatten(l->e + b, e - b, &s->iv[i]))
+		if (s->v6 ? cp_ival_flatten6(l->e6 + b, e - b, &s->iv6[i])
+			  : cp_ival_flatten(l->e + b, e - b, &s->iv[i]))
 			goto nomem;
-		if (i >= 2 * BPFIPT_NCHAINS && cf->nshared)	/* a group's counters */
-			for (size_t v = 0; v < s->iv[i].n; v++)
-				if (s->iv[i].val[v] != BPFIPT_IVAL_NONE)
-					s->iv[i].val[v] = cnt_phys(cf, s->iv[i].val[v]);
-		if (cp_ival_window(&s->iv[i])) {
+		if (i >= 2 * BPFIPT_NCHAINS && cf->nshared) {	/* a group's counters */
+			__u32 *val = set_vals(s, i);
+
+			for (size_t v = 0; v < set_n(s, i); v++)
+				if (val[v] != BPFIPT_IVAL_NONE)
+					val[v] = cnt_phys(cf, val[v]);
+		}
+		if (set_window(s, i)) {
 			small[nsmall++] = i;
 			continue;
 		}
-		np = cp_ival_pages(&s->iv[i]);
+		np = set_pages(s, i);
 		if (!np) {
+			size_t n = set_n(s, i);
+
 			free(small);
 			sets_free(s);
-			return dp_fail(err, -E2BIG, "address set %zu: %zu intervals", i,
-				       s->iv[i].n);
+			return dp_fail(err, -E2BIG, "address set %zu: %zu intervals", i, n);
 		}
 		s->at[i] = s->npages;
 		s->npages += np;
 	}
-	win_base = s->iv;
+	win_base = s;
 	qsort(small, nsmall, sizeof(*small), win_cmp);
 	pos = s->npages * BPFIPT_IVAL_FANOUT;
 	for (i = 0; i < nsmall; i++) {
 		s->at[small[i]] = pos;
-		pos += cp_ival_window(&s->iv[small[i]]);
+		pos += set_window(s, small[i]);
 	}
 	s->npages = (pos + BPFIPT_IVAL_FANOUT - 1) / BPFIPT_IVAL_FANOUT;
 	free(small);
@@ -1653,21 +1695,25 @@ nomem:
 /* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
 static int sets_write(int fd, struct sets *s, struct bpfipt_conf *cf, struct ipt_err *err)
 {
-	size_t bytes = (s->npages ? s->npages : 1) * sizeof(struct bpfipt_ival_page), i;
-	struct bpfipt_ival_page *pages = map_mmap(fd, bytes, true, err);
-	__u32 desc;
+	size_t psz = s->v6 ? sizeof(struct bpfipt_ival6_page) : sizeof(struct bpfipt_ival_page);
+	size_t bytes = (s->npages ? s->npages : 1) * psz, i;
+	void *pages = map_mmap(fd, bytes, true, err);
+	__u32 desc, pg;
+	size_t off;
 
 	if (!pages)
 		return -ENOMEM;
 	for (i = 0; i < s->n; i++) {
-		if (!s->iv[i].start)
+		if (!set_made(s, i))
 			continue;
-		if (cp_ival_window(&s->iv[i]))
-			desc = cp_ival_build_window(&s->iv[i], pages,
-						    s->at[i] / BPFIPT_IVAL_FANOUT,
-						    s->at[i] % BPFIPT_IVAL_FANOUT);
+		pg = (__u32)(s->at[i] / BPFIPT_IVAL_FANOUT);
+		off = s->at[i] % BPFIPT_IVAL_FANOUT;
+		if (s->v6)
+			desc = set_window(s, i) ? cp_ival_build_window6(&s->iv6[i], pages, pg, off)
+						: cp_ival_build6(&s->iv6[i], pages, (__u32)s->at[i]);
 		else
-			desc = cp_ival_build(&s->iv[i], pages, s->at[i]);
+			desc = set_window(s, i) ? cp_ival_build_window(&s->iv[i], pages, pg, off)
+						: cp_ival_build(&s->iv[i], pages, (__u32)s->at[i]);
 		if (i < 2 * BPFIPT_NCHAINS)
 			cf->addr_set[i / 2][i % 2] = desc;
 		else
@@ -1675,62 +1721,6 @@ static int sets_write(int fd, struct sets *s, struct bpfipt_conf *cf, struct ipt
 	}
 	munmap(pages, page_round(bytes));
 	return 0;
-}
-
-/* IPv6: the entries of every address set of the generation (bpfipt.h, "IPv6
- * address sets"), counted (fd < 0) or written; ids into cf->addr_set and gdesc. */
-static int lpm6_fill(int fd, const struct cp_compiled *cc, struct bpfipt_conf *cf, __u32 *gdesc,
-		     size_t *count, struct ipt_err *err)
-{
-	const struct cp_lpm *ls[4] = { &cc->src, &cc->dst, &cc->group_src, &cc->group_dst };
-	struct bpfipt_lpm6_key *keys = NULL;
-	__u32 *vals = NULL;
-	size_t n = 0, i;
-	int l, r = 0;
-
-	for (l = 0; l < 4; l++)
-		n += ls[l]->n;
-	if (fd >= 0) {
-		keys = calloc(n ? n : 1, sizeof(*keys));
-		vals = calloc(n ? n : 1, sizeof(*vals));
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return dp_fail(err, -ENOMEM, "out of memory");
-		}
-	}
-	n = 0;
-	for (l = 0; l < 4; l++) {
-		for (i = 0; i < ls[l]->n; i++) {
-			const struct cp_lpm_entry6 *e = &ls[l]->e6[i];
-			__u32 id;
-
-			if (l < 2) {
-				/* a chain's field set: only where the field is looked up */
-				if (!(cf->lookup[e->key] & (1u << (l ? BPFIPT_F_DST : BPFIPT_F_SRC))))
-					continue;
-				id = 1 + e->key * 2 + l;
-				cf->addr_set[e->key][l] = id;
-			} else {
-				id = BPFIPT_LPM6_GROUP0 + e->key;
-				if (gdesc)
-					gdesc[e->key] = id;
-			}
-			if (keys) {
-				keys[n].prefixlen = 32 + e->plen;
-				keys[n].set = htonl(id);
-				memcpy(keys[n].addr, e->addr, 16);
-				vals[n] = l < 2 ? e->value : cnt_phys(cf, e->value);
-			}
-			n++;
-		}
-	}
-	*count = n;
-	if (keys)
-		r = update_many(fd, keys, vals, n, sizeof(*keys), sizeof(*vals));
-	free(keys);
-	free(vals);
-	return r ? dp_fail(err, r, "cannot fill the IPv6 address sets") : 0;
 }
 
 static int fill_ifs(int fd, const struct cp_if_field *in_, const struct cp_if_field *out,
@@ -2622,23 +2612,9 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	nchunks = cf->nchunks;
 	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT];
 
-	if (v6) {
-		__u32 *gd = calloc(cc->ngroups ? cc->ngroups : 1, sizeof(*gd));
-		size_t n6 = 0;
-
-		if (!gd) {
-			r = dp_fail(err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		sets.gdesc = gd;
-		if ((r = lpm6_fill(-1, cc, cf, NULL, &n6, err)) ||
-		    (r = inner_get(in, OM_LPM6, slot, n6, old->nlpm6, g, err)))
-			goto out;
-		cf->nlpm6 = n6;
-	} else if ((r = sets_flatten(cc, cf, &sets, err)) ||
-		   (r = inner_get(in, OM_IVAL, slot, cf->npages, 0, g, err))) {
+	if ((r = sets_flatten(cc, cf, &sets, err)) ||
+	    (r = inner_get(in, v6 ? OM_IVAL6 : OM_IVAL, slot, cf->npages, 0, g, err)))
 		goto out;
-	}
 	/* a generation that reads no field array has none: its slot keeps what
 	 * the spare had (a generation that needs one then finds it), empty at first */
 	for (m = 0, k = 0; m < NFA; m++)
@@ -2663,14 +2639,8 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	if ((r = tuple_get(in, slot, old, cc, g, err)))
 		goto out;
 
-	if (v6) {
-		size_t n6;
-
-		if ((r = lpm6_fill(g->fd[OM_LPM6], cc, cf, sets.gdesc, &n6, err)))
-			goto out;
-	} else if ((r = sets_write(g->fd[OM_IVAL], &sets, cf, err))) {
+	if ((r = sets_write(g->fd[v6 ? OM_IVAL6 : OM_IVAL], &sets, cf, err)))
 		goto out;
-	}
 	if ((r = fill_ifs(g->fd[OM_IFS], &cc->iif, &cc->oif, err)))
 		goto out;
 	cp_crash_point("map-write");

@@ -86,10 +86,11 @@ enum bpfipt_field {
 #define BPFIPT_MAX_DEPTH	16	/* nested -j calls */
 
 /* Address sets (bpfipt_ival_find() in dataplane/bpfipt.bpf.c, controlplane/ival.c).
- * A set maps an IPv4 address to the value of its longest matching prefix. The
- * loader flattens the prefixes into sorted disjoint intervals (each one
- * [start, next start) with one value; the first start is 0; addresses no prefix
- * holds get BPFIPT_IVAL_NONE) and writes them as a B+-tree of pages into the
+ * A set maps an IPv4 address to the value of its longest matching prefix (IPv6:
+ * struct bpfipt_ival6_page below). The loader flattens the prefixes into sorted
+ * disjoint intervals (each one [start, next start) with one value; the first start
+ * is 0; addresses no prefix holds get BPFIPT_IVAL_NONE) and writes them as a
+ * B+-tree of pages into the
  * generation map bpfipt_ival: a leaf page holds up to BPFIPT_IVAL_FANOUT starts
  * (host order, ascending) and their values, an inner page the first start of
  * each child and the child's page index. A search takes, page after page from
@@ -112,22 +113,17 @@ enum bpfipt_field {
 #define BPFIPT_IVAL_DEPTH_SHIFT	30			/* 2 bits */
 #define BPFIPT_IVAL_NONE	0xffffffffu
 
-/* IPv6 address sets: one LPM trie per IPv6 generation (bpfipt_lpm6), holding
- * every set of the generation, told apart by a 32-bit set id in front of the
- * address: prefixlen = 32 + the prefix's length. Ids: 1 + chain * 2 + direction
- * for the fields' sets (bpfipt_conf.addr_set of an IPv6 generation), then
- * 1 + 2 * BPFIPT_NCHAINS + group for the group slots' (bpfipt_slot.ival); 0 is
- * no set. Values as the IPv4 sets': vector id, or counter. */
-#define BPFIPT_LPM6_GROUP0	(1 + 2 * BPFIPT_NCHAINS)
-
-struct bpfipt_lpm6_key {
-	__u32 prefixlen;	/* 32 + 0..128 */
-	__be32 set;		/* set id, network order (the trie's first bits) */
-	__u8 addr[16];
-};
-
 struct bpfipt_ival_page {
 	__u32 key[BPFIPT_IVAL_FANOUT];
+	__u32 val[BPFIPT_IVAL_FANOUT];
+};
+
+/* IPv6 address sets are the same trees of 128-bit starts (bpfipt_ival6_find(),
+ * generation map bpfipt_ival6, the same descriptors): a key is two words in host
+ * order, [0] its low 64 bits and [1] its high 64 bits (the first 8 bytes of the
+ * address), and the unused tail's key is all ones. */
+struct bpfipt_ival6_page {
+	__u64 key[BPFIPT_IVAL_FANOUT][2];
 	__u32 val[BPFIPT_IVAL_FANOUT];
 };
 
@@ -436,14 +432,14 @@ enum bpfipt_stat {
  * so writing cur[f] switches every hook of every interface at once, for that
  * family only; a family with nothing installed (conf.nwords == 0) passes its
  * packets untouched. IPv4 generations keep their address sets in bpfipt_ival,
- * IPv6 ones in bpfipt_lpm6; the other maps are the same for both.
+ * IPv6 ones in bpfipt_ival6; the other maps are the same for both.
  * (A prog_array slot cannot do it: the kernel empties a prog_array when its last
  * user reference goes, and without bpffs pins nothing holds one between commands.)
  * The generation not in use keeps its maps; the next ruleset is written into them
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		23	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		24	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -474,7 +470,9 @@ enum bpfipt_stat {
 					 *     ring and the XDP interfaces made
 					 *     when first needed (bpfipt_ct_slot,
 					 *     bpfipt_ctf_slot, bpfipt_log_slot,
-					 *     bpfipt_xdp_slot) */
+					 *     bpfipt_xdp_slot);
+					 * 24: IPv6 address sets as intervals
+					 *     (bpfipt_ival6 for bpfipt_lpm6) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -507,8 +505,8 @@ enum bpfipt_stat {
 /* Generation maps (inner maps of the outer maps of the same name):
  *   bpfipt_ival    array of struct bpfipt_ival_page: every address set of an IPv4
  *                  generation (the fields' and the groups'), see "Address sets"
- *   bpfipt_lpm6    LPM trie, struct bpfipt_lpm6_key -> __u32: every address set of
- *                  an IPv6 generation
+ *   bpfipt_ival6   array of struct bpfipt_ival6_page: the same for an IPv6
+ *                  generation
  *   bpfipt_fields  the array fields: the vector id of key k of field f in chain c
  *                  is element BPFIPT_FB_<f> + c * keys + k of a flat __u32 array,
  *                  stored BPFIPT_PACK ids per map entry
@@ -609,10 +607,8 @@ struct bpfipt_conf {
 	__u32 full[BPFIPT_NCHAINS];		/* the vector of all the chain's slots (or
 						 * NO_VEC): the walk leaves its AND out */
 	__u32 fullf[BPFIPT_NCHAINS];		/* bit f: a value of field f has it */
-	__u32 addr_set[BPFIPT_NCHAINS][2];	/* [c][0] source, [c][1] destination set
-						 * (IPv6: its id in bpfipt_lpm6) */
-	__u32 npages, nifs;			/* bpfipt_ival pages, hash entries (loader) */
-	__u32 nlpm6;				/* bpfipt_lpm6 entries (loader) */
+	__u32 addr_set[BPFIPT_NCHAINS][2];	/* [c][0] source, [c][1] destination set */
+	__u32 npages, nifs;			/* bpfipt_ival(6) pages, hash entries (loader) */
 	__u32 ntuple, pad_tuple;		/* bpfipt_tuple entries (loader) */
 	__u64 tuple_sum;			/* loader: cp_compiled.tuple_sum of those
 						 * entries, 0 while they may be anything */

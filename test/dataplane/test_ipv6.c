@@ -564,6 +564,71 @@ START_TEST(t_group)
 }
 END_TEST
 
+/* A deny list deep enough for a tree of three levels (over 65 536 intervals):
+ * 40 000 /128s that share their high 64 bits, then prefixes around the boundary
+ * between the two words of a key (bpfipt_ival6_find() compares the high word,
+ * then the low one). */
+START_TEST(t_group_deep)
+{
+	enum { NL = 40000 };
+	static char addr[NL + 16][64];
+	static const char *const edge[] = {
+		"2001:db8:1:3::/64",	/* NL */
+		"2001:db8:1:4::/63",	/* NL + 1: the high word's last bit */
+		"2001:db8:1:7::/64",	/* NL + 2 */
+		"2001:db8:1:8::/128",	/* NL + 3: right after it */
+	};
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	struct tc6 cs[2 * 60 + 12];
+	struct cp_compiled *cc;
+	int n = 0, k;
+
+	/* rule i: low 64 bits i * 4, the three after it unlisted */
+	for (k = 0; k < NL; k++) {
+		snprintf(addr[k], sizeof(addr[k]), "2001:db8:1:1::%x:%x", (k * 4) >> 16,
+			 (k * 4) & 0xffff);
+		add(t, "INPUT", rule(addr[k], NULL, -1, DRP));
+	}
+	for (k = 0; k < N(edge); k++)
+		add(t, "INPUT", rule(edge[k], NULL, -1, DRP));
+	cc = compile(t);
+	install(in, cc);
+
+	for (k = 0; k < 60; k++) {
+		int i = k == 59 ? NL - 1 : k * (NL / 59);
+		char *next = addr[NL + 4 + (k % 8)];
+
+		snprintf(next, 64, "2001:db8:1:1::%x:%x", (i * 4 + 1) >> 16, (i * 4 + 1) & 0xffff);
+		cs[n++] = (struct tc6){ "listed", P6(.src = addr[i]), DRP, C(i) };
+		cs[n++] = (struct tc6){ "after a listed one", P6(.src = next), ACC, C(NL + 4) };
+		run6(in, cs + n - 2, 2);
+	}
+	n = 0;
+	cs[n++] = (struct tc6){ "the low word of rule 1, a high word below",
+				P6(.src = "2001:db8:1:0::4"), ACC, C(NL + 4) };
+	cs[n++] = (struct tc6){ "the same, a high word above",
+				P6(.src = "2001:db8:1:2::4"), ACC, C(NL + 4) };
+	cs[n++] = (struct tc6){ "the /64: first", P6(.src = "2001:db8:1:3::"), DRP, C(NL) };
+	cs[n++] = (struct tc6){ "the /64: last",
+				P6(.src = "2001:db8:1:3:ffff:ffff:ffff:ffff"), DRP, C(NL) };
+	cs[n++] = (struct tc6){ "the /63: its second /64",
+				P6(.src = "2001:db8:1:5:ffff:ffff:ffff:ffff"), DRP, C(NL + 1) };
+	cs[n++] = (struct tc6){ "after the /63", P6(.src = "2001:db8:1:6::"), ACC, C(NL + 4) };
+	cs[n++] = (struct tc6){ "the /64 before the /128",
+				P6(.src = "2001:db8:1:7:ffff:ffff:ffff:ffff"), DRP, C(NL + 2) };
+	cs[n++] = (struct tc6){ "the /128 after it", P6(.src = "2001:db8:1:8::"), DRP, C(NL + 3) };
+	cs[n++] = (struct tc6){ "after the /128", P6(.src = "2001:db8:1:8::1"), ACC, C(NL + 4) };
+	cs[n++] = (struct tc6){ "::", P6(.src = "::"), ACC, C(NL + 4) };
+	cs[n++] = (struct tc6){ "all ones", P6(.src = "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+				ACC, C(NL + 4) };
+	run6(in, cs, n);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* ================================================================ differential */
 
 static __u64 rng_state = 0x9e3779b97f4a7c15ull;
@@ -1165,6 +1230,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_truncated);
 	tcase_add_test(t, t_addresses);
 	tcase_add_test(t, t_group);
+	tcase_add_test(t, t_group_deep);
 	tcase_add_test(t, t_families);
 	tcase_add_test(t, t_refused);
 	tcase_add_test(t, t_masks);

@@ -231,6 +231,157 @@ START_TEST(t_too_deep)
 }
 END_TEST
 
+/* ---- IPv6: the same trees of 128-bit starts ---- */
+
+typedef unsigned __int128 u128;
+
+static u128 mask6(__u8 plen)
+{
+	return plen ? ~(u128)0 << (128 - plen) : 0;
+}
+
+static u128 addr6(const __u8 *b)
+{
+	u128 a = 0;
+
+	for (int i = 0; i < 16; i++)
+		a = a << 8 | b[i];
+	return a;
+}
+
+static void put6(__u8 *b, u128 a)
+{
+	for (int i = 15; i >= 0; i--, a >>= 8)
+		b[i] = (__u8)a;
+}
+
+static __u32 brute6(const struct cp_lpm_entry6 *e, size_t n, u128 a)
+{
+	__u32 v = BPFIPT_IVAL_NONE;
+	int best = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		u128 m = mask6(e[i].plen);
+
+		if ((a & m) == (addr6(e[i].addr) & m) && e[i].plen >= best) {
+			best = e[i].plen;
+			v = e[i].value;
+		}
+	}
+	return v;
+}
+
+/* n prefixes around a few high words (equal high words, so the low word decides),
+ * lens from lens[], some at the ends of the address space */
+static void gen6(struct cp_lpm_entry6 *e, size_t n, const __u8 *lens, size_t nlens, __u32 nvals)
+{
+	static const __u64 his[] = { 0x20010db800010001ull, 0x20010db800010002ull,
+				     0x20010db8ffffffffull, 0, ~0ull };
+
+	for (size_t i = 0; i < n; i++) {
+		__u8 plen = lens[rnd() % nlens];
+		u128 a = (u128)his[rnd() % 5] << 64 | ((__u64)rnd() << 32 | rnd());
+
+		if (rnd() % 8 == 0)
+			a = rnd() % 2 ? 0 : ~(u128)0;
+		e[i].key = 0;
+		e[i].plen = plen;
+		put6(e[i].addr, a & mask6(plen));
+		e[i].value = rnd() % nvals;
+	}
+}
+
+static void probe6(const struct bpfipt_ival6_page *pages, __u32 desc,
+		   const struct cp_lpm_entry6 *e, size_t n, unsigned int probes)
+{
+	ck_assert_uint_eq(cp_ival_find6(pages, desc, 0), brute6(e, n, 0));
+	ck_assert_uint_eq(cp_ival_find6(pages, desc, ~(u128)0), brute6(e, n, ~(u128)0));
+	for (size_t i = 0; i < n && i < probes; i++) {
+		u128 lo = addr6(e[i].addr), hi = lo | ~mask6(e[i].plen);
+		u128 a[4] = { lo, hi, lo - 1, hi + 1 };
+
+		for (int j = 0; j < 4; j++)
+			ck_assert_msg(cp_ival_find6(pages, desc, a[j]) == brute6(e, n, a[j]),
+				      "prefix %zu /%u, probe %d: %u, expected %u", i, e[i].plen, j,
+				      cp_ival_find6(pages, desc, a[j]), brute6(e, n, a[j]));
+	}
+	for (unsigned int i = 0; i < probes; i++) {
+		u128 a = addr6(e[rnd() % (n ? n : 1)].addr) + rnd() % 5 - 2;
+
+		ck_assert_uint_eq(cp_ival_find6(pages, desc, a), brute6(e, n, a));
+	}
+}
+
+static void check_set6(const struct cp_lpm_entry6 *e, size_t n, unsigned int probes, int depth)
+{
+	struct bpfipt_ival6_page *pages;
+	struct cp_ival6 iv;
+	size_t np, i, w;
+	__u32 desc, first = 2;
+
+	ck_assert_int_eq(cp_ival_flatten6(e, n, &iv), 0);
+	ck_assert_uint_ge(iv.n, 1);
+	ck_assert(iv.start[0] == 0);
+	for (i = 1; i < iv.n; i++) {
+		ck_assert(iv.start[i] > iv.start[i - 1]);
+		ck_assert_uint_ne(iv.val[i], iv.val[i - 1]);
+	}
+	np = cp_ival_pages6(&iv);
+	ck_assert_uint_ge(np, 1);
+	pages = calloc(first + np + 1, sizeof(*pages));
+	ck_assert_ptr_nonnull(pages);
+	desc = cp_ival_build6(&iv, pages, first);
+	if (depth)
+		ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, depth);
+	probe6(pages, desc, e, n, probes);
+	w = cp_ival_window6(&iv);
+	if (w) {
+		/* in a window of a page of random entries */
+		for (i = 0; i < BPFIPT_IVAL_FANOUT; i++) {
+			pages[1].key[i][0] = (__u64)rnd() << 32 | rnd();
+			pages[1].key[i][1] = (__u64)rnd() << 32 | rnd();
+			pages[1].val[i] = rnd();
+		}
+		desc = cp_ival_build_window6(&iv, pages, 1,
+					     w * (rnd() % (BPFIPT_IVAL_FANOUT / w)));
+		ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, 1);
+		probe6(pages, desc, e, n, probes);
+	}
+	free(pages);
+	cp_ival_free6(&iv);
+}
+
+START_TEST(t_v6_random)
+{
+	static const __u8 lens[] = { 0, 1, 16, 32, 48, 63, 64, 65, 96, 120, 127, 128 };
+	struct cp_lpm_entry6 e[300];
+
+	for (int round = 0; round < 300; round++) {
+		size_t n = 1 + rnd() % 300;
+
+		gen6(e, n, lens, sizeof(lens), 1 + rnd() % 6);
+		check_set6(e, n, 300, 0);
+	}
+	check_set6(e, 0, 10, 1);
+}
+END_TEST
+
+/* deny-list shapes: /128s and /64s, depth 2 and 3 */
+START_TEST(t_v6_deep)
+{
+	static const __u8 lens[] = { 64, 128, 128, 128, 128, 128, 128, 128, 128, 128 };
+	static const size_t sizes[] = { 20000, 60000 };
+	struct cp_lpm_entry6 *e = malloc(60000 * sizeof(*e));
+
+	ck_assert_ptr_nonnull(e);
+	for (size_t k = 0; k < 2; k++) {
+		gen6(e, sizes[k], lens, sizeof(lens), 1000000);
+		check_set6(e, sizes[k], 800, k ? 3 : 2);
+	}
+	free(e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ival");
@@ -242,6 +393,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_random_small);
 	tcase_add_test(tc, t_random_deep);
 	tcase_add_test(tc, t_too_deep);
+	tcase_add_test(tc, t_v6_random);
+	tcase_add_test(tc, t_v6_deep);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -68,25 +68,31 @@ static int SUF(cmp_pfx)(const void *a, const void *b)
 	return x->counter < y->counter ? -1 : x->counter > y->counter;
 }
 
-#if AW == 32
 static __u64 SUF(pfx_key_counter)(const void *e)
 {
 	return ((const PFX *)e)->counter;
 }
 
+#if AW == 32
 static __u64 SUF(pfx_key_addr)(const void *e)
 {
 	const PFX *p = e;
 
 	return (__u64)p->addr << 6 | p->plen;
 }
+#else
+static __u64 SUF(pfx_key_plen)(const void *e)
+{
+	return ((const PFX *)e)->plen;
+}
+
+RSORT_U128_DIGITS(pfx6_key_a, PFX, addr)
 #endif
 
-/* p[0..n) in SUF(cmp_pfx)'s order: IPv4 lists of RSORT_MIN prefixes and more by
- * keys (counter, then address and length: lib/rsort.h), the rest by qsort() */
+/* p[0..n) in SUF(cmp_pfx)'s order: lists of RSORT_MIN prefixes and more by keys
+ * (counter, then address and length: lib/rsort.h), the rest by qsort() */
 static void SUF(sort_pfx)(PFX *p, size_t n)
 {
-#if AW == 32
 	if (n >= RSORT_MIN) {
 		size_t i;
 
@@ -94,11 +100,22 @@ static void SUF(sort_pfx)(PFX *p, size_t n)
 		 * and length keeps it among equal prefixes */
 		for (i = 1; i < n && p[i - 1].counter < p[i].counter; i++)
 			;
-		if ((i == n || !rsort(p, n, sizeof(*p), SUF(pfx_key_counter), 32)) &&
-		    !rsort(p, n, sizeof(*p), SUF(pfx_key_addr), 38))
+		if (i < n && rsort(p, n, sizeof(*p), SUF(pfx_key_counter), 32))
+			goto any;
+#if AW == 32
+		if (!rsort(p, n, sizeof(*p), SUF(pfx_key_addr), 38))
 			return;
-	}
+#else
+		static const rsort_key_fn keys[] = { pfx6_key_a3, pfx6_key_a2,
+						     pfx6_key_a1, pfx6_key_a0,
+						     SUF(pfx_key_plen) };
+		static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
+
+		if (!rsort_keys(p, n, sizeof(*p), keys, bits, 5))
+			return;
 #endif
+	}
+any:
 	xqsort(p, n, sizeof(*p), SUF(cmp_pfx));
 }
 
@@ -165,6 +182,13 @@ static __u64 SUF(mark_key)(const void *e)
 
 	return (__u64)m->addr << 6 | m->plen;
 }
+#else
+static __u64 SUF(mark_key_plen)(const void *e)
+{
+	return ((const struct SUF(mark) *)e)->plen;
+}
+
+RSORT_U128_DIGITS(mark6_key_a, struct SUF(mark), addr)
 #endif
 
 /* mk[0..n) in SUF(cmp_mark)'s order, equal marks in their given order (qsort()
@@ -173,6 +197,14 @@ static void SUF(sort_marks)(struct SUF(mark) *mk, size_t n)
 {
 #if AW == 32
 	if (n >= RSORT_MIN && !rsort(mk, n, sizeof(*mk), SUF(mark_key), 38))
+		return;
+#else
+	static const rsort_key_fn keys[] = { mark6_key_a3, mark6_key_a2,
+					     mark6_key_a1, mark6_key_a0,
+					     SUF(mark_key_plen) };
+	static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
+
+	if (n >= RSORT_MIN && !rsort_keys(mk, n, sizeof(*mk), keys, bits, 5))
 		return;
 #endif
 	xqsort(mk, n, sizeof(*mk), SUF(cmp_mark));

@@ -127,27 +127,14 @@ static __u64 pfx6_key_plen(const void *e)
 	return ((const struct pfx6 *)e)->plen;
 }
 
-/* the 32-bit digit k of the start, 0 the lowest */
-#define PFX6_DIGIT(k)								\
-	static __u64 pfx6_key_##k(const void *e)				\
-	{									\
-		return (__u32)(((const struct pfx6 *)e)->lo >> (32 * (k)));	\
-	}
-PFX6_DIGIT(0)
-PFX6_DIGIT(1)
-PFX6_DIGIT(2)
-PFX6_DIGIT(3)
+RSORT_U128_DIGITS(pfx6_key_lo, struct pfx6, lo)
 
-/* By (lo, plen), stable: by the least significant key first (lib/rsort.h). */
+/* By (lo, plen), stable (lib/rsort.h). */
 static int sort_pfx6(struct pfx6 *p, size_t n)
 {
-	static const rsort_key_fn keys[] = { pfx6_key_plen, pfx6_key_0, pfx6_key_1,
-					     pfx6_key_2, pfx6_key_3 };
-	size_t k;
-	int r;
+	static const rsort_key_fn keys[] = { pfx6_key_lo3, pfx6_key_lo2, pfx6_key_lo1,
+					     pfx6_key_lo0, pfx6_key_plen };
+	static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
 
-	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		if ((r = rsort(p, n, sizeof(*p), keys[k], k ? 32 : 8)))
-			return r;
-	return 0;
+	return rsort_keys(p, n, sizeof(*p), keys, bits, 5);
 }

@@ -128,3 +128,14 @@ int rsort(void *base, size_t n, size_t sz, rsort_key_fn key, unsigned int bits)
 	free(tmp);
 	return s ? 0 : -ENOMEM;
 }
+
+int rsort_keys(void *base, size_t n, size_t sz, const rsort_key_fn *keys,
+	       const unsigned int *bits, size_t nkeys)
+{
+	int r;
+
+	while (nkeys--)
+		if ((r = rsort(base, n, sz, keys[nkeys], bits[nkeys])))
+			return r;
+	return 0;
+}

@@ -145,6 +145,59 @@ START_TEST(t_too_wide)
 }
 END_TEST
 
+/* rsort_keys() by a 128-bit address (RSORT_U128_DIGITS) then a length, against
+ * qsort() by the same order with the input position as the last key */
+struct a6 {
+	unsigned __int128 a;
+	__u32 len, seq;
+};
+
+RSORT_U128_DIGITS(a6_key, struct a6, a)
+
+static __u64 a6_len(const void *e)
+{
+	return ((const struct a6 *)e)->len;
+}
+
+static int cmp_a6(const void *x, const void *y)
+{
+	const struct a6 *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	if (p->len != q->len)
+		return p->len < q->len ? -1 : 1;
+	return p->seq < q->seq ? -1 : p->seq > q->seq;
+}
+
+START_TEST(t_keys128)
+{
+	static const rsort_key_fn keys[] = { a6_key3, a6_key2, a6_key1, a6_key0, a6_len };
+	static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
+	size_t n = 5000, i;
+	struct a6 *v = malloc(n * sizeof(*v)), *w = malloc(n * sizeof(*w));
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_ptr_nonnull(w);
+	for (i = 0; i < n; i++) {
+		/* few values per digit, so that every digit decides somewhere */
+		v[i].a = 0;
+		for (int d = 0; d < 4; d++)
+			v[i].a = v[i].a << 32 | (rnd() % 3) << (rnd() % 32);
+		v[i].len = rnd() % 4;
+		v[i].seq = (__u32)i;
+	}
+	memcpy(w, v, n * sizeof(*v));
+	ck_assert_int_eq(rsort_keys(v, n, sizeof(*v), keys, bits, 5), 0);
+	qsort(w, n, sizeof(*w), cmp_a6);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(v[i].seq == w[i].seq, "element %zu: %u, expected %u", i, v[i].seq,
+			      w[i].seq);
+	free(v);
+	free(w);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("rsort");
@@ -154,6 +207,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_orders);
 	tcase_add_test(tc, t_runs);
 	tcase_add_test(tc, t_too_wide);
+	tcase_add_test(tc, t_keys128);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,7 +3,7 @@
 """The rulesets of the veth and update benchmarks (bench/run.sh), one ruleset in
 the syntax of each firewall, so every firewall holds the same rules.
 
-  rules.py KIND CHAIN N FORMAT [--extra RULE]
+  rules.py KIND CHAIN N FORMAT [--family 6]
 
 KIND   mixed: N rules "-s 172.x.y.0/24 -p udp --dport P -j DROP" (source
                i % 1021, port 1024 + i % 509: adjacent rules differ in two
@@ -22,8 +22,12 @@ FORMAT iptables  an iptables-restore file (iptables-legacy, iptables-nft,
        ipset     ipset restore: the set (hash:net,port for mixed, hash:net for
                  deny); the iptables rules that use it: see --ipset-rules
        ipset-rules  an iptables-restore file: "-m set --match-set" + the flood's
+--family 6  the same ruleset in IPv6: every IPv4 prefix a.b.c.d/p becomes
+            2001:db8:aabb:ccdd::/(32 + p), as bench/pktcost --family 6 maps its
+            own (an ip6tables-restore file, ipset family inet6, nft ip6)
 """
 import random
+import re
 import sys
 
 SET = "bench"
@@ -53,13 +57,43 @@ def flood_rule(kind):
             "ip daddr 10.2.0.2 udp dport 9000 accept")
 
 
+V4 = re.compile(r"\b(\d+)\.(\d+)\.(\d+)\.(\d+)(?:/(\d+))?\b")
+V6_WORDS = [("family inet ", "family inet6 "), ("table ip ", "table ip6 "),
+            ("ipv4_addr", "ipv6_addr"), ("ip saddr", "ip6 saddr"), ("ip daddr", "ip6 daddr")]
+
+
+def to_v6(line):
+    """line with its IPv4 prefixes as 2001:db8:aabb:ccdd::/(32 + p)"""
+    def pfx(m):
+        a, b, c, d = (int(m.group(i)) for i in range(1, 5))
+        plen = int(m.group(5)) if m.group(5) else 32
+        return f"2001:db8:{a << 8 | b:x}:{c << 8 | d:x}::/{32 + plen}"
+    for old, new in V6_WORDS:
+        line = line.replace(old, new)
+    return V4.sub(pfx, line)
+
+
+class V6Out:
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, text):
+        self.out.write(to_v6(text))
+
+
 def main():
-    kind, chain, n, fmt = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    args = sys.argv[1:]
+    family = 4
+    if "--family" in args:
+        i = args.index("--family")
+        family = int(args[i + 1])
+        del args[i:i + 2]
+    kind, chain, n, fmt = args[0], args[1], int(args[2]), args[3]
     gen = mixed(n) if kind == "mixed" else deny(n)
     addr = "-s" if kind == "mixed" else "-d"
     nfaddr = "saddr" if kind == "mixed" else "daddr"
     ipt_flood, nft_flood = flood_rule(kind)
-    out = sys.stdout
+    out = V6Out(sys.stdout) if family == 6 else sys.stdout
     w = out.write
     if fmt == "iptables":
         w("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n")

@@ -159,7 +159,7 @@ int ipt_cli_log_follow(int argc, char **argv)
 	long long timeout = -1;
 	struct ipt_err err;
 	double t0 = now_s(), next_check = 0;
-	int lock_fd = -1, rc = 0;
+	int lock_fd = -1, rc = 0, fd;
 	__u32 id = 0;
 	char path[600];
 
@@ -216,15 +216,18 @@ int ipt_cli_log_follow(int argc, char **argv)
 			if (!in) {
 				if (dp_inst_open(&in, &err))
 					goto fail;
+				fd = in ? dp_inst_log_fd(in) : -ENOENT;
 				/* no ring before the first ruleset that logs */
-				if (in && dp_inst_log_fd(in) < 0)
+				if (in && fd == -ENOENT)
 					dp_inst_free(&in);
 				if (in) {
-					id = map_id(dp_inst_log_fd(in));
-					rb = ring_buffer__new(dp_inst_log_fd(in), on_event, &rd, NULL);
+					if (fd >= 0) {
+						id = map_id(fd);
+						rb = ring_buffer__new(fd, on_event, &rd, NULL);
+					}
 					if (!rb) {
 						fprintf(stderr, "%s: cannot read the LOG ring buffer: %s\n",
-							PROG, strerror(errno));
+							PROG, strerror(fd < 0 ? -fd : errno));
 						rc = 1;
 						goto out;
 					}

@@ -677,8 +677,9 @@ int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd)
 
 int dp_inst_log_fd(struct dp_inst *in)
 {
-	lazy_get(in, LZ_LOG);
-	return in->lazy_fd[LZ_LOG];
+	int r = lazy_get(in, LZ_LOG);
+
+	return r ? r : in->lazy_fd[LZ_LOG];
 }
 
 int dp_inst_rtlocal_fd(const struct dp_inst *in)

@@ -195,8 +195,9 @@ int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err);
 /* Mark interface ifindex as judged at XDP, as attaching XDP there does (tests
  * that run the programs by hand). */
 int dp_inst_xdp_mark(const struct dp_inst *in, int ifindex);
-/* The LOG ring buffer (bpfipt_log) of an instance, owned by `in`; -1 while
- * there is none: the first install of a ruleset with a LOG rule makes it. */
+/* The LOG ring buffer (bpfipt_log) of an instance, owned by `in`; -ENOENT while
+ * there is none (the first install of a ruleset with a LOG rule makes it), another
+ * negative errno when it cannot be read. */
 int dp_inst_log_fd(struct dp_inst *in);
 /* -m addrtype's copy of the local routing table (LPM, bpfipt_rt_key -> _val). */
 int dp_inst_rtlocal_fd(const struct dp_inst *in);

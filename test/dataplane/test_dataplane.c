@@ -2414,7 +2414,10 @@ START_TEST(t_log)
 	ck_assert_int_eq(ipt_restore(rules, strlen(rules), &t, &ro, &err, &line), 0);
 	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
 	in = inst_new(1u << DP_PROG_TEST);
+	/* no ring before the first ruleset that logs: -ENOENT, not an fd */
+	ck_assert_int_eq(dp_inst_log_fd(in), -ENOENT);
 	install(in, cc);
+	ck_assert_int_ge(dp_inst_log_fd(in), 0);
 	rb = ring_buffer__new(dp_inst_log_fd(in), log_cb, g, NULL);
 	ck_assert_ptr_nonnull(rb);
 

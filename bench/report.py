@@ -161,23 +161,31 @@ if pk:
     series.append(("floor: empty XDP program", [(n, floor_x) for n in sizes]))
     plot("pktcost.png", "ns per packet, bpf_prog_test_run", "rules", "ns/packet", series, logy=True)
 
+
+
+def ns_targets(ns, sfx="", fam=""):
+    """the ns/packet targets of one family's rows (sfx: its rulesets' suffix, "6")"""
     def worst(n):
-        v = [ns.get(("mixed", n, p, "xdp", "off")) for p in ("none", "none-worst")]
+        v = [ns.get(("mixed" + sfx, n, p, "xdp", "off")) for p in ("none", "none-worst")]
         v = [x for x in v if x is not None]
         return max(v) if v else None
 
     for n, lim in ((2048, 100), (100000, 200)):
         w = worst(n)
-        target(f"ns/packet, no match (worst case), {fmt(n)} rules <= {lim} ns (mixed rules, XDP)",
+        target(f"{fam}ns/packet, no match (worst case), {fmt(n)} rules <= {lim} ns (mixed rules, XDP)",
                f"{fmt(w)} ns", w is not None and w <= lim if w is not None else None)
-        d = ns.get(("dense", n, "none-worst", "xdp", "off"))
+        d = ns.get(("dense" + sfx, n, "none-worst", "xdp", "off"))
         if d is not None:
             target(f"... same, dense rules (adversarial), {fmt(n)} rules <= {lim} ns", f"{fmt(d)} ns",
                    d <= lim)
-    v = [ns.get(("deny", 1000000, p, "xdp", "off")) for p in ("last", "none")]
+    v = [ns.get(("deny" + sfx, 1000000, p, "xdp", "off")) for p in ("first", "last", "none")]
     v = [x for x in v if x is not None]
-    target("ns/packet, 1M-entry deny list <= 150 ns (XDP, worst of hit/miss)",
+    target(f"{fam}ns/packet, 1M-entry deny list <= 150 ns (XDP, worst of hit/miss)",
            f"{fmt(max(v))} ns" if v else "-", max(v) <= 150 if v else None)
+
+
+if pk:
+    ns_targets(ns)
 
 head, ng = load("pktcost_nogroup.csv")
 if ng and pk:
@@ -220,6 +228,13 @@ if sl and pk:
         if v:
             target(f"... same, mixed rules as slots (tuple groups off), {fmt(n)} rules <= {lim} ns",
                    f"{fmt(max(v))} ns", max(v) <= lim)
+
+# the same targets for IPv6 rulesets (pktcost --family 6: each a.b.c.d/p as
+# 2001:db8:aabb:ccdd::/(32 + p))
+head6, pk6 = load("pktcost6.csv")
+if pk6:
+    ns_targets({(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"]): num(r["ns"])
+                for r in pk6}, "6", "IPv6: ")
 
 # ------------------------------------------------------------------ veth
 head, ve = load("veth.csv")
@@ -375,10 +390,12 @@ if up:
     target("one -A into a chain of 10k rules <= 50 ms",
            f"{fmt(a10 * 1000 if a10 is not None else None)} ms",
            a10 <= 0.05 if a10 is not None else None)
-    dl = [v for k, v in t.items() if k[0] == "bpf-iptables" and k[1] == "deny-restore"
-          and k[2] >= 1000000]
-    target("1M-entry deny list loaded <= 5 s", f"{fmt(dl[0], 2)} s" if dl else "-",
-           dl[0] <= 5 if dl and dl[0] is not None else None)
+    for tool, fam in (("bpf-iptables", ""), ("bpf-ip6tables", "IPv6: ")):
+        dl = [v for k, v in t.items() if k[0] == tool and k[1] == "deny-restore"
+              and k[2] >= 1000000]
+        if dl or not fam:
+            target(f"{fam}1M-entry deny list loaded <= 5 s", f"{fmt(dl[0], 2)} s" if dl else "-",
+                   dl[0] <= 5 if dl and dl[0] is not None else None)
 
 head, me = load("memory.csv")
 if me:
@@ -397,16 +414,17 @@ if me:
           rows)
     # the larger of the list just restored and the list after an -A and a -D
     # (the generation a switch leaves is dropped for a ruleset this large)
-    bd = sorted(((n, b) for (w, n), b in m.items()
-                 if w in ("bpf-iptables-deny", "bpf-iptables-deny-updated") and b is not None),
-                key=lambda e: e[1])[-1:]
-    idd = [(n, b) for (w, n), b in m.items() if w == "ipset-deny"]
-    if bd and idd and idd[0][1]:
-        tot, marg = bd[0][1] / idd[0][1], (bd[0][1] - (empty or 0)) / idd[0][1]
-        target(f"deny list of {fmt(bd[0][0])} entries: memory <= 2 x ipset's "
-               "(the rules' maps; with the instance's fixed maps; restored, and after "
-               "an -A and a -D: the larger)",
-               f"{marg:.2f} x; {tot:.2f} x", marg <= 2)
+    for tool, ips, fam in (("bpf-iptables", "ipset", ""), ("bpf-ip6tables", "ipset6", "IPv6: ")):
+        bd = sorted(((n, b) for (w, n), b in m.items()
+                     if w in (tool + "-deny", tool + "-deny-updated") and b is not None),
+                    key=lambda e: e[1])[-1:]
+        idd = [(n, b) for (w, n), b in m.items() if w == ips + "-deny"]
+        if bd and idd and idd[0][1]:
+            tot, marg = bd[0][1] / idd[0][1], (bd[0][1] - (empty or 0)) / idd[0][1]
+            target(f"{fam}deny list of {fmt(bd[0][0])} entries: memory <= 2 x ipset's "
+                   "(the rules' maps; with the instance's fixed maps; restored, and after "
+                   "an -A and a -D: the larger)",
+                   f"{marg:.2f} x; {tot:.2f} x", marg <= 2)
 
 head, ve = load("verifier.csv")
 if ve:

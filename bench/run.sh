@@ -493,6 +493,18 @@ if [[ " $ONLY " == *" update "* ]]; then
 	upd ipset deny-append "$BIG" x ipset add bench 192.0.2.1
 	upd ipset deny-delete "$BIG" x ipset del bench 192.0.2.1
 	fw_clear "$U"
+	# the same list in IPv6 (rules.py --family 6: a.b.c.d/p as 2001:db8:aabb:ccdd::/(32 + p))
+	rules deny OUTPUT "$BIG" iptables --family 6 > "$f.v6"
+	upd bpf-ip6tables deny-restore "$BIG" nsx "$U" "$BIN/bpf-ip6tables-restore" "$f.v6"
+	mem bpf-ip6tables-deny "$BIG" "$(nsx "$U" "$BIN/pktcost" --running)"
+	upd bpf-ip6tables deny-append "$BIG" nsx "$U" "$BIN/bpf-ip6tables" -A OUTPUT -d 2001:db8:c000:201::/64 -j DROP
+	upd bpf-ip6tables deny-delete "$BIG" nsx "$U" "$BIN/bpf-ip6tables" -D OUTPUT -d 2001:db8:c000:201::/64 -j DROP
+	mem bpf-ip6tables-deny-updated "$BIG" "$(nsx "$U" "$BIN/pktcost" --running)"
+	fw_clear "$U"
+	rules deny OUTPUT "$BIG" ipset --family 6 > "$f.v6.ipset"
+	upd ipset6 deny-restore "$BIG" x ipset -exist restore -f "$f.v6.ipset"
+	mem ipset6-deny "$BIG" "$(x ipset list -t bench | awk -F': ' '/Size in memory/ { print $2 }')"
+	fw_clear "$U"
 	rules deny OUTPUT "$BIG" nftset > "$f.nft"
 	upd nft-set deny-restore "$BIG" x nft -f "$f.nft"
 	upd nft-set deny-append "$BIG" x nft add element ip bench s "{ 192.0.2.1 }"

@@ -840,6 +840,12 @@ static __always_inline __u32 ctz64(__u64 x)
 		ok_;								\
 	})
 
+/* v as the verifier sees it: any value (x is unknown to it, v ^ x ^ x is v). It
+ * follows both outcomes of every binary step with exact indexes, 255 states a
+ * level; told to forget the index halfway (two ALU ops), 30: bpfipt_ival_find()
+ * 11.4k -> 1.0k instructions, bpfipt_ival6_find() 25.8k -> 2.4k. */
+#define FORGET(v, x) asm volatile("%0 ^= %1; %0 ^= %1" : "+r"(v) : "r"(x))
+
 /*
  * The value of an address in the address set desc of generation cur (bpfipt.h,
  * "Address sets"), BPFIPT_IVAL_NONE without one: the body of bpfipt_ival_find()
@@ -850,13 +856,7 @@ static __always_inline __u32 ctz64(__u64 x)
  * stays on a key <= it); the indexes are masked so the verifier sees them inside
  * the page.
  */
-/* i as the verifier sees it: any value (desc is unknown to it). It follows both
- * outcomes of every step with exact indexes, 255 states a level; told to forget
- * i halfway (two ALU ops), 30: bpfipt_ival_find() 11.4k -> 1.0k instructions,
- * bpfipt_ival6_find() 25.8k -> 2.4k. */
-#define FORGET(v) asm volatile("%0 ^= %1; %0 ^= %1" : "+r"(v) : "r"(desc))
-
-#define IVAL_STEPS(pg, i, w, LE)						\
+#define IVAL_STEPS(pg, i, w, LE, x)						\
 	({									\
 		__u32 step_, j_;						\
 		_Pragma("unroll")						\
@@ -865,7 +865,7 @@ static __always_inline __u32 ctz64(__u64 x)
 			if (step_ < (w) && LE(pg, j_))				\
 				i += step_;					\
 			if (step_ == 16)					\
-				FORGET(i);					\
+				FORGET(i, x);					\
 		}								\
 		pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];				\
 	})
@@ -884,14 +884,14 @@ static __always_inline __u32 ctz64(__u64 x)
 			/* the root: its window */				\
 			w_ = 1u << wl_;						\
 			i_ = ((desc >> BPFIPT_IVAL_IDX_SHIFT) & 63) << wl_;	\
-			idx_ = IVAL_STEPS(pg_, i_, w_, LE);			\
+			idx_ = IVAL_STEPS(pg_, i_, w_, LE, desc);		\
 			/* the levels below, whole pages (a bounded loop: depth <= 3) */ \
 			for (lvl_ = 1; lvl_ < depth_; lvl_++) {			\
 				pg_ = bpf_map_lookup_elem(m_, &idx_);		\
 				if (!pg_)					\
 					break;					\
 				i_ = 0;						\
-				idx_ = IVAL_STEPS(pg_, i_, BPFIPT_IVAL_FANOUT, LE); \
+				idx_ = IVAL_STEPS(pg_, i_, BPFIPT_IVAL_FANOUT, LE, desc); \
 			}							\
 			if (lvl_ >= depth_)					\
 				r_ = idx_;					\

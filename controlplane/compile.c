@@ -1295,21 +1295,38 @@ static __u8 plen_of(__be32 mask)
 	return m ? (__u8)(32 - __builtin_ctz(m)) : 0;
 }
 
+static __u8 plen_of6(const __u8 mask[16])
+{
+	__u8 n = 0;
+
+	for (int i = 0; i < 16; i++)
+		n += (__u8)__builtin_popcount(mask[i]);
+	return n;	/* a prefix mask (addr_groupable()) */
+}
+
 /* r's shape and key (without the group id); false when r cannot be in a tuple
  * group: a verdict that does not end the scan, an inverted or non-prefix
  * address, a second port match or a multiport one (its ports would be lost
  * with the run's union). */
-static bool tuple_of(const struct ipt_rule *r, struct tshape *sh, struct bpfipt_tuple_key *k)
+static bool tuple_of(const struct ipt_rule *r, bool v6, struct tshape *sh,
+		     struct bpfipt_tuple6_key *k)
 {
 	memset(sh, 0, sizeof(*sh));
 	memset(k, 0, sizeof(*k));
 	sh->pm = -1;
-	if (!groupable(r) || !addr_groupable(r, 0, false) || !addr_groupable(r, 1, false))
+	if (!groupable(r) || !addr_groupable(r, 0, v6) || !addr_groupable(r, 1, v6))
 		return false;
-	sh->splen = plen_of(r->ip.smsk.v4);
-	sh->dplen = plen_of(r->ip.dmsk.v4);
-	k->src = r->ip.src.v4;
-	k->dst = r->ip.dst.v4;
+	if (v6) {
+		sh->splen = plen_of6(r->ip.smsk.b);
+		sh->dplen = plen_of6(r->ip.dmsk.b);
+		memcpy(k->src, r->ip.src.b, 16);
+		memcpy(k->dst, r->ip.dst.b, 16);
+	} else {
+		sh->splen = plen_of(r->ip.smsk.v4);
+		sh->dplen = plen_of(r->ip.dmsk.v4);
+		k->src[0] = r->ip.src.v4;
+		k->dst[0] = r->ip.dst.v4;
+	}
 	if (r->ip.proto && !(r->ip.invflags & IPT_INV_PROTO)) {
 		sh->ports |= BPFIPT_TP_PROTO;
 		k->proto = (__u8)r->ip.proto;
@@ -1340,6 +1357,11 @@ static bool tuple_of(const struct ipt_rule *r, struct tshape *sh, struct bpfipt_
 			k->dport = ph->dpts[0];
 		}
 	}
+	/* IPv6, -p: a packet whose extension headers are cut drops at the rule once
+	 * its addresses match; the slot's unions of sources and of destinations
+	 * tell that only when one of them varies (bpfipt.h, "A tuple group") */
+	if (v6 && (r->ip.flags & IP6T_F_PROTO) && sh->splen && sh->dplen)
+		return false;
 	return sh->splen || sh->dplen || (sh->ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT));
 }
 
@@ -1350,8 +1372,10 @@ static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const s
 	struct ipt_match mx[IPT_MAX_MATCHES], my[IPT_MAX_MATCHES];
 	union { struct ipt_tcp_info t; struct ipt_udp_info u; } dx, dy;
 
-	x.ip.src.v4 = y.ip.src.v4 = 0;
-	x.ip.dst.v4 = y.ip.dst.v4 = 0;
+	memset(&x.ip.src, 0, sizeof(x.ip.src));
+	memset(&y.ip.src, 0, sizeof(y.ip.src));
+	memset(&x.ip.dst, 0, sizeof(x.ip.dst));
+	memset(&y.ip.dst, 0, sizeof(y.ip.dst));
 	if (sh->pm >= 0) {
 		const struct ipt_match *ma = &a->matches[sh->pm], *mb = &b->matches[sh->pm];
 		struct ports_head *hx = (struct ports_head *)&dx, *hy = (struct ports_head *)&dy;
@@ -1390,7 +1414,8 @@ static __u64 hash_end(__u64 h)
 	return h ^ h >> 29;
 }
 
-_Static_assert(sizeof(struct cp_tuple) == 24, "a tuple is three words (tuples_finish)");
+#define TUPLE_WORDS 6
+_Static_assert(sizeof(struct cp_tuple) == 8 * TUPLE_WORDS, "a tuple is six words (tuples_finish)");
 
 static void tuples_finish(struct cp_compiled *cc)
 {
@@ -1413,26 +1438,28 @@ static void tuples_finish(struct cp_compiled *cc)
 	/* the digest of the hash's contents, key padding included (zero) */
 	h = 0x9E3779B97F4A7C15ull ^ m;
 	for (unsigned int i = 0; i < m; i++) {
-		__u64 w[3];
+		__u64 w[TUPLE_WORDS];
 
 		memcpy(w, &cc->tuples[i], sizeof(w));
-		h = hash_mix(hash_mix(hash_mix(h, w[0]), w[1]), w[2]);
+		for (int j = 0; j < TUPLE_WORDS; j++)
+			h = hash_mix(h, w[j]);
 	}
 	h = hash_end(h);
 	cc->tuple_sum = h ? h : 1;
 }
 
 /* Length of the tuple run starting at rule i (1: none) and its shape. */
-static unsigned int tuple_run(const struct ipt_chain *ch, unsigned int i, struct tshape *sh)
+static unsigned int tuple_run(const struct ipt_chain *ch, unsigned int i, bool v6,
+			      struct tshape *sh)
 {
 	const struct ipt_rule *r = ch->rules[i];
-	struct bpfipt_tuple_key k;
+	struct bpfipt_tuple6_key k;
 	struct tshape s2;
 	unsigned int j = i;
 
-	if (!tuple_of(r, sh, &k))
+	if (!tuple_of(r, v6, sh, &k))
 		return 1;
-	while (j + 1 < ch->nrules && tuple_of(ch->rules[j + 1], &s2, &k) &&
+	while (j + 1 < ch->nrules && tuple_of(ch->rules[j + 1], v6, &s2, &k) &&
 	       s2.splen == sh->splen && s2.dplen == sh->dplen && s2.ports == sh->ports &&
 	       s2.pm == sh->pm && tuple_eq(r, ch->rules[j + 1], sh))
 		j++;
@@ -1469,7 +1496,10 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 		at = run_atom(x, ci, ch->rules[i], u, w, len);
 		if (!at)
 			return -1;
-		at[0].p = arena_alloc(&x->ar, len * sizeof(struct pfx));
+		if (x->v6)
+			at[0].p6 = arena_alloc(&x->ar, len * sizeof(struct pfx6));
+		else
+			at[0].p = arena_alloc(&x->ar, len * sizeof(struct pfx));
 		u->atoms[w] = at;
 		u->natoms[w]++;
 	}
@@ -1480,23 +1510,29 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 		struct cp_tuple *t = &cc->tuples[cc->ntuples++];
 		struct tshape s2;
 
-		tuple_of(ch->rules[i + k], &s2, &t->k);
+		tuple_of(ch->rules[i + k], x->v6, &s2, &t->k);
 		t->k.group = id;
 		t->off = k;
 		for (int w = 0; w < 2; w++) {
-			if (skip[w]) {
-				struct pfx *p = &u->atoms[w][0].p[k];
+			__u32 ctr = x->rule_base[ci] + i + k;
+			__u8 plen = w ? sh->dplen : sh->splen;
 
-				p->addr = ntohl(w ? t->k.dst : t->k.src);
-				p->plen = w ? sh->dplen : sh->splen;
-				p->counter = x->rule_base[ci] + i + k;
-			}
+			if (skip[w] && x->v6)
+				u->atoms[w][0].p6[k] = (struct pfx6){
+					.addr = a128((const __u8 *)(w ? t->k.dst : t->k.src)),
+					.plen = plen, .counter = ctr };
+			else if (skip[w])
+				u->atoms[w][0].p[k] = (struct pfx){
+					.addr = ntohl(w ? t->k.dst[0] : t->k.src[0]),
+					.plen = plen, .counter = ctr };
 			if (pp[w])
 				pp[w][2 * k] = pp[w][2 * k + 1] = w ? t->k.dport : t->k.sport;
 		}
 	}
 	for (int w = 0; w < 2; w++) {
-		if (skip[w])
+		if (skip[w] && x->v6)
+			sort_pfx6(u->atoms[w][0].p6, len);
+		else if (skip[w])
 			sort_pfx4(u->atoms[w][0].p, len);
 		/* rule i's own port was its constraint: the union replaces it */
 		if (pp[w])
@@ -1567,8 +1603,8 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 		unsigned int tmin = i == 0 && ch->builtin ? x->tuple_top : x->tuple_min;
 		struct tshape sh;
 
-		if (!x->v6 && tmin <= ch->nrules - i)
-			tlen = tuple_run(ch, i, &sh);
+		if (tmin <= ch->nrules - i)
+			tlen = tuple_run(ch, i, x->v6, &sh);
 		if (tlen >= tmin && (len < x->group_min || tlen > len)) {
 			len = tlen;
 			if (build_tuple_group(x, ci, i, len, &sh, u))

@@ -153,9 +153,11 @@ struct cp_compiled {
 	/* tuple groups (bpfipt.h, "A tuple group"): their keys, sorted, each with
 	 * the first rule of its run that has it, as an offset from the run's first
 	 * rule (whose counter is the slot's): a rule inserted before the run moves
-	 * the slot's counter, not the hash's values */
+	 * the slot's counter, not the hash's values. The key is IPv6's for both
+	 * families (an IPv4 address in word 0, the rest 0); the loader writes an
+	 * IPv4 table's as struct bpfipt_tuple_key. */
 	struct cp_tuple {
-		struct bpfipt_tuple_key k;
+		struct bpfipt_tuple6_key k;
 		__u32 off;
 	} *tuples;
 	unsigned int ntuples, ntgroups;		/* tuple group ids: 0..ntgroups-1 */
@@ -253,8 +255,10 @@ int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt
 bool cp_addrtype_ok(__u16 src, __u16 dst, __u8 flags, const struct cp_packet *p);
 
 /* The order of cp_compiled.tuples (qsort comparators). */
-int cp_tuple_key_cmp(const struct bpfipt_tuple_key *x, const struct bpfipt_tuple_key *y);
+int cp_tuple_key_cmp(const struct bpfipt_tuple6_key *x, const struct bpfipt_tuple6_key *y);
 int cp_tuple_cmp(const void *a, const void *b);
+/* An IPv6 address (network order) masked to plen bits, as a tuple key's. */
+void cp_tuple_addr6(__be32 out[4], const __u8 a[16], unsigned int plen);
 
 int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct cp_packet *p,
 		 struct cp_trace *tr);

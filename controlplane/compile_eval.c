@@ -18,19 +18,31 @@ static int cmp_u32(__u32 a, __u32 b)
 	return a < b ? -1 : a > b;
 }
 
-int cp_tuple_key_cmp(const struct bpfipt_tuple_key *x, const struct bpfipt_tuple_key *y)
+int cp_tuple_key_cmp(const struct bpfipt_tuple6_key *x, const struct bpfipt_tuple6_key *y)
 {
 	/* field by field, returning at the first difference (the sorts of a
 	 * 10 000-entry group compare 130 000 times) */
 	if (x->group != y->group)
 		return cmp_u32(x->group, y->group);
-	if (x->src != y->src)
-		return cmp_u32(ntohl(x->src), ntohl(y->src));
-	if (x->dst != y->dst)
-		return cmp_u32(ntohl(x->dst), ntohl(y->dst));
+	for (int w = 0; w < 4; w++)
+		if (x->src[w] != y->src[w])
+			return cmp_u32(ntohl(x->src[w]), ntohl(y->src[w]));
+	for (int w = 0; w < 4; w++)
+		if (x->dst[w] != y->dst[w])
+			return cmp_u32(ntohl(x->dst[w]), ntohl(y->dst[w]));
 	if (x->sport != y->sport || x->dport != y->dport)
 		return cmp_u32((__u32)x->sport << 16 | x->dport, (__u32)y->sport << 16 | y->dport);
 	return cmp_u32(x->proto, y->proto);
+}
+
+void cp_tuple_addr6(__be32 out[4], const __u8 a[16], unsigned int plen)
+{
+	for (unsigned int w = 0; w < 4; w++) {
+		__u32 v, bits = plen > 32 * w ? plen - 32 * w : 0;
+
+		memcpy(&v, a + 4 * w, 4);
+		out[w] = bits >= 32 ? v : bits ? v & htonl(~0u << (32 - bits)) : 0;
+	}
 }
 
 int cp_tuple_cmp(const void *a, const void *b)
@@ -227,15 +239,21 @@ static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 static long tuple_lookup(const struct cp_compiled *cc, const struct bpfipt_slot *sl,
 			 const struct cp_packet *p, bool has_ports)
 {
-	struct bpfipt_tuple_key k = {
+	struct bpfipt_tuple6_key k = {
 		.group = sl->group,
-		.src = sl->tp_splen ? p->saddr & htonl(~0u << (32 - sl->tp_splen)) : 0,
-		.dst = sl->tp_dplen ? p->daddr & htonl(~0u << (32 - sl->tp_dplen)) : 0,
 		.sport = sl->tp_ports & BPFIPT_TP_SPORT ? p->sport : 0,
 		.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0,
 		.proto = sl->tp_ports & BPFIPT_TP_PROTO ? p->proto : 0,
 	};
 	size_t lo = 0, hi = cc->ntuples;
+
+	if (p->family == 6) {
+		cp_tuple_addr6(k.src, p->saddr6, sl->tp_splen);
+		cp_tuple_addr6(k.dst, p->daddr6, sl->tp_dplen);
+	} else {
+		k.src[0] = sl->tp_splen ? p->saddr & htonl(~0u << (32 - sl->tp_splen)) : 0;
+		k.dst[0] = sl->tp_dplen ? p->daddr & htonl(~0u << (32 - sl->tp_dplen)) : 0;
+	}
 
 	if ((sl->tp_ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && !has_ports)
 		return -1;
@@ -333,22 +351,11 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 		}
 		const struct bpfipt_slot *sl = &cc->slots[c][s];
 
-		if ((sl->xflags & BPFIPT_X_PROTO6) && p->family == 6 && p->cut) {
-			tr->verdict = BPFIPT_V_DROP;	/* hotdrop, uncounted */
-			rc = 0;
-			goto out;
-		}
-		if (p->family == 6 && p->cut &&
-		    (!(cc->pool[(size_t)vid[BPFIPT_F_LEN] * nw + s / 64] >> (s % 64) & 1) ||
-		     !(cc->pool[(size_t)vid[BPFIPT_F_CTSTATE] * nw + s / 64] >> (s % 64) & 1))) {
-			/* a rule without -p: its length and state, left out of the AND */
-			cursor = s + 1;
-			continue;
-		}
 		/* a group slot: the address in its list, and which rule's counter (a
 		 * chain's only group on a field is in every vector of the field:
 		 * cp_compiled.gfold) */
 		long gv = -1;
+		bool hot = (sl->xflags & BPFIPT_X_PROTO6) && p->family == 6 && p->cut;
 
 		if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
 			bool dst = sl->xflags & BPFIPT_X_GROUP_DST;
@@ -359,12 +366,28 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 				continue;
 			}
 		}
-		if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
+		/* a tuple group of -p rules and a cut chain: its vectors (one address
+		 * varies along the run) said its addresses match, ports unseen */
+		if ((sl->xflags & BPFIPT_X_GROUP_TUPLE) && !hot) {
 			gv = tuple_lookup(cc, sl, p, has_ports);
 			if (gv < 0) {
 				cursor = s + 1;
 				continue;
 			}
+		}
+		/* the data plane's order (bpfipt_step()): the groups' lists, then the
+		 * hotdrop of a cut chain */
+		if (hot) {
+			tr->verdict = BPFIPT_V_DROP;	/* hotdrop, uncounted */
+			rc = 0;
+			goto out;
+		}
+		if (p->family == 6 && p->cut &&
+		    (!(cc->pool[(size_t)vid[BPFIPT_F_LEN] * nw + s / 64] >> (s % 64) & 1) ||
+		     !(cc->pool[(size_t)vid[BPFIPT_F_CTSTATE] * nw + s / 64] >> (s % 64) & 1))) {
+			/* a rule without -p: its length and state, left out of the AND */
+			cursor = s + 1;
+			continue;
 		}
 		if (!extras_ok(cc, sl, p, has_ports)) {
 			cursor = s + 1;

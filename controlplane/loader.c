@@ -103,7 +103,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_IVAL6, OM_TUPLE,
+	OM_IVAL6, OM_TUPLE, OM_TUPLE6,
 	OM_MAX,
 };
 
@@ -145,6 +145,8 @@ static const struct om_def {
 		       sizeof(struct bpfipt_ival6_page), VAR_ARRAY },
 	[OM_TUPLE] = { "bpfipt_tuple", "g_tuple", BPF_MAP_TYPE_HASH,
 		       sizeof(struct bpfipt_tuple_key), 4, BPF_F_NO_PREALLOC },
+	[OM_TUPLE6] = { "bpfipt_tuple6", "g_tuple6", BPF_MAP_TYPE_HASH,
+			sizeof(struct bpfipt_tuple6_key), 4, BPF_F_NO_PREALLOC },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -174,7 +176,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 10, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 11, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 11, "im_names covers every instance map");
 
@@ -1864,7 +1866,7 @@ static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
 
 static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 {
-	unsigned int c, s, i;
+	unsigned int c, s, i, amax = cc && cc->family == AF_INET6 ? 128 : 32;
 
 	if (!cc || !cc->pool || cc->nvecs == 0 || cc->nwords == 0 ||
 	    cc->nwords > BPFIPT_MAX_WORDS)
@@ -1892,8 +1894,8 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 			    ((sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
 			     sl->group >= cc->ngroups) ||
 			    ((sl->xflags & BPFIPT_X_GROUP_TUPLE) &&
-			     (sl->group >= cc->ntgroups || sl->tp_splen > 32 || sl->tp_dplen > 32 ||
-			      cc->family == AF_INET6)))
+			     (sl->group >= cc->ntgroups || sl->tp_splen > amax ||
+			      sl->tp_dplen > amax)))
 				return dp_fail(err, -EINVAL, "compiled chain %u: bad slot %u", c, s);
 		}
 	}
@@ -1990,7 +1992,10 @@ static __u32 tuple_fast_of(const struct cp_compiled *cc, __u32 c)
 
 	if (cc->nslots[c] == 2 && cc->policy_slot[c] == 1)
 		fast |= BPFIPT_FAST_MISS;
-	if (s0->kind != BPFIPT_S_VERDICT || s0->log || (s0->xflags & ~BPFIPT_X_GROUP_TUPLE))
+	/* BPFIPT_X_PROTO6 concerns cut packets only, and they never take the fast
+	 * path (classify()) */
+	if (s0->kind != BPFIPT_S_VERDICT || s0->log ||
+	    (s0->xflags & ~(BPFIPT_X_GROUP_TUPLE | BPFIPT_X_PROTO6)))
 		return fast;
 	for (i = 0; i < cc->ntuples; i++)
 		if (cc->tuples[i].k.group == s0->group) {
@@ -2247,8 +2252,10 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
  * fast_tuple() compares the packet's value unmasked. */
 static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 {
+	bool v4 = cc->family != AF_INET6;	/* IPv6: the ports' bounds only */
 	__u32 mask[BPFIPT_TB_N] = {
-		t->splen ? ~0u << (32 - t->splen) : 0, t->dplen ? ~0u << (32 - t->dplen) : 0,
+		v4 && t->splen ? ~0u << (32 - t->splen) : 0,
+		v4 && t->dplen ? ~0u << (32 - t->dplen) : 0,
 		t->ports & BPFIPT_TP_SPORT ? ~0u : 0, t->ports & BPFIPT_TP_DPORT ? ~0u : 0,
 	};
 	__u32 lo[BPFIPT_TB_N], hi[BPFIPT_TB_N];
@@ -2259,8 +2266,8 @@ static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 		hi[f] = 0;
 	}
 	for (__u32 i = 0; i < cc->ntuples; i++) {
-		const struct bpfipt_tuple_key *k = &cc->tuples[i].k;
-		__u32 v[BPFIPT_TB_N] = { ntohl(k->src), ntohl(k->dst), k->sport, k->dport };
+		const struct bpfipt_tuple6_key *k = &cc->tuples[i].k;
+		__u32 v[BPFIPT_TB_N] = { ntohl(k->src[0]), ntohl(k->dst[0]), k->sport, k->dport };
 
 		if (k->group != t->group)
 			continue;
@@ -2410,13 +2417,51 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	return 0;
 }
 
-/* The tuple groups' keys (bpfipt.h, "A tuple group"), each with its rule's
- * offset in the run, in k[] and v[] (malloc'd). A run's counters are
- * consecutive and never shared (cnt_layout() shares address groups' only), so
- * the slot's physical counter + the offset is the rule's. */
-static int tuple_entries(const struct cp_compiled *cc, struct bpfipt_tuple_key **k, __u32 **v)
+/* A tuple key as the family's hash holds it: IPv6 struct bpfipt_tuple6_key, the
+ * compiler's own form (cp_compiled.tuples), IPv4 struct bpfipt_tuple_key. */
+static size_t tkey_size(bool v6)
 {
-	*k = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(**k));
+	return v6 ? sizeof(struct bpfipt_tuple6_key) : sizeof(struct bpfipt_tuple_key);
+}
+
+static void tkey_to_map(const struct bpfipt_tuple6_key *k, bool v6, void *out)
+{
+	struct bpfipt_tuple_key k4 = {
+		.group = k->group, .src = k->src[0], .dst = k->dst[0],
+		.sport = k->sport, .dport = k->dport, .proto = k->proto,
+	};
+
+	if (v6)
+		memcpy(out, k, sizeof(*k));
+	else
+		memcpy(out, &k4, sizeof(k4));
+}
+
+static void tkey_from_map(const void *in, bool v6, struct bpfipt_tuple6_key *k)
+{
+	struct bpfipt_tuple_key k4;
+
+	if (v6) {
+		memcpy(k, in, sizeof(*k));
+		return;
+	}
+	memcpy(&k4, in, sizeof(k4));
+	*k = (struct bpfipt_tuple6_key){
+		.group = k4.group, .src = { k4.src }, .dst = { k4.dst },
+		.sport = k4.sport, .dport = k4.dport, .proto = k4.proto,
+	};
+}
+
+/* The tuple groups' keys (bpfipt.h, "A tuple group") as the hash holds them, each
+ * with its rule's offset in the run, in *k and v[] (malloc'd). A run's counters
+ * are consecutive and never shared (cnt_layout() shares address groups' only), so
+ * the slot's physical counter + the offset is the rule's. */
+static int tuple_entries(const struct cp_compiled *cc, void **k, __u32 **v)
+{
+	bool v6 = cc->family == AF_INET6;
+	size_t ksz = tkey_size(v6);
+
+	*k = malloc((cc->ntuples ? cc->ntuples : 1) * ksz);
 	*v = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(**v));
 	if (!*k || !*v) {
 		free(*k);
@@ -2424,7 +2469,7 @@ static int tuple_entries(const struct cp_compiled *cc, struct bpfipt_tuple_key *
 		return -ENOMEM;
 	}
 	for (__u32 i = 0; i < cc->ntuples; i++) {
-		(*k)[i] = cc->tuples[i].k;
+		tkey_to_map(&cc->tuples[i].k, v6, (char *)*k + i * ksz);
 		(*v)[i] = cc->tuples[i].off;
 	}
 	return 0;
@@ -2432,7 +2477,7 @@ static int tuple_entries(const struct cp_compiled *cc, struct bpfipt_tuple_key *
 
 static int fill_tuples(int fd, const struct cp_compiled *cc, struct ipt_err *err)
 {
-	struct bpfipt_tuple_key *k;
+	void *k;
 	__u32 *v;
 	int r;
 
@@ -2440,14 +2485,14 @@ static int fill_tuples(int fd, const struct cp_compiled *cc, struct ipt_err *err
 		return 0;
 	if (tuple_entries(cc, &k, &v))
 		return dp_fail(err, -ENOMEM, "out of memory");
-	r = update_many(fd, k, v, cc->ntuples, sizeof(*k), sizeof(*v));
+	r = update_many(fd, k, v, cc->ntuples, tkey_size(cc->family == AF_INET6), sizeof(*v));
 	free(k);
 	free(v);
 	return r ? dp_fail(err, r, "cannot fill map g_tuple") : 0;
 }
 
 struct tuple_ent {
-	struct bpfipt_tuple_key k;
+	struct bpfipt_tuple6_key k;
 	__u32 v;
 };
 
@@ -2465,14 +2510,16 @@ static int tuple_ent_cmp(const void *a, const void *b)
 static int tuple_sync(int fd, const struct cp_compiled *cc)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
-	struct bpfipt_tuple_key *ok = NULL, *nk = NULL, *put = NULL, *del = NULL;
-	__u32 *ov = NULL, *nv = NULL, *putv = NULL, n = 0, cap = 1024, batch, cnt;
+	bool v6 = cc->family == AF_INET6;
+	size_t ksz = tkey_size(v6);
+	char *ok = NULL, *put = NULL, *del = NULL;
+	__u32 *ov = NULL, *putv = NULL, n = 0, cap = 1024, batch, cnt;
 	__u32 i = 0, j = 0, nput = 0, ndel = 0;
 	struct tuple_ent *old = NULL;
 	int r = -1;
 
 	for (;;) {
-		void *k2 = realloc(ok, cap * sizeof(*ok)), *v2 = realloc(ov, cap * sizeof(*ov));
+		void *k2 = realloc(ok, cap * ksz), *v2 = realloc(ov, cap * sizeof(*ov));
 
 		if (k2)
 			ok = k2;
@@ -2481,7 +2528,8 @@ static int tuple_sync(int fd, const struct cp_compiled *cc)
 		if (!k2 || !v2)
 			goto out;
 		cnt = cap - n;
-		if (!bpf_map_lookup_batch(fd, n ? &batch : NULL, &batch, ok + n, ov + n, &cnt, &bo)) {
+		if (!bpf_map_lookup_batch(fd, n ? &batch : NULL, &batch, ok + n * ksz, ov + n, &cnt,
+					  &bo)) {
 			n += cnt;
 			if (n == cap)
 				cap *= 2;
@@ -2496,42 +2544,41 @@ static int tuple_sync(int fd, const struct cp_compiled *cc)
 		cap *= 2;	/* a bucket did not fit: the same batch again, larger */
 	}
 	old = malloc((n ? n : 1) * sizeof(*old));
-	if (!old || tuple_entries(cc, &nk, &nv))
-		goto out;
-	for (i = 0; i < n; i++)
-		old[i] = (struct tuple_ent){ ok[i], ov[i] };
-	qsort(old, n, sizeof(*old), tuple_ent_cmp);
-	put = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(*put));
+	put = malloc((cc->ntuples ? cc->ntuples : 1) * ksz);
 	putv = malloc((cc->ntuples ? cc->ntuples : 1) * sizeof(*putv));
-	del = malloc((n ? n : 1) * sizeof(*del));
-	if (!put || !putv || !del)
+	del = malloc((n ? n : 1) * ksz);
+	if (!old || !put || !putv || !del)
 		goto out;
+	for (i = 0; i < n; i++) {
+		tkey_from_map(ok + i * ksz, v6, &old[i].k);
+		old[i].v = ov[i];
+	}
+	qsort(old, n, sizeof(*old), tuple_ent_cmp);
 	/* both sorted by cp_tuple_key_cmp (cc->tuples: tuples_finish()) */
 	for (i = 0, j = 0; i < n || j < cc->ntuples;) {
-		int c = i == n ? 1 : j == cc->ntuples ? -1 : cp_tuple_key_cmp(&old[i].k, &nk[j]);
+		const struct cp_tuple *t = &cc->tuples[j];
+		int c = i == n ? 1 : j == cc->ntuples ? -1 : cp_tuple_key_cmp(&old[i].k, &t->k);
 
 		if (c < 0) {
-			del[ndel++] = old[i++].k;
+			tkey_to_map(&old[i++].k, v6, del + ndel++ * ksz);
 			continue;
 		}
-		if (c > 0 || old[i].v != nv[j]) {
-			put[nput] = nk[j];
-			putv[nput++] = nv[j];
+		if (c > 0 || old[i].v != t->off) {
+			tkey_to_map(&t->k, v6, put + nput * ksz);
+			putv[nput++] = t->off;
 		}
 		if (c == 0)
 			i++;
 		j++;
 	}
 	for (i = 0; i < ndel; i++)
-		if (bpf_map_delete_elem(fd, &del[i]) && errno != ENOENT)
+		if (bpf_map_delete_elem(fd, del + i * ksz) && errno != ENOENT)
 			goto out;
-	r = update_many(fd, put, putv, nput, sizeof(*put), sizeof(*putv)) ? -1 : 0;
+	r = update_many(fd, put, putv, nput, ksz, sizeof(*putv)) ? -1 : 0;
 out:
 	free(ok);
 	free(ov);
 	free(old);
-	free(nk);
-	free(nv);
 	free(put);
 	free(putv);
 	free(del);
@@ -2547,6 +2594,7 @@ static int tuple_get(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		     const struct cp_compiled *cc, struct gen *g, struct ipt_err *err)
 {
 	bool same = old->tuple_sum == cc->tuple_sum && old->ntuple == cc->ntuples;
+	enum om om = cc->family == AF_INET6 ? OM_TUPLE6 : OM_TUPLE;
 	__u32 id;
 	int fd, r;
 
@@ -2560,26 +2608,26 @@ static int tuple_get(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		if (bpf_map_update_elem(in->map[IM_CONF], &slot, &c, BPF_ANY))
 			return dp_fail(err, -errno, "cannot write bpfipt_conf");
 	}
-	if (!bpf_map_lookup_elem(in->outer[OM_TUPLE], &slot, &id) &&
+	if (!bpf_map_lookup_elem(in->outer[om], &slot, &id) &&
 	    (fd = bpf_map_get_fd_by_id(id)) >= 0) {
 		struct bpf_map_info mi = {};
 		__u32 ml = sizeof(mi);
 
 		if (same) {
-			g->fd[OM_TUPLE] = fd;
+			g->fd[om] = fd;
 			return 0;
 		}
 		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && mi.max_entries >= cc->ntuples &&
 		    !tuple_sync(fd, cc)) {
-			g->fd[OM_TUPLE] = fd;
+			g->fd[om] = fd;
 			return 0;
 		}
 		close(fd);
 	}
 	/* a new one (inner_get() never empties a hash of more entries), filled */
-	if ((r = inner_get(in, OM_TUPLE, slot, cc->ntuples, UINT32_MAX, g, err)))
+	if ((r = inner_get(in, om, slot, cc->ntuples, UINT32_MAX, g, err)))
 		return r;
-	return fill_tuples(g->fd[OM_TUPLE], cc, err);
+	return fill_tuples(g->fd[om], cc, err);
 }
 
 /* Write generation `slot` from cc: its maps reused when they fit, else new ones
@@ -3230,7 +3278,7 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	 * changes the few that differ (tuple_get()), where filling a new one
 	 * doubled an -A into 100 000 rules of tuple groups (88 -> 195 ms) */
 	for (m = 0; m < OM_MAX; m++) {
-		drop[m] = m != OM_TUPLE && (b = inner_bytes(in, m, old)) > 0;
+		drop[m] = m != OM_TUPLE && m != OM_TUPLE6 && (b = inner_bytes(in, m, old)) > 0;
 		total += drop[m] ? b : 0;
 	}
 	if (total <= in->spare_keep)

@@ -375,6 +375,13 @@ OUTER(bpfipt_tuple, struct {
 	__type(key, struct bpfipt_tuple_key);
 	__type(value, __u32);
 });
+OUTER(bpfipt_tuple6, struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct bpfipt_tuple6_key);
+	__type(value, __u32);
+});
 OUTER(bpfipt_ifs, struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -400,6 +407,7 @@ struct btf_anchor {
 	struct bpfipt_ival6_page ival6;
 	struct bpfipt_if_key ifk;
 	struct bpfipt_tuple_key tuple;
+	struct bpfipt_tuple6_key tuple6;
 	struct bpfipt_slot slot;
 	struct bpfipt_extra extra;
 	struct bpfipt_limit_state limit;
@@ -1672,16 +1680,59 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
  * later fragment, a cut header) has none when the key holds a port: the walk
  * would not make the slot a candidate, and fast_tuple() does not ask the
  * vectors. */
-static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter, __u32 splen,
-					   __u32 dplen, __u32 ports, const struct pkt *p)
+/* Word w of an IPv6 address masked to plen bits (network order). */
+static __always_inline __be32 mask6(__be32 a, __u32 plen, __u32 w)
 {
-	struct bpfipt_tuple_key k;
-	__u32 *v;
+	__u32 bits = plen > 32 * w ? plen - 32 * w : 0;
+
+	return bits >= 32 ? a : bits ? a & bpf_htonl(~0u << ((32 - bits) & 31)) : 0;
+}
+
+/* IPv6: the same with struct bpfipt_tuple6_key in bpfipt_tuple6. A global
+ * function: checked once. */
+__noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen,
+				    __u32 dplen, __u32 ports)
+{
+	struct bpfipt_tuple6_key k;
+	__u32 cur, *v, w;
 	void *m;
 
+	if (!sc)
+		return BPFIPT_IVAL_NONE;
+	cur = sc->cur;
+	m = bpf_map_lookup_elem(&bpfipt_tuple6, &cur);
+	if (!m)
+		return BPFIPT_IVAL_NONE;
+	__builtin_memset(&k, 0, sizeof(k));
+	k.group = group;
+#pragma unroll
+	for (w = 0; w < 4; w++) {
+		k.src[w] = mask6(sc->p.saddr6[w], splen, w);
+		k.dst[w] = mask6(sc->p.daddr6[w], dplen, w);
+	}
+	k.sport = ports & BPFIPT_TP_SPORT ? sc->p.sport : 0;
+	k.dport = ports & BPFIPT_TP_DPORT ? sc->p.dport : 0;
+	k.proto = ports & BPFIPT_TP_PROTO ? sc->p.proto : 0;
+	v = bpf_map_lookup_elem(m, &k);
+	return v ? *v : BPFIPT_IVAL_NONE;
+}
+
+static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter, __u32 splen,
+					   __u32 dplen, __u32 ports, const struct pkt *p,
+					   struct scratch *sc)
+{
+	struct bpfipt_tuple_key k;
+	__u32 *v, off;
+	void *m;
+
+	if ((ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff)
+		return BPFIPT_IVAL_NONE;
+	if (p->family == 6) {
+		off = bpfipt_tuple6_find(sc, group, splen, dplen, ports);
+		return off == BPFIPT_IVAL_NONE ? off : counter + off;
+	}
 	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
-	if (!m || p->family != 4 ||
-	    ((ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff))
+	if (!m)
 		return BPFIPT_IVAL_NONE;
 	__builtin_memset(&k, 0, sizeof(k));
 	k.group = group;
@@ -1811,9 +1862,11 @@ __noinline int bpfipt_step(struct scratch *sc)
 			return STEP_MORE;
 		}
 	}
-	if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
+	/* IPv6, a chain cut short: a tuple group of rules with -p drops the packet
+	 * below, its vectors (one address varies along the run) told it matches */
+	if ((sl->xflags & BPFIPT_X_GROUP_TUPLE) && !(p->cut && (sl->xflags & BPFIPT_X_PROTO6))) {
 		ctr = tuple_counter(cur, sl->group, sl->counter, sl->tp_splen, sl->tp_dplen,
-				    sl->tp_ports, p);
+				    sl->tp_ports, p, sc);
 		if (ctr == BPFIPT_IVAL_NONE) {
 			sc->cursor = s + 1;
 			return STEP_MORE;
@@ -1985,7 +2038,7 @@ static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf,
 	    bpf_ntohl(p->daddr) - t->lo[BPFIPT_TB_DST] <= t->span[BPFIPT_TB_DST] &&
 	    p->sport - t->lo[BPFIPT_TB_SPORT] <= t->span[BPFIPT_TB_SPORT] &&
 	    p->dport - t->lo[BPFIPT_TB_DPORT] <= t->span[BPFIPT_TB_DPORT])
-		ctr = tuple_counter(cur, t->group, t->counter, t->splen, t->dplen, t->ports, p);
+		ctr = tuple_counter(cur, t->group, t->counter, t->splen, t->dplen, t->ports, p, sc);
 	if (ctr != BPFIPT_IVAL_NONE)
 		return fast & BPFIPT_FAST_HIT ? fast_verdict(cur, conf, ctr, t->verdict,
 							     t->reject_with, sc) : -1;

@@ -235,7 +235,11 @@ enum {
  * gives the first rule of the run with exactly that tuple (the rule that would
  * judge it) as an offset from the slot's counter (the run's first rule, whose
  * counters follow it), no entry: none does. Lengths and ports come from
- * the slot (tp_splen, tp_dplen, tp_ports). IPv4 tables only. */
+ * the slot (tp_splen, tp_dplen, tp_ports). IPv6 tables key their hash
+ * (bpfipt_tuple6) with struct bpfipt_tuple6_key: a run of rules with -p there
+ * varies in at most one of its addresses, so that the slot's union of them is
+ * exact for a packet whose extension-header chain is cut (such a rule drops it
+ * once its addresses match, ports unseen: the walk's BPFIPT_X_PROTO6). */
 enum {
 	BPFIPT_TP_SPORT	= 1 << 0,	/* the key holds the source port (else 0) */
 	BPFIPT_TP_DPORT	= 1 << 1,	/* ... the destination port (with either, a
@@ -248,6 +252,14 @@ struct bpfipt_tuple_key {
 	__be32 src, dst;	/* masked to tp_splen / tp_dplen bits */
 	__u16 sport, dport;	/* host order, 0 when not in the key */
 	__u8 proto;		/* 0 when not in the key */
+	__u8 pad[3];
+};
+
+struct bpfipt_tuple6_key {
+	__u32 group;
+	__be32 src[4], dst[4];	/* masked to tp_splen / tp_dplen bits */
+	__u16 sport, dport;
+	__u8 proto;
 	__u8 pad[3];
 };
 
@@ -439,7 +451,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		24	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		25	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -472,7 +484,8 @@ enum bpfipt_stat {
 					 *     bpfipt_ctf_slot, bpfipt_log_slot,
 					 *     bpfipt_xdp_slot);
 					 * 24: IPv6 address sets as intervals
-					 *     (bpfipt_ival6 for bpfipt_lpm6) */
+					 *     (bpfipt_ival6 for bpfipt_lpm6);
+					 * 25: IPv6 tuple groups (bpfipt_tuple6) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

@@ -679,9 +679,10 @@ END_TEST
 static const char *const gen_outer[] = {
 	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
+	"bpfipt_tuple6",
 };
 #define GEN_TUPLE	(1u << 9)
-#define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6 */
+#define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6, tuple6 */
 
 static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 {

@@ -832,26 +832,32 @@ static void dump(const struct ipt_table *t, const struct cp_packet *p)
 	       p->has_tcp, p->tcpflags, p->has_icmp, p->icmp_type, p->len);
 }
 
-START_TEST(t_differential)
+/* Rulesets from gen(), compiled with env, against cp_ref_eval() and
+ * cp_lbvs_eval(): verdicts and counters of random packets, in C and through the
+ * data plane. *ntg: the tuple groups the rulesets made. */
+static void differential(const char *what, struct ipt_table *(*gen)(void),
+			 const struct cp_env *env, unsigned int *ntg)
 {
 	static __u8 buf[2048];
 	unsigned int nsets = 0, npk = 0, refused = 0, hot = 0;
 	struct dp_inst *in = inst_new();
 
+	*ntg = 0;
 	if (getenv("BPFIPT_DIFF_SEED"))
 		rng_state = strtoull(getenv("BPFIPT_DIFF_SEED"), NULL, 0) | 1;
 	for (int it = 0; it < 300; it++) {
-		struct ipt_table *t = rruleset();
+		struct ipt_table *t = gen();
 		struct cp_compiled *cc = NULL;
 		struct ipt_err err = { 0 };
 
-		if (cp_compile(t, NULL, &cc, &err)) {
+		if (cp_compile(t, env, &cc, &err)) {
 			refused++;	/* too deep, a loop: the data plane's limits */
 			ipt_table_free(&t);
 			continue;
 		}
 		install(in, cc);
 		nsets++;
+		*ntg += cc->ntgroups;
 		for (int k = 0; k < 60; k++) {
 			struct cp_packet p;
 			struct cp_trace rt, lt;
@@ -874,14 +880,16 @@ START_TEST(t_differential)
 				dump(t, &p);
 			hot += p.cut;
 			ck_assert_int_eq(lr, 0);
-			ck_assert_msg(rt.verdict == lt.verdict, "set %d packet %d: ref %d lbvs %d", it,
-				      k, rt.verdict, lt.verdict);
+			ck_assert_msg(rt.verdict == lt.verdict, "set %d packet %d chain %d: ref %d lbvs %d",
+				      it, k, ch, rt.verdict, lt.verdict);
 			ck_assert_uint_eq(rt.ncounted, lt.ncounted);
 			for (unsigned int j = 0; j < rt.ncounted && j < CP_TRACE_MAX; j++)
 				ck_assert_uint_eq(rt.counted[j], lt.counted[j]);
 			counters(in, AF_INET6, &a, &na);
 			v = classify(in, buf, len, ch, p.iif, 0);
 			counters(in, AF_INET6, &b, &nb);
+			if (v != (int)rt.verdict)
+				dump(t, &p);
 			ck_assert_msg(v == (int)rt.verdict, "set %d packet %d: data plane %d, ref %d",
 				      it, k, v, rt.verdict);
 			for (unsigned int j = 0; j < nb; j++) {
@@ -905,10 +913,71 @@ START_TEST(t_differential)
 		cp_compiled_free(&cc);
 		ipt_table_free(&t);
 	}
-	printf("ipv6 differential: %u rulesets (%u refused), %u packets (%u cut chains)\n",
-	       nsets, refused, npk, hot);
+	printf("ipv6 %s: %u rulesets (%u refused), %u packets (%u cut chains), %u tuple groups\n",
+	       what, nsets, refused, npk, hot, *ntg);
 	ck_assert_uint_gt(nsets, 200);
 	dp_inst_free(&in);
+}
+
+START_TEST(t_differential)
+{
+	unsigned int ntg;
+
+	differential("differential", rruleset, NULL, &ntg);
+}
+END_TEST
+
+/* Runs of rules alike but for their addresses (one prefix length each along the
+ * run) and exact ports, the shapes of tuple groups, among random rules: with
+ * -p and ports or without, one address varying or both (with -p both: not a
+ * tuple group, bpfipt.h), now and then a tuple repeated. */
+static struct ipt_table *rruns(void)
+{
+	static const char *const chains[] = { "INPUT", "FORWARD", "OUTPUT", "u1" };
+	static const int plens[] = { 48, 64, 96, 127, 128 };
+	struct ipt_table *t = rruleset();	/* random rules, u1 and u2 made */
+	int nruns = 1 + rn(4);
+
+	for (int r = 0; r < nruns; r++) {
+		const char *ch = chains[rn(4)];
+		int vary = 1 + rn(3);		/* 1: -s, 2: -d, 3: both */
+		int splen = plens[rn(5)], dplen = plens[rn(5)];
+		int proto = rn(3) ? (rn(2) ? 6 : 17) : -1;
+		int ports = proto > 0 ? rn(4) : 0;	/* bit 0: --sport, bit 1: --dport */
+		int verdict = rn(2) ? DRP : ACC, len = 2 + rn(10);
+		char fixs[80], fixd[80];
+
+		raddr(fixs, sizeof(fixs));
+		raddr(fixd, sizeof(fixd));
+		for (int i = 0; i < len; i++) {
+			char sa[64], s[80], d[80];
+			struct ipt_rule *x;
+			int sp = 1000 + rn(3), dp = 20 + rn(40);
+
+			raddr(sa, sizeof(sa));
+			snprintf(s, sizeof(s), "%s/%d", vary & 1 ? sa : fixs, splen);
+			raddr(sa, sizeof(sa));
+			snprintf(d, sizeof(d), "%s/%d", vary & 2 ? sa : fixd, dplen);
+			x = rule(vary & 1 || rn(2) ? s : NULL, vary & 2 || rn(2) ? d : NULL, proto,
+				 verdict);
+			if (proto == 6)
+				tcp_ports(x, ports & 1 ? sp : 0, ports & 1 ? sp : 65535,
+					  ports & 2 ? dp : 0, ports & 2 ? dp : 65535, 0, 0);
+			else if (proto == 17)
+				udp_ports(x, ports & 2 ? dp : 0, ports & 2 ? dp : 65535);
+			add(t, ch, x);
+		}
+	}
+	return t;
+}
+
+START_TEST(t_tuple_diff)
+{
+	struct cp_env env = { .tuple_min = 2 };
+	unsigned int ntg;
+
+	differential("tuple runs", rruns, &env, &ntg);
+	ck_assert_uint_gt(ntg, 100);
 }
 END_TEST
 
@@ -1235,6 +1304,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_refused);
 	tcase_add_test(t, t_masks);
 	tcase_add_test(t, t_differential);
+	tcase_add_test(t, t_tuple_diff);
 	suite_add_tcase(s, t);
 	t = tcase_create("wire");
 	tcase_set_timeout(t, 120);

@@ -945,12 +945,12 @@ static struct ipt_table *rruns(void)
 		int proto = rn(3) ? (rn(2) ? 6 : 17) : -1;
 		int ports = proto > 0 ? rn(4) : 0;	/* bit 0: --sport, bit 1: --dport */
 		int verdict = rn(2) ? DRP : ACC, len = 2 + rn(10);
-		char fixs[80], fixd[80];
+		char fixs[64], fixd[64];
 
 		raddr(fixs, sizeof(fixs));
 		raddr(fixd, sizeof(fixd));
 		for (int i = 0; i < len; i++) {
-			char sa[64], s[80], d[80];
+			char sa[64], s[96], d[96];
 			struct ipt_rule *x;
 			int sp = 1000 + rn(3), dp = 20 + rn(40);
 

@@ -1674,12 +1674,6 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
 				bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
 }
 
-/* A tuple group slot's counter for the packet (bpfipt.h, "A tuple group"): the
- * slot's (its run's first rule) + the offset the hash gives, BPFIPT_IVAL_NONE
- * when no rule of the run has the packet's tuple. A packet without ports (a
- * later fragment, a cut header) has none when the key holds a port: the walk
- * would not make the slot a candidate, and fast_tuple() does not ask the
- * vectors. */
 /* Word w of an IPv6 address masked to plen bits (network order). */
 static __always_inline __be32 mask6(__be32 a, __u32 plen, __u32 w)
 {
@@ -1688,8 +1682,9 @@ static __always_inline __be32 mask6(__be32 a, __u32 plen, __u32 w)
 	return bits >= 32 ? a : bits ? a & bpf_htonl(~0u << ((32 - bits) & 31)) : 0;
 }
 
-/* IPv6: the same with struct bpfipt_tuple6_key in bpfipt_tuple6. A global
- * function: checked once. */
+/* IPv6: the offset of the packet's tuple in tuple group `group` (from the run's
+ * first rule), struct bpfipt_tuple6_key in bpfipt_tuple6, BPFIPT_IVAL_NONE
+ * without one (tuple_counter()). A global function: checked once. */
 __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen,
 				    __u32 dplen, __u32 ports)
 {
@@ -1717,6 +1712,12 @@ __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen
 	return v ? *v : BPFIPT_IVAL_NONE;
 }
 
+/* A tuple group slot's counter for the packet (bpfipt.h, "A tuple group"): the
+ * slot's (its run's first rule) + the offset the hash gives, BPFIPT_IVAL_NONE
+ * when no rule of the run has the packet's tuple. A packet without ports (a
+ * later fragment, a cut header) has none when the key holds a port: the walk
+ * would not make the slot a candidate, and fast_tuple() does not ask the
+ * vectors. */
 static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter, __u32 splen,
 					   __u32 dplen, __u32 ports, const struct pkt *p,
 					   struct scratch *sc)

@@ -81,12 +81,7 @@ static __u64 SUF(pfx_key_addr)(const void *e)
 	return (__u64)p->addr << 6 | p->plen;
 }
 #else
-static __u64 SUF(pfx_key_plen)(const void *e)
-{
-	return ((const PFX *)e)->plen;
-}
-
-RSORT_U128_DIGITS(pfx6_key_a, PFX, addr)
+RSORT_BY_ADDR128(rsort_pfx6, PFX, addr, plen)
 #endif
 
 /* p[0..n) in SUF(cmp_pfx)'s order: lists of RSORT_MIN prefixes and more by keys
@@ -106,12 +101,7 @@ static void SUF(sort_pfx)(PFX *p, size_t n)
 		if (!rsort(p, n, sizeof(*p), SUF(pfx_key_addr), 38))
 			return;
 #else
-		static const rsort_key_fn keys[] = { pfx6_key_a3, pfx6_key_a2,
-						     pfx6_key_a1, pfx6_key_a0,
-						     SUF(pfx_key_plen) };
-		static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
-
-		if (!rsort_keys(p, n, sizeof(*p), keys, bits, 5))
+		if (!rsort_pfx6(p, n))
 			return;
 #endif
 	}
@@ -183,12 +173,7 @@ static __u64 SUF(mark_key)(const void *e)
 	return (__u64)m->addr << 6 | m->plen;
 }
 #else
-static __u64 SUF(mark_key_plen)(const void *e)
-{
-	return ((const struct SUF(mark) *)e)->plen;
-}
-
-RSORT_U128_DIGITS(mark6_key_a, struct SUF(mark), addr)
+RSORT_BY_ADDR128(rsort_marks6, struct SUF(mark), addr, plen)
 #endif
 
 /* mk[0..n) in SUF(cmp_mark)'s order, equal marks in their given order (qsort()
@@ -199,12 +184,7 @@ static void SUF(sort_marks)(struct SUF(mark) *mk, size_t n)
 	if (n >= RSORT_MIN && !rsort(mk, n, sizeof(*mk), SUF(mark_key), 38))
 		return;
 #else
-	static const rsort_key_fn keys[] = { mark6_key_a3, mark6_key_a2,
-					     mark6_key_a1, mark6_key_a0,
-					     SUF(mark_key_plen) };
-	static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
-
-	if (n >= RSORT_MIN && !rsort_keys(mk, n, sizeof(*mk), keys, bits, 5))
+	if (n >= RSORT_MIN && !rsort_marks6(mk, n))
 		return;
 #endif
 	xqsort(mk, n, sizeof(*mk), SUF(cmp_mark));

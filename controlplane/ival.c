@@ -122,19 +122,5 @@ static int sort_pfx6(struct pfx6 *p, size_t n);
 	((pg)->key[i][0] = (__u64)(v), (pg)->key[i][1] = (__u64)((v) >> 64))
 #include "ival_tmpl.h"
 
-static __u64 pfx6_key_plen(const void *e)
-{
-	return ((const struct pfx6 *)e)->plen;
-}
-
-RSORT_U128_DIGITS(pfx6_key_lo, struct pfx6, lo)
-
 /* By (lo, plen), stable (lib/rsort.h). */
-static int sort_pfx6(struct pfx6 *p, size_t n)
-{
-	static const rsort_key_fn keys[] = { pfx6_key_lo3, pfx6_key_lo2, pfx6_key_lo1,
-					     pfx6_key_lo0, pfx6_key_plen };
-	static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
-
-	return rsort_keys(p, n, sizeof(*p), keys, bits, 5);
-}
+RSORT_BY_ADDR128(sort_pfx6, struct pfx6, lo, plen)

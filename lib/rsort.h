@@ -29,17 +29,32 @@ int rsort(void *base, size_t n, size_t sz, rsort_key_fn key, unsigned int bits);
 int rsort_keys(void *base, size_t n, size_t sz, const rsort_key_fn *keys,
 	       const unsigned int *bits, size_t nkeys);
 
-/* Key functions name##3 (most significant) .. name##0: the 32-bit digits of the
- * unsigned __int128 member `field` of `type` (an IPv6 address in host order). */
+/* static int name(type *p, size_t n): p sorted, stable, by its unsigned __int128
+ * member `addr` (an IPv6 address in host order), then its member `len` (below
+ * 256: a prefix length), with rsort_keys() over the address's four 32-bit digits
+ * (key functions name##_a3, the most significant, .. name##_a0). 0 or rsort()'s
+ * error. */
 #define RSORT_U128_DIGIT(name, k, type, field)					\
 	static __u64 name##k(const void *e)					\
 	{									\
 		return (__u32)(((const type *)e)->field >> (32 * (k)));		\
 	}
-#define RSORT_U128_DIGITS(name, type, field)					\
-	RSORT_U128_DIGIT(name, 0, type, field)					\
-	RSORT_U128_DIGIT(name, 1, type, field)					\
-	RSORT_U128_DIGIT(name, 2, type, field)					\
-	RSORT_U128_DIGIT(name, 3, type, field)
+#define RSORT_BY_ADDR128(name, type, addr, len)					\
+	RSORT_U128_DIGIT(name##_a, 0, type, addr)				\
+	RSORT_U128_DIGIT(name##_a, 1, type, addr)				\
+	RSORT_U128_DIGIT(name##_a, 2, type, addr)				\
+	RSORT_U128_DIGIT(name##_a, 3, type, addr)				\
+	static __u64 name##_len(const void *e)					\
+	{									\
+		return ((const type *)e)->len;					\
+	}									\
+	static int name(type *p, size_t n)					\
+	{									\
+		static const rsort_key_fn k_[] = { name##_a3, name##_a2, name##_a1, \
+						   name##_a0, name##_len };	\
+		static const unsigned int b_[] = { 32, 32, 32, 32, 8 };		\
+										\
+		return rsort_keys(p, n, sizeof(*p), k_, b_, 5);			\
+	}
 
 #endif

@@ -145,19 +145,14 @@ START_TEST(t_too_wide)
 }
 END_TEST
 
-/* rsort_keys() by a 128-bit address (RSORT_U128_DIGITS) then a length, against
+/* rsort_keys() by a 128-bit address then a length (RSORT_BY_ADDR128), against
  * qsort() by the same order with the input position as the last key */
 struct a6 {
 	unsigned __int128 a;
 	__u32 len, seq;
 };
 
-RSORT_U128_DIGITS(a6_key, struct a6, a)
-
-static __u64 a6_len(const void *e)
-{
-	return ((const struct a6 *)e)->len;
-}
+RSORT_BY_ADDR128(a6_sort, struct a6, a, len)
 
 static int cmp_a6(const void *x, const void *y)
 {
@@ -172,8 +167,6 @@ static int cmp_a6(const void *x, const void *y)
 
 START_TEST(t_keys128)
 {
-	static const rsort_key_fn keys[] = { a6_key3, a6_key2, a6_key1, a6_key0, a6_len };
-	static const unsigned int bits[] = { 32, 32, 32, 32, 8 };
 	size_t n = 5000, i;
 	struct a6 *v = malloc(n * sizeof(*v)), *w = malloc(n * sizeof(*w));
 
@@ -188,7 +181,7 @@ START_TEST(t_keys128)
 		v[i].seq = (__u32)i;
 	}
 	memcpy(w, v, n * sizeof(*v));
-	ck_assert_int_eq(rsort_keys(v, n, sizeof(*v), keys, bits, 5), 0);
+	ck_assert_int_eq(a6_sort(v, n), 0);
 	qsort(w, n, sizeof(*w), cmp_a6);
 	for (i = 0; i < n; i++)
 		ck_assert_msg(v[i].seq == w[i].seq, "element %zu: %u, expected %u", i, v[i].seq,

@@ -1357,11 +1357,6 @@ static bool tuple_of(const struct ipt_rule *r, bool v6, struct tshape *sh,
 			k->dport = ph->dpts[0];
 		}
 	}
-	/* IPv6, -p: a packet whose extension headers are cut drops at the rule once
-	 * its addresses match; the slot's unions of sources and of destinations
-	 * tell that only when one of them varies (bpfipt.h, "A tuple group") */
-	if (v6 && (r->ip.flags & IP6T_F_PROTO) && sh->splen && sh->dplen)
-		return false;
 	return sh->splen || sh->dplen || (sh->ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT));
 }
 
@@ -1477,13 +1472,18 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 	bool skip[2] = { sh->splen > 0, sh->dplen > 0 };
 	__u32 *pp[2] = { NULL, NULL };
 	__u32 id = cc->ntgroups;
+	bool pairs;
+	size_t need;
 
 	if (build_unit(x, ci, ch->rules[i], skip, u))
 		return -1;
-	if (cc->ntuples + len > x->tuple_cap) {
+	/* IPv6, -p, both addresses varying: the pairs for a cut chain (bpfipt.h) */
+	pairs = (u->xflags & BPFIPT_X_PROTO6) && skip[0] && skip[1];
+	need = cc->ntuples + (pairs ? 2 * (size_t)len : len);
+	if (need > x->tuple_cap) {
 		size_t old = x->tuple_cap;
 
-		x->tuple_cap = (cc->ntuples + len) * 2;
+		x->tuple_cap = need * 2;
 		cc->tuples = xrealloc(cc->tuples, x->tuple_cap * sizeof(*cc->tuples));
 		if (mem_add(x, (x->tuple_cap - old) * sizeof(*cc->tuples)))
 			return -1;
@@ -1527,6 +1527,14 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 					.plen = plen, .counter = ctr };
 			if (pp[w])
 				pp[w][2 * k] = pp[w][2 * k + 1] = w ? t->k.dport : t->k.sport;
+		}
+		if (pairs) {
+			struct cp_tuple *c = &cc->tuples[cc->ntuples++];
+
+			*c = *t;
+			c->k.group = id | BPFIPT_TG_CUT;
+			c->k.sport = c->k.dport = 0;
+			c->k.proto = 0;
 		}
 	}
 	for (int w = 0; w < 2; w++) {

@@ -235,15 +235,17 @@ static bool extras_ok(const struct cp_compiled *cc, const struct bpfipt_slot *s,
 	return true;
 }
 
-/* A tuple group slot: the counter of the packet's tuple, -1 without one. */
+/* A tuple group slot: the counter of the packet's tuple, -1 without one; with
+ * cut, of its address pair (BPFIPT_TG_CUT: IPv6, a chain cut short). */
 static long tuple_lookup(const struct cp_compiled *cc, const struct bpfipt_slot *sl,
-			 const struct cp_packet *p, bool has_ports)
+			 const struct cp_packet *p, bool has_ports, bool cut)
 {
+	__u32 tp = cut ? 0 : sl->tp_ports;
 	struct bpfipt_tuple6_key k = {
-		.group = sl->group,
-		.sport = sl->tp_ports & BPFIPT_TP_SPORT ? p->sport : 0,
-		.dport = sl->tp_ports & BPFIPT_TP_DPORT ? p->dport : 0,
-		.proto = sl->tp_ports & BPFIPT_TP_PROTO ? p->proto : 0,
+		.group = sl->group | (cut ? BPFIPT_TG_CUT : 0),
+		.sport = tp & BPFIPT_TP_SPORT ? p->sport : 0,
+		.dport = tp & BPFIPT_TP_DPORT ? p->dport : 0,
+		.proto = tp & BPFIPT_TP_PROTO ? p->proto : 0,
 	};
 	size_t lo = 0, hi = cc->ntuples;
 
@@ -255,7 +257,7 @@ static long tuple_lookup(const struct cp_compiled *cc, const struct bpfipt_slot 
 		k.dst[0] = sl->tp_dplen ? p->daddr & htonl(~0u << (32 - sl->tp_dplen)) : 0;
 	}
 
-	if ((sl->tp_ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && !has_ports)
+	if ((tp & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && !has_ports)
 		return -1;
 
 	while (lo < hi) {
@@ -366,10 +368,12 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 				continue;
 			}
 		}
-		/* a tuple group of -p rules and a cut chain: its vectors (one address
-		 * varies along the run) said its addresses match, ports unseen */
-		if ((sl->xflags & BPFIPT_X_GROUP_TUPLE) && !hot) {
-			gv = tuple_lookup(cc, sl, p, has_ports);
+		/* a tuple group of -p rules and a cut chain: its vectors said its
+		 * addresses match, ports unseen, when one address varies along the
+		 * run; when both do, its pairs say it (bpfipt.h) */
+		if ((sl->xflags & BPFIPT_X_GROUP_TUPLE) &&
+		    (!hot || (sl->tp_splen && sl->tp_dplen))) {
+			gv = tuple_lookup(cc, sl, p, has_ports, hot);
 			if (gv < 0) {
 				cursor = s + 1;
 				continue;

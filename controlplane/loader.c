@@ -1909,9 +1909,15 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 		if (val >= cc->ncounters || plen > (l->e6 ? 128u : 32u) || key >= cc->ngroups)
 			return dp_fail(err, -EINVAL, "group set: bad entry");
 	}
-	for (i = 0; i < cc->ntuples; i++)
-		if (cc->tuples[i].off >= cc->ncounters || cc->tuples[i].k.group >= cc->ntgroups)
+	for (i = 0; i < cc->ntuples; i++) {
+		__u32 g = cc->tuples[i].k.group;
+
+		/* an address pair (BPFIPT_TG_CUT): IPv6 only */
+		if (cc->family == AF_INET6)
+			g &= ~BPFIPT_TG_CUT;
+		if (cc->tuples[i].off >= cc->ncounters || g >= cc->ntgroups)
 			return dp_fail(err, -EINVAL, "tuple group: bad entry");
+	}
 	if (cc->family == AF_INET6 ? cc->src.e || cc->dst.e || cc->group_src.e || cc->group_dst.e :
 				     cc->src.e6 || cc->dst.e6 || cc->group_src.e6 || cc->group_dst.e6)
 		return dp_fail(err, -EINVAL, "compiled ruleset: address sets of another family");

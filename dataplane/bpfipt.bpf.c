@@ -1864,10 +1864,15 @@ __noinline int bpfipt_step(struct scratch *sc)
 		}
 	}
 	/* IPv6, a chain cut short: a tuple group of rules with -p drops the packet
-	 * below, its vectors (one address varies along the run) told it matches */
-	if ((sl->xflags & BPFIPT_X_GROUP_TUPLE) && !(p->cut && (sl->xflags & BPFIPT_X_PROTO6))) {
-		ctr = tuple_counter(cur, sl->group, sl->counter, sl->tp_splen, sl->tp_dplen,
-				    sl->tp_ports, p, sc);
+	 * below when a rule has its addresses: its vectors told so when one address
+	 * varies along the run, the pairs in the hash when both do (bpfipt.h) */
+	if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
+		if (!(p->cut && (sl->xflags & BPFIPT_X_PROTO6)))
+			ctr = tuple_counter(cur, sl->group, sl->counter, sl->tp_splen,
+					    sl->tp_dplen, sl->tp_ports, p, sc);
+		else if (sl->tp_splen && sl->tp_dplen)
+			ctr = bpfipt_tuple6_find(sc, sl->group | BPFIPT_TG_CUT, sl->tp_splen,
+						 sl->tp_dplen, 0);
 		if (ctr == BPFIPT_IVAL_NONE) {
 			sc->cursor = s + 1;
 			return STEP_MORE;

@@ -236,16 +236,21 @@ enum {
  * judge it) as an offset from the slot's counter (the run's first rule, whose
  * counters follow it), no entry: none does. Lengths and ports come from
  * the slot (tp_splen, tp_dplen, tp_ports). IPv6 tables key their hash
- * (bpfipt_tuple6) with struct bpfipt_tuple6_key: a run of rules with -p there
- * varies in at most one of its addresses, so that the slot's union of them is
- * exact for a packet whose extension-header chain is cut (such a rule drops it
- * once its addresses match, ports unseen: the walk's BPFIPT_X_PROTO6). */
+ * (bpfipt_tuple6) with struct bpfipt_tuple6_key. There a rule with -p drops a
+ * packet whose extension-header chain is cut once its addresses match, ports
+ * unseen (the walk's BPFIPT_X_PROTO6). When one address varies along such a run,
+ * the slot's union of it is exact for that packet; when both vary, the union of
+ * the sources and the union of the destinations are not (a source of one rule
+ * with a destination of another), and the hash also holds each rule's address
+ * pair under group | BPFIPT_TG_CUT, ports and protocol 0: the cut packet's pair
+ * is looked up there, and with an entry the packet drops. */
 enum {
 	BPFIPT_TP_SPORT	= 1 << 0,	/* the key holds the source port (else 0) */
 	BPFIPT_TP_DPORT	= 1 << 1,	/* ... the destination port (with either, a
 					 * packet without ports has no entry) */
 	BPFIPT_TP_PROTO	= 1 << 2,	/* ... the protocol (-p, not negated) */
 };
+#define BPFIPT_TG_CUT	(1u << 31)	/* IPv6: a key's group bit of an address pair */
 
 struct bpfipt_tuple_key {
 	__u32 group;		/* struct bpfipt_slot.group */
@@ -451,7 +456,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		25	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		26	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -485,7 +490,8 @@ enum bpfipt_stat {
 					 *     bpfipt_xdp_slot);
 					 * 24: IPv6 address sets as intervals
 					 *     (bpfipt_ival6 for bpfipt_lpm6);
-					 * 25: IPv6 tuple groups (bpfipt_tuple6) */
+					 * 25: IPv6 tuple groups (bpfipt_tuple6);
+					 * 26: their address pairs (BPFIPT_TG_CUT) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

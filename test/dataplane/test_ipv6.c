@@ -929,8 +929,9 @@ END_TEST
 
 /* Runs of rules alike but for their addresses (one prefix length each along the
  * run) and exact ports, the shapes of tuple groups, among random rules: with
- * -p and ports or without, one address varying or both (with -p both: not a
- * tuple group, bpfipt.h), now and then a tuple repeated. */
+ * -p and ports or without, one address varying or both (with -p both: the
+ * group's address pairs judge a cut chain, bpfipt.h), now and then a tuple
+ * repeated. */
 static struct ipt_table *rruns(void)
 {
 	static const char *const chains[] = { "INPUT", "FORWARD", "OUTPUT", "u1" };
@@ -978,6 +979,49 @@ START_TEST(t_tuple_diff)
 
 	differential("tuple runs", rruns, &env, &ntg);
 	ck_assert_uint_gt(ntg, 100);
+}
+END_TEST
+
+/* A tuple group of rules with -p whose source and destination both vary: a
+ * packet whose extension-header chain is cut drops at it only when one rule
+ * has both its addresses, not for a source of one rule and the destination of
+ * another (the slot's unions hold both). */
+START_TEST(t_tuple_pairs)
+{
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	struct cp_compiled *cc;
+	char s[64], d[64];
+
+	for (int i = 1; i <= 8; i++) {
+		struct ipt_rule *r;
+
+		snprintf(s, sizeof(s), "2001:db8:a::%d/128", i);
+		snprintf(d, sizeof(d), "2001:db8:b::%d/128", i);
+		r = rule(s, d, 6, DRP);
+		tcp_ports(r, 0, 65535, 22, 22, 0, 0);
+		add(t, "INPUT", r);				/* 0 .. 7; policy 8 */
+	}
+	cc = compile(t);
+	ck_assert_uint_eq(cc->ntgroups, 1);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 2);
+	install(in, cc);
+
+	struct tc6 cs[] = {
+		{ "rule 2", P6(.src = "2001:db8:a::3", .dst = "2001:db8:b::3"), DRP, C(2) },
+		{ "rule 2's source, rule 3's destination", P6(.src = "2001:db8:a::3",
+		  .dst = "2001:db8:b::4"), ACC, C(8) },
+		{ "cut, rule 2's pair: hotdrop, uncounted", P6(.src = "2001:db8:a::3",
+		  .dst = "2001:db8:b::3", .ext = { HBH(8) }, .plen = 1), DRP, NONE },
+		{ "cut, rule 2's source, rule 3's destination", P6(.src = "2001:db8:a::3",
+		  .dst = "2001:db8:b::4", .ext = { HBH(8) }, .plen = 1), ACC, C(8) },
+		{ "cut, neither", P6(.src = "2001:db8:c::3", .dst = "2001:db8:b::3",
+		  .ext = { HBH(8) }, .plen = 1), ACC, C(8) },
+	};
+	run6(in, cs, N(cs));
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
 }
 END_TEST
 
@@ -1305,6 +1349,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_masks);
 	tcase_add_test(t, t_differential);
 	tcase_add_test(t, t_tuple_diff);
+	tcase_add_test(t, t_tuple_pairs);
 	suite_add_tcase(s, t);
 	t = tcase_create("wire");
 	tcase_set_timeout(t, 120);

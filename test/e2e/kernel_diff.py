@@ -465,17 +465,16 @@ class Generator:
         return out
 
     def trun(self, chain, callable_chains, n):
-        """n rules alike but for the values of a -s or -d prefix of one length
-        and of exact ports (-p tcp/udp --dport [--sport]): the compiler makes
-        them one tuple group (bpf-iptables runs with BPF_IPTABLES_TUPLE_MIN=2).
-        Tuples repeat now and then; a member of another prefix length or with
-        a port range breaks the run."""
+        """n rules alike but for the values of a -s or -d prefix of one length,
+        or of both, and of exact ports (-p tcp/udp --dport [--sport]): the
+        compiler makes them one tuple group (bpf-iptables runs with
+        BPF_IPTABLES_TUPLE_MIN=2). Tuples repeat now and then; a member of
+        another prefix length or with a port range breaks the run."""
         r = self.r
-        which = r.choice(["-s", "-d"])
-        anchors, ivs = (self.s_anchor, self.s_iv) if which == "-s" else (self.d_anchor, self.d_iv)
+        whichs = r.choice([["-s"], ["-d"], ["-s", "-d"]])
         proto = r.choice(["tcp", "udp"])
         self.proto_used.append(proto)
-        plen = r.choice([self.W // 2, self.W - 8, self.W])
+        plens = {w: r.choice([self.W // 2, self.W - 8, self.W]) for w in whichs}
         sport = r.random() < .4
         tgt = r.choice([["-j", "ACCEPT"], ["-j", "DROP"], ["-j", "RETURN"]] +
                        ([["-g", r.choice(callable_chains)]] if callable_chains else []))
@@ -484,11 +483,16 @@ class Generator:
             if made and r.random() < .1:
                 out.append(Rule([list(c) for c in r.choice(made)], list(tgt)))
                 continue
-            p = plen if r.random() > .05 else max(8, plen - 4)
-            m = self.mask(p)
-            net = self.nl.a2i(r.choice(anchors)) & m
-            ivs.append((net, net | (~m & ((1 << self.W) - 1))))
-            cl = [["-p", proto], [which, f"{self.nl.i2a(net)}/{p}"]]
+            cl = [["-p", proto]]
+            for which in whichs:
+                anchors, ivs = ((self.s_anchor, self.s_iv) if which == "-s"
+                                else (self.d_anchor, self.d_iv))
+                plen = plens[which]
+                p = plen if r.random() > .05 else max(8, plen - 4)
+                m = self.mask(p)
+                net = self.nl.a2i(r.choice(anchors)) & m
+                ivs.append((net, net | (~m & ((1 << self.W) - 1))))
+                cl.append([which, f"{self.nl.i2a(net)}/{p}"])
             for opt in (["--sport"] if sport else []) + ["--dport"]:
                 v = self._port()
                 self.port_iv.append((v, v))

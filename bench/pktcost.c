@@ -15,6 +15,11 @@
  *   dense N  "-s 172.(16+i%61).0.0/16 -p udp --sport 2000+i%97 --dport 1000+i%89":
  *            every field value matches ~N/89 rules or more: the adversarial case
  *            for the bit vectors (test/dataplane's benchmark)
+ *   pairs N  "-s 172.(16+s/256).(s%256).0/24 -d 10.1.0.(1+i%3) -p udp --dport
+ *            1024+i%509", s = i%1021 (--dense-max too): mixed with a destination
+ *            that varies too (the namespace's three addresses), host-to-host
+ *            service rules; one tuple group (IPv6 too since ABI 26: before, a
+ *            run of -p rules varying in both addresses was N slots there)
  *   deny N   "-s CIDR" random, 10% /24, 1% /16, the rest /32: a deny list, one
  *            group slot (group_min on) or N slots (--group-min 0 turns it off)
  *   denyacc N  the deny list, then "-s 10.9.0.1 -p udp --dport 9000 -j ACCEPT":
@@ -112,15 +117,17 @@ static void v6_of(__be32 a, __u8 out[16], bool host)
 	out[15] = host;
 }
 
-/* A 64-byte frame (--family 6: 80 bytes): Ethernet to vA, src -> 10.1.0.1 (or its
- * IPv6 form), UDP sport -> dport. */
-static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
+/* A 64-byte frame (--family 6: 80 bytes): Ethernet to vA, src -> dst (0: 10.1.0.1;
+ * or their IPv6 forms), UDP sport -> dport. */
+static size_t packet(__u8 *buf, __be32 src, __be32 dst, __u16 sport, __u16 dport)
 {
 	struct ethhdr *eth = (void *)buf;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct udphdr *udp = (void *)(ip + 1);
 	size_t len = 64;
 
+	if (!dst)
+		dst = inet_addr("10.1.0.1");
 	if (family == 6) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
@@ -134,7 +141,7 @@ static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
 		ip6->nexthdr = IPPROTO_UDP;
 		ip6->hop_limit = 64;
 		v6_of(src, ip6->saddr.s6_addr, true);
-		v6_of(inet_addr("10.1.0.1"), ip6->daddr.s6_addr, true);
+		v6_of(dst, ip6->daddr.s6_addr, true);
 		udp = (void *)(ip6 + 1);
 		udp->source = htons(sport);
 		udp->dest = htons(dport);
@@ -151,7 +158,7 @@ static size_t packet(__u8 *buf, __be32 src, __u16 sport, __u16 dport)
 	ip->ttl = 64;
 	ip->protocol = IPPROTO_UDP;
 	ip->saddr = src;
-	ip->daddr = inet_addr("10.1.0.1");
+	ip->daddr = dst;
 	ip->check = ipt_csum(ip, sizeof(*ip));
 	udp->source = htons(sport);
 	udp->dest = htons(dport);
@@ -171,13 +178,15 @@ static __u32 rnd(void)
 	return rng >> 32;
 }
 
-enum kind { MIXED, DENY, DENSE, DENYACC, HOST, KIND_MAX };
-static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense", "denyacc", "host" };
+enum kind { MIXED, DENY, DENSE, DENYACC, HOST, PAIRS, KIND_MAX };
+static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense", "denyacc", "host",
+						 "pairs" };
 
 struct pk {
 	__be32 src;
 	__u16 sport, dport;
 	bool drop;		/* the verdict expected */
+	__be32 dst;		/* 0: 10.1.0.1 */
 };
 
 /* The packets of a ruleset: first, last, none, none-worst, listed (.src = 0:
@@ -214,8 +223,33 @@ static void dense_rule(unsigned int i, unsigned int *s, unsigned int *sp, unsign
 	*dp = 1000 + i % 89;
 }
 
-/* "-s a.b.c.d/plen" (host order a), or its IPv6 form (--family 6) */
-static void src_opt(struct strbuf *sb, __u32 a, int plen)
+/* A port of mixed's (1024 + i % 509) that some rule of n has and rules 0, step,
+ * 2 step, ... do not; 0: none. */
+static unsigned int unused_port(unsigned int n, unsigned int step)
+{
+	for (unsigned int p = 1024 + 1; p < 1024 + 509 && p - 1024 < n; p++) {
+		bool used = false;
+
+		for (unsigned int i = 0; i < n && !used; i += step)
+			used = 1024 + i % 509 == p;
+		if (!used)
+			return p;
+	}
+	return 0;
+}
+
+/* pairs: mixed's source and port, and a destination of PAIRS_DSTS (local
+ * addresses 10.1.0.1 ..) */
+#define PAIRS_DSTS	3
+
+static void pairs_rule(unsigned int i, unsigned int *s, unsigned int *d, unsigned int *port)
+{
+	mixed_rule(i, s, port);
+	*d = i % PAIRS_DSTS;
+}
+
+/* " -s a.b.c.d/plen" (opt "-s", host order a), or its IPv6 form (--family 6) */
+static void addr_opt(struct strbuf *sb, const char *opt, __u32 a, int plen)
 {
 	char buf[64];
 	__u8 v6[16];
@@ -223,17 +257,24 @@ static void src_opt(struct strbuf *sb, __u32 a, int plen)
 	if (family == 6) {
 		v6_of(htonl(a), v6, false);
 		inet_ntop(AF_INET6, v6, buf, sizeof(buf));
-		sb_addf(sb, "-A INPUT -s %s/%d", buf, 32 + plen);
+		sb_addf(sb, " %s %s/%d", opt, buf, 32 + plen);
 		return;
 	}
-	sb_addf(sb, "-A INPUT -s %u.%u.%u.%u/%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255,
+	sb_addf(sb, " %s %u.%u.%u.%u/%d", opt, a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255,
 		plen);
+}
+
+/* "-A INPUT -s a.b.c.d/plen" */
+static void src_opt(struct strbuf *sb, __u32 a, int plen)
+{
+	sb_adds(sb, "-A INPUT");
+	addr_opt(sb, "-s", a, plen);
 }
 
 static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 {
 	struct strbuf sb = STRBUF_INIT;
-	unsigned int s, p, sp, dp;
+	unsigned int s, p, sp, dp, d;
 	__be32 last = 0;
 
 	memset(pk, 0, sizeof(struct pk) * P_MAX);
@@ -255,6 +296,12 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			dense_rule(i, &s, &sp, &dp);
 			src_opt(&sb, 172u << 24 | (16 + s) << 16, 16);
 			sb_addf(&sb, " -p udp --sport %u --dport %u -j DROP\n", sp, dp);
+			break;
+		case PAIRS:
+			pairs_rule(i, &s, &d, &p);
+			src_opt(&sb, 172u << 24 | (16 + s / 256) << 16 | (s % 256) << 8, 24);
+			addr_opt(&sb, "-d", 0x0a010001 + d, 32);
+			sb_addf(&sb, " -p udp --dport %u -j DROP\n", p);
 			break;
 		default: {
 			/* 11.0.0.0 .. 191.255.255.255: never 10/8 (ours) nor 192.168/16
@@ -287,27 +334,39 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 
 	switch (k) {
 	case MIXED:
-		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 40000, 1024, false };
+		pk[P_FIRST] = (struct pk){ .src = a4(172, 16, 0, 1),
+					   .sport = 40000, .dport = 1024 };
 		mixed_rule(n - 1, &s, &p);
-		pk[P_LAST] = (struct pk){ a4(172, 16 + s / 256, s % 256, 1), 40000, p, false };
-		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 1024, false };
+		pk[P_LAST] = (struct pk){ .src = a4(172, 16 + s / 256, s % 256, 1),
+					  .sport = 40000, .dport = p };
+		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1),
+					  .sport = 40000, .dport = 1024 };
 		/* source of rule 0, a port some rule uses, never with that source */
-		for (p = 1024 + 1; p < 1024 + 509; p++) {
-			bool used = false;
-
-			for (unsigned int i = 0; i < n && !used; i += 1021)
-				used = 1024 + i % 509 == p;
-			if (!used && p - 1024 < n) {
-				pk[P_WORST] = (struct pk){ a4(172, 16, 0, 1), 40000, p, false };
-				break;
-			}
-		}
+		p = unused_port(n, 1021);
+		if (p)
+			pk[P_WORST] = (struct pk){ .src = a4(172, 16, 0, 1),
+						   .sport = 40000, .dport = p };
+		break;
+	case PAIRS:
+		pk[P_FIRST] = (struct pk){ .src = a4(172, 16, 0, 1),
+					   .sport = 40000, .dport = 1024 };
+		pairs_rule(n - 1, &s, &d, &p);
+		pk[P_LAST] = (struct pk){ .src = a4(172, 16 + s / 256, s % 256, 1),
+					  .sport = 40000, .dport = p, .dst = a4(10, 1, 0, 1 + d) };
+		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1),
+					  .sport = 40000, .dport = 1024 };
+		/* rule 0's source and destination (each in many rules, together in
+		 * rules 3063k), a port some rule uses, never with both */
+		p = unused_port(n, 1021 * PAIRS_DSTS);
+		if (p)
+			pk[P_WORST] = (struct pk){ .src = a4(172, 16, 0, 1),
+						   .sport = 40000, .dport = p };
 		break;
 	case DENSE:
-		pk[P_FIRST] = (struct pk){ a4(172, 16, 0, 1), 2000, 1000, false };
+		pk[P_FIRST] = (struct pk){ .src = a4(172, 16, 0, 1), .sport = 2000, .dport = 1000 };
 		dense_rule(n - 1, &s, &sp, &dp);
-		pk[P_LAST] = (struct pk){ a4(172, 16 + s, 1, 1), sp, dp, false };
-		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 2000, 1000, false };
+		pk[P_LAST] = (struct pk){ .src = a4(172, 16 + s, 1, 1), .sport = sp, .dport = dp };
+		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1), .sport = 2000, .dport = 1000 };
 		/* a source, sport and dport each in many rules, never together */
 		for (unsigned int t = 0; t < 526917 && !pk[P_WORST].src; t++) {
 			unsigned int ws = t % 61, wsp = 2000 + t % 97, wdp = 1000 + t % 89;
@@ -319,19 +378,23 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			for (unsigned int i = ws; i < n && !used; i += 61)
 				used = 2000 + i % 97 == wsp && 1000 + i % 89 == wdp;
 			if (!used)
-				pk[P_WORST] = (struct pk){ a4(172, 16 + ws, 1, 1), wsp, wdp, false };
+				pk[P_WORST] = (struct pk){ .src = a4(172, 16 + ws, 1, 1),
+							   .sport = wsp, .dport = wdp };
 		}
 		break;
 	case HOST:
 		/* the reply of 10.1.0.1:40000 -> 192.168.7.7:443 (primed) */
-		pk[P_FIRST] = (struct pk){ a4(192, 168, 7, 7), 443, 40000, false };
-		pk[P_LAST] = (struct pk){ a4(192, 168, 1, 1), 40000, 53, false };
-		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 9999, true };
-		pk[P_LISTED] = (struct pk){ last, 40000, 53, true };
+		pk[P_FIRST] = (struct pk){ .src = a4(192, 168, 7, 7),
+					   .sport = 443, .dport = 40000 };
+		pk[P_LAST] = (struct pk){ .src = a4(192, 168, 1, 1), .sport = 40000, .dport = 53 };
+		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1),
+					  .sport = 40000, .dport = 9999, .drop = true };
+		pk[P_LISTED] = (struct pk){ .src = last,
+					    .sport = 40000, .dport = 53, .drop = true };
 		return sb.buf;
 	default:
-		pk[P_LAST] = (struct pk){ last, 40000, 53, false };
-		pk[P_NONE] = (struct pk){ a4(192, 168, 1, 1), 40000, 53, false };
+		pk[P_LAST] = (struct pk){ .src = last, .sport = 40000, .dport = 53 };
+		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1), .sport = 40000, .dport = 53 };
 		pk[P_FIRST].sport = 40000;
 		pk[P_FIRST].dport = 53;
 		break;
@@ -490,7 +553,7 @@ static void prime(struct dp_inst *in, const struct pk *reply)
 {
 	struct __sk_buff ctx = { .ifindex = ifindex };
 	__u8 buf[128];
-	size_t len = packet(buf, reply->src, reply->dport, reply->sport);
+	size_t len = packet(buf, reply->src, 0, reply->dport, reply->sport);
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = 1,
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
 	struct iphdr *ip = (void *)(buf + sizeof(struct ethhdr));
@@ -589,7 +652,7 @@ static void measure(enum kind k, unsigned int n, bool ct)
 					    .want = xdp ? (drop ? XDP_DROP : XDP_PASS)
 							: (drop ? TC_ACT_SHOT : TC_ACT_OK),
 					    .install_ms = install_ms, .bytes = bytes, .best = 1e18 };
-			c->len = packet(c->buf, pk[p].src, pk[p].sport, pk[p].dport);
+			c->len = packet(c->buf, pk[p].src, pk[p].dst, pk[p].sport, pk[p].dport);
 		}
 	}
 	if (ninst % 16 == 0)
@@ -643,7 +706,7 @@ static void floor_progs(void)
 	int fx = bpf_prog_load(BPF_PROG_TYPE_XDP, "floor_xdp", "GPL", xdp, 2, NULL);
 	int ft = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "floor_tc", "GPL", tc, 2, NULL);
 	__u8 buf[128];
-	size_t len = packet(buf, a4(192, 168, 1, 1), 40000, 53);
+	size_t len = packet(buf, a4(192, 168, 1, 1), 0, 40000, 53);
 
 	if (fx < 0 || ft < 0)
 		die("loading the floor programs");
@@ -664,6 +727,10 @@ static void netns(void)
 	if (system("ip link set lo up && ip link add vA type veth peer name vB && "
 		   "ip addr add 10.1.0.1/24 dev vA && "
 		   "ip addr add 2001:db8:a01:1::1/64 dev vA nodad && "
+		   /* pairs' other destinations */
+		   "ip addr add 10.1.0.2/32 dev vA && ip addr add 10.1.0.3/32 dev vA && "
+		   "ip addr add 2001:db8:a01:2::1/128 dev vA nodad && "
+		   "ip addr add 2001:db8:a01:3::1/128 dev vA nodad && "
 		   "ip link set vA up && ip link set vB up"))
 		die("setting up the namespace");
 	if (forwarding && system("sysctl -qw net.ipv4.ip_forward=1 "
@@ -742,8 +809,10 @@ int main(int argc, char **argv)
 		measure(MIXED, sz[i], false);
 		if (ct)
 			measure(MIXED, sz[i], true);
-		if (sz[i] <= dense_max)
+		if (sz[i] <= dense_max) {
 			measure(DENSE, sz[i], false);
+			measure(PAIRS, sz[i], false);
+		}
 	}
 	for (int i = 0; i < ndz; i++) {
 		measure(DENY, dz[i], false);

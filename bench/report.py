@@ -115,6 +115,9 @@ if pk:
                                  "from 64 rules)"),
                        ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial "
                                  "case for bit vectors; one tuple group from 64 rules)"),
+                       ("pairs", "pairs (mixed with `-d` one of three hosts: source and "
+                                 "destination both vary; one tuple group, in IPv6 too since "
+                                 "ABI 26)"),
                        ("deny", "deny list (`-s CIDR -j DROP`, one group slot)"),
                        ("denyacc", "deny list, then `-s 10.9.0.1 -p udp --dport 9000 -j ACCEPT` "
                                    "(the source field has a set of its own too)"),
@@ -151,6 +154,7 @@ if pk:
                              ("mixed", "none", "mixed: no match"),
                              ("dense", "last", "dense: last rule"),
                              ("dense", "none-worst", "dense: no match (worst)"),
+                             ("pairs", "none-worst", "pairs: no match (worst)"),
                              ("deny", "last", "deny list: last entry"),
                              ("deny", "none", "deny list: no match"),
                              ("denyacc", "none", "deny list + a source rule: no match")):
@@ -178,6 +182,10 @@ def ns_targets(ns, sfx="", fam=""):
         if d is not None:
             target(f"... same, dense rules (adversarial), {fmt(n)} rules <= {lim} ns", f"{fmt(d)} ns",
                    d <= lim)
+        d = ns.get(("pairs" + sfx, n, "none-worst", "xdp", "off"))
+        if d is not None:
+            target(f"... same, pairs (source and destination vary), {fmt(n)} rules <= {lim} ns",
+                   f"{fmt(d)} ns", d <= lim)
     v = [ns.get(("deny" + sfx, 1000000, p, "xdp", "off")) for p in ("first", "last", "none")]
     v = [x for x in v if x is not None]
     target(f"{fam}ns/packet, 1M-entry deny list <= 150 ns (XDP, worst of hit/miss)",

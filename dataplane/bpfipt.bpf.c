@@ -80,9 +80,18 @@ extern int *bpf_iter_num_next(struct bpf_iter_num *it) __weak __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
 #endif
 
-/* What the route memo (select_ingress()) reads of the kernel, with CO-RE:
- * libbpf relocates the offsets to the running kernel's BTF, and the verifier
- * checks every load against it. */
+/* What the route memo and IPv6's forwarding test (select_ingress()) read of the
+ * kernel, with CO-RE: libbpf relocates the offsets to the running kernel's BTF,
+ * and the verifier checks every load against it. */
+struct ipv6_devconf___bpfipt {
+	__s32 forwarding;
+	__s32 force_forwarding;		/* 6.17 */
+} __attribute__((preserve_access_index));
+
+struct inet6_dev___bpfipt {
+	struct ipv6_devconf___bpfipt cnf;
+} __attribute__((preserve_access_index));
+
 struct net___bpfipt {
 	struct {
 		struct {
@@ -97,12 +106,16 @@ struct net___bpfipt {
 			__u32 mp_seed;
 		} sysctl_fib_multipath_hash_seed;	/* 6.11 */
 	} ipv4;
+	struct {
+		struct ipv6_devconf___bpfipt *devconf_all;
+	} ipv6;
 } __attribute__((preserve_access_index));
 
 struct net_device___bpfipt {
 	struct {
 		struct net___bpfipt *net;
 	} nd_net;
+	struct inet6_dev___bpfipt *ip6_ptr;
 } __attribute__((preserve_access_index));
 
 struct xdp_rxq_info___bpfipt {
@@ -2540,6 +2553,32 @@ static __always_inline __s64 route_seed(struct net___bpfipt *net, const struct p
 	return 0;
 }
 
+/* Whether the kernel leaves an IPv6 packet that came in on dev unforwarded:
+ * ip6_forward() forwards when net.ipv6.conf.all.forwarding is on, or (6.17) the
+ * input device's force_forwarding; otherwise it drops what is not local, before
+ * FORWARD, and the packet is INPUT's here. (The helper tests the device's own
+ * forwarding, which is not the kernel's test: with it on and "all" off, the
+ * helper routed what the kernel drops.) Not calling bpf_fib_lookup() then saves
+ * a packet 45 ns (pktcost, AMD EPYC). */
+static __always_inline bool fwd6_off(struct net_device___bpfipt *dev)
+{
+	struct ipv6_devconf___bpfipt *all;
+	struct inet6_dev___bpfipt *idev;
+	struct net___bpfipt *net;
+
+	if (!dev)
+		return false;
+	/* loads the verifier checks against the kernel's BTF */
+	idev = dev->ip6_ptr;
+	net = dev->nd_net.net;
+	if (!idev || !net)
+		return false;
+	all = net->ipv6.devconf_all;
+	if (!all || all->forwarding)
+		return false;
+	return !bpf_core_field_exists(idev->cnf.force_forwarding) || !idev->cnf.force_forwarding;
+}
+
 /* Keep select_ingress()'s answer for p in e: INPUT (oif 0) or routed out of oif.
  * genid was read before the lookup: a change during it leaves an entry that no
  * later packet takes. */
@@ -2579,7 +2618,7 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 		/* multicast (ff00::/8): local. Link-local and every other destination:
 		 * the routing table's answer, as the kernel's (an address of ours,
 		 * fe80:: ones too, is a local route: INPUT) */
-		if ((bpf_ntohl(p->daddr6[0]) >> 24) == 0xff)
+		if ((bpf_ntohl(p->daddr6[0]) >> 24) == 0xff || fwd6_off(dev))
 			return BPFIPT_INPUT;
 		__builtin_memset(f, 0, sizeof(*f));
 		f->family = AF_INET6;

@@ -11,7 +11,7 @@
 # them) and on again; routed out of another device, which a FORWARD rule with -o
 # tells apart. After every change each echo must be counted by the chain
 # the kernel took it through, and answered by whoever has the address (or by nobody: a local route
-# without an address). The data
+# without an address). IPv6 last: forwarding on and off. The data
 # plane's statistics must show memo answers, so the changes are tested against
 # a memo in use. XDP and tc ingress (BPF_IPTABLES_INGRESS).
 BIN=$(cd "${1:?usage: test_route_memo.sh BUILD_DIR}" && pwd)
@@ -129,5 +129,45 @@ ip -n "$RTR" route add blackhole $X/32
 step "a blackhole route: neither chain, the kernel drops them" 2 0 0 0
 ip -n "$RTR" route del blackhole $X/32
 step "the blackhole removed: routed again" 3 3 0 3
+
+# IPv6 has no memo: the FIB answers each packet, unless the kernel forwards no
+# IPv6 packet that came in on eth0 (net.ipv6.conf.all.forwarding off, eth0's
+# force_forwarding off): then the echoes are INPUT's without a lookup
+# (fwd6_off()). eth0's own forwarding setting is not the kernel's test (ip6tables
+# counts no FORWARD with it on and "all" off).
+topo_up6
+X6=$SRV_IP6
+bpt6 "$RTR" -A INPUT -p ipv6-icmp --icmpv6-type echo-request -d $X6 -j ACCEPT
+bpt6 "$RTR" -A FORWARD -p ipv6-icmp --icmpv6-type echo-request -d $X6 -j ACCEPT
+pkts6() { bpt6 "$RTR" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
+# step6 WHAT N ANSWERED DIN DFWD: step's, IPv6
+step6() {
+	local what=$1 n=$2 want=$3 din=$4 dfwd=$5 in0 fw0 i ok=0
+	in0=$(pkts6 INPUT) fw0=$(pkts6 FORWARD)
+	for i in $(seq "$n"); do ping6_ok "$CLI" $X6 && ok=$((ok + 1)); done
+	check_eq "IPv6, $what: echoes answered" "$want" "$ok"
+	check_eq "IPv6, $what: INPUT counted" "$din" $(($(pkts6 INPUT) - in0))
+	check_eq "IPv6, $what: FORWARD counted" "$dfwd" $(($(pkts6 FORWARD) - fw0))
+}
+sysctl6() { ip netns exec "$RTR" sysctl -qw "net.ipv6.conf.$1=$2"; }
+ping6_ok "$CLI" $X6 || ping6_ok "$CLI" $X6	# neighbours resolved
+step6 "routed to srv" 3 3 0 3
+sysctl6 all.forwarding 0
+step6 "forwarding off: INPUT, dropped by the kernel" 2 0 2 0
+sysctl6 eth0.forwarding 1
+step6 "eth0's own forwarding on, all's off: still INPUT" 2 0 2 0
+if ip netns exec "$RTR" sysctl -q net.ipv6.conf.eth0.force_forwarding >/dev/null 2>&1; then
+	# (and eth1's, for the replies)
+	sysctl6 eth0.force_forwarding 1
+	sysctl6 eth1.force_forwarding 1
+	step6 "eth0's force_forwarding on: routed" 3 3 0 3
+	sysctl6 eth0.force_forwarding 0
+	sysctl6 eth1.force_forwarding 0
+fi
+ip -n "$RTR" addr add $X6/128 dev lo nodad
+step6 "forwarding off, an address of rtr" 2 2 2 0
+ip -n "$RTR" addr del $X6/128 dev lo
+sysctl6 all.forwarding 1
+step6 "forwarding on again: routed" 3 3 0 3
 
 finish

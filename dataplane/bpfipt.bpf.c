@@ -295,6 +295,10 @@ struct scratch {
 				 * map memory: the verifier need not follow it */
 	__u32 pval[BPFIPT_PVALS];	/* ... the packet's value of each field a range
 					 * decides (bpfipt_conf.pfx_direct), by field */
+	__u64 pword[BPFIPT_PVALS];	/* ... word 0 of chunk 0 of the packet's vector of
+					 * each field looked up (bit f of phave): the
+					 * prefix's slots are in it */
+	__u32 phave;
 	/* conntrack: the packet's key; a connection to write if it is accepted */
 	struct bpfipt_ct_key ctk;
 	struct bpfipt_ct_entry cte;
@@ -2171,13 +2175,16 @@ __noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
 	return field_vec(cur, conf, sc->chain, sc, f);
 }
 
-/* Bit j of vector v: slot j < 64 (word 0 of chunk 0) */
-static __always_inline int vec_bit0(void *pool, __u32 v, __u32 nchunks, __u32 j)
+/* Word 0 of chunk 0 of vector v (slots 0 .. 63) in *out; -1: no chunk */
+static __always_inline int vec_word0(void *pool, __u32 v, __u32 nchunks, __u64 *out)
 {
 	__u32 key = v * nchunks;
 	const __u64 *w = bpf_map_lookup_elem(pool, &key);
 
-	return w ? (int)((w[0] >> (j & 63)) & 1) : -1;
+	if (!w)
+		return -1;
+	*out = w[0];
+	return 0;
 }
 
 _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix()'s idx & 63");
@@ -2256,10 +2263,19 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 				b = x >= conf->pfx_lo[chain][idx] && x <= conf->pfx_hi[chain][idx];
 				continue;
 			}
-			v = bpfipt_field_vec(sc, f);
-			if (v == BPFIPT_IVAL_NONE)
-				return -1;
-			b = vec_bit0(pool, v, conf->nchunks, first + j);
+			/* a vector: its word of the prefix's slots, once per field
+			 * (a lookup per rule cost IPv6's rules, whose addresses no
+			 * range decides, ~15 ns each) */
+			if (!(sc->phave & (1u << (f & (BPFIPT_PVALS - 1))))) {
+				v = bpfipt_field_vec(sc, f);
+				if (v == BPFIPT_IVAL_NONE)
+					return -1;
+				b = vec_word0(pool, v, conf->nchunks, &sc->pword[f & (BPFIPT_PVALS - 1)]);
+				if (b < 0)
+					return -1;
+				sc->phave |= 1u << (f & (BPFIPT_PVALS - 1));
+			}
+			b = (sc->pword[f & (BPFIPT_PVALS - 1)] >> ((first + j) & 63)) & 1;
 		}
 		if (b < 0)
 			return -1;
@@ -2334,6 +2350,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->cursor = 0;
 	sc->chain = chain;
 	sc->vhave = 0;
+	sc->phave = 0;
 	if (conf->fast[chain] && !p->cut) {
 		/* slot 0 a group searched first: a tuple group, or a list whose
 		 * search judges a hit or a miss */

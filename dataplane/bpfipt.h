@@ -456,7 +456,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		26	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		27	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -491,7 +491,9 @@ enum bpfipt_stat {
 					 * 24: IPv6 address sets as intervals
 					 *     (bpfipt_ival6 for bpfipt_lpm6);
 					 * 25: IPv6 tuple groups (bpfipt_tuple6);
-					 * 26: their address pairs (BPFIPT_TG_CUT) */
+					 * 26: their address pairs (BPFIPT_TG_CUT);
+					 * 27: struct scratch: the slot
+					 *     prefix's vector words (pword) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

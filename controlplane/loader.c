@@ -2189,7 +2189,9 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			nf[j] = 1;
 			continue;
 		}
-		if (sl->kind != BPFIPT_S_VERDICT || sl->log || sl->xflags)
+		/* BPFIPT_X_PROTO6 (IPv6, -p) concerns cut packets only, which never
+		 * take the prefix (classify()) */
+		if (sl->kind != BPFIPT_S_VERDICT || sl->log || (sl->xflags & ~BPFIPT_X_PROTO6))
 			break;
 		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
 			__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + n, lo = 0, hi = 0;

@@ -2255,15 +2255,23 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
 }
 
+/* The bits of a prefix of plen bits that fall in 32-bit word w of the address. */
+static __u32 word_mask(unsigned int plen, unsigned int w)
+{
+	unsigned int bits = plen > 32 * w ? plen - 32 * w : 0;
+
+	return bits >= 32 ? ~0u : bits ? ~0u << (32 - bits) : 0;
+}
+
 /* The bounds of tuple group t->group's keys in t->lo and t->span (bpfipt.h,
  * struct bpfipt_tfast): an address's top is its prefix's last address, so that
- * fast_tuple() compares the packet's value unmasked. */
+ * fast_tuple() compares the packet's value unmasked; IPv6 addresses by their
+ * word BPFIPT_TB_WORD6. */
 static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 {
-	bool v4 = cc->family != AF_INET6;	/* IPv6: the ports' bounds only */
+	unsigned int aw = cc->family == AF_INET6 ? BPFIPT_TB_WORD6 : 0;
 	__u32 mask[BPFIPT_TB_N] = {
-		v4 && t->splen ? ~0u << (32 - t->splen) : 0,
-		v4 && t->dplen ? ~0u << (32 - t->dplen) : 0,
+		word_mask(t->splen, aw), word_mask(t->dplen, aw),
 		t->ports & BPFIPT_TP_SPORT ? ~0u : 0, t->ports & BPFIPT_TP_DPORT ? ~0u : 0,
 	};
 	__u32 lo[BPFIPT_TB_N], hi[BPFIPT_TB_N];
@@ -2275,7 +2283,7 @@ static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 	}
 	for (__u32 i = 0; i < cc->ntuples; i++) {
 		const struct bpfipt_tuple6_key *k = &cc->tuples[i].k;
-		__u32 v[BPFIPT_TB_N] = { ntohl(k->src[0]), ntohl(k->dst[0]), k->sport, k->dport };
+		__u32 v[BPFIPT_TB_N] = { ntohl(k->src[aw]), ntohl(k->dst[aw]), k->sport, k->dport };
 
 		if (k->group != t->group)
 			continue;

@@ -2055,10 +2055,12 @@ static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf,
 	const struct bpfipt_tfast *t = &conf->tfast[chain];
 	const struct pkt *p = &sc->p;
 	__u32 fast = conf->fast[chain], ctr = BPFIPT_IVAL_NONE;
+	__be32 s = p->family == 6 ? p->saddr6[BPFIPT_TB_WORD6] : p->saddr;
+	__be32 d = p->family == 6 ? p->daddr6[BPFIPT_TB_WORD6] : p->daddr;
 
 	/* outside the keys' bounds: in none of them, without the hash */
-	if (bpf_ntohl(p->saddr) - t->lo[BPFIPT_TB_SRC] <= t->span[BPFIPT_TB_SRC] &&
-	    bpf_ntohl(p->daddr) - t->lo[BPFIPT_TB_DST] <= t->span[BPFIPT_TB_DST] &&
+	if (bpf_ntohl(s) - t->lo[BPFIPT_TB_SRC] <= t->span[BPFIPT_TB_SRC] &&
+	    bpf_ntohl(d) - t->lo[BPFIPT_TB_DST] <= t->span[BPFIPT_TB_DST] &&
 	    p->sport - t->lo[BPFIPT_TB_SPORT] <= t->span[BPFIPT_TB_SPORT] &&
 	    p->dport - t->lo[BPFIPT_TB_DPORT] <= t->span[BPFIPT_TB_DPORT])
 		ctr = tuple_counter(cur, t->group, t->counter, t->splen, t->dplen, t->ports, p, sc);

@@ -269,8 +269,11 @@ struct bpfipt_tuple6_key {
 };
 
 /* The bounds of a tuple group's keys (struct bpfipt_tfast): source, destination,
- * source port, destination port. */
+ * source port, destination port. An IPv6 address is bounded by its 32-bit word
+ * BPFIPT_TB_WORD6 (bits 32-63: the site and subnet of 2001:db8:SITE:NET::/64,
+ * where the keys of one site's rules differ; its first word they mostly share). */
 enum { BPFIPT_TB_SRC, BPFIPT_TB_DST, BPFIPT_TB_SPORT, BPFIPT_TB_DPORT, BPFIPT_TB_N };
+#define BPFIPT_TB_WORD6	1
 
 /* -m recent. Each list (--name) is one value of the instance map bpfipt_recent
  * (a hash without preallocation: a list costs memory only while a rule uses
@@ -456,7 +459,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		27	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		28	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -493,7 +496,9 @@ enum bpfipt_stat {
 					 * 25: IPv6 tuple groups (bpfipt_tuple6);
 					 * 26: their address pairs (BPFIPT_TG_CUT);
 					 * 27: struct scratch: the slot
-					 *     prefix's vector words (pword) */
+					 *     prefix's vector words (pword);
+					 * 28: IPv6 tuple groups' address
+					 *     bounds (BPFIPT_TB_WORD6) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -651,9 +656,11 @@ struct bpfipt_conf {
 	/* BPFIPT_FAST_TUPLE: what fast_tuple() needs of slot 0 (the group) and of
 	 * the policy slot 1 (BPFIPT_FAST_MISS), so that it looks no slot up;
 	 * counters are physical (the slots map's). lo and span bound the group's
-	 * keys (BPFIPT_TB_*, host order, the addresses' unmasked bits included):
-	 * a packet's value v with v - lo > span is in no key, and the hash is not
-	 * asked; a field not in the key has lo 0, span 0xffffffff. */
+	 * keys (BPFIPT_TB_*, host order, the addresses' unmasked bits included;
+	 * IPv6 addresses: word BPFIPT_TB_WORD6): a packet's value v with
+	 * v - lo > span is in no key, and the hash is not asked; a field not in
+	 * the key (or an IPv6 prefix of 32 bits or fewer) has lo 0, span
+	 * 0xffffffff. */
 	struct bpfipt_tfast {
 		__u32 group, counter, pcounter;
 		__u8 splen, dplen, ports, verdict;

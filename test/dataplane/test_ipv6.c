@@ -1025,6 +1025,88 @@ START_TEST(t_tuple_pairs)
 }
 END_TEST
 
+/* A tuple group at the top of a chain is searched first, and a packet outside
+ * its keys' bounds skips the hash: IPv6 addresses are bounded by their word
+ * BPFIPT_TB_WORD6 (bits 32-63). INPUT: sixteen /64s 2001:db8:1:10::/64 ..
+ * 2001:db8:1:1f::/64; OUTPUT: ten /48s 2001:db8:5::/48 .. 2001:db8:e::/48 (the
+ * top of the range is the last /48's last address); FORWARD: ten /32s, which
+ * leave the word free. Packets at both edges, outside them, and in the bounds under
+ * another first word (the bounds pass it, the hash does not). */
+START_TEST(t_tuple_bounds)
+{
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	struct cp_compiled *cc;
+	struct bpfipt_conf cf;
+	struct ipt_err err = { 0 };
+	static __u8 buf[512];
+	char a[64];
+
+	for (int i = 0; i < 16; i++) {
+		struct ipt_rule *r;
+
+		snprintf(a, sizeof(a), "2001:db8:1:%x::/64", 0x10 + i);
+		r = rule(a, NULL, 17, DRP);
+		udp_ports(r, 1000 + i, 1000 + i);
+		add(t, "INPUT", r);
+	}
+	for (int i = 0; i < 10; i++) {
+		struct ipt_rule *r;
+
+		snprintf(a, sizeof(a), "2001:db8:%x::/48", 5 + i);
+		r = rule(NULL, a, 17, DRP);
+		udp_ports(r, 50 + i, 50 + i);
+		add(t, "OUTPUT", r);
+		snprintf(a, sizeof(a), "2001:%x::/32", 0xdb8 + i);
+		r = rule(NULL, a, 17, DRP);
+		udp_ports(r, 50 + i, 50 + i);
+		add(t, "FORWARD", r);
+	}
+	cc = compile(t);
+	ck_assert_uint_eq(cc->ntgroups, 3);
+	install(in, cc);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT] & BPFIPT_FAST_TUPLE, BPFIPT_FAST_TUPLE);
+	ck_assert_uint_eq(cf.tfast[BPFIPT_INPUT].lo[BPFIPT_TB_SRC], 0x00010010);
+	ck_assert_uint_eq(cf.tfast[BPFIPT_INPUT].span[BPFIPT_TB_SRC], 0xf);
+	ck_assert_uint_eq(cf.tfast[BPFIPT_INPUT].span[BPFIPT_TB_DST], ~0u);
+	ck_assert_uint_eq(cf.tfast[BPFIPT_OUTPUT].lo[BPFIPT_TB_DST], 0x00050000);
+	ck_assert_uint_eq(cf.tfast[BPFIPT_OUTPUT].span[BPFIPT_TB_DST], 0x000effff - 0x00050000);
+	ck_assert_uint_eq(cf.tfast[BPFIPT_FORWARD].lo[BPFIPT_TB_DST], 0);
+	ck_assert_uint_eq(cf.tfast[BPFIPT_FORWARD].span[BPFIPT_TB_DST], ~0u);
+
+	struct {
+		int chain;
+		struct p6 p;
+		int verdict;
+	} cs[] = {
+		{ BPFIPT_INPUT, P6(.src = "2001:db8:1:10::1", .proto = 17, .dport = 1000), DRP },
+		{ BPFIPT_INPUT, P6(.src = "2001:db8:1:1f:ffff:ffff:ffff:ffff", .proto = 17,
+				   .dport = 1015), DRP },
+		{ BPFIPT_INPUT, P6(.src = "2001:db8:1:f::1", .proto = 17, .dport = 1000), ACC },
+		{ BPFIPT_INPUT, P6(.src = "2001:db8:1:20::1", .proto = 17, .dport = 1000), ACC },
+		{ BPFIPT_INPUT, P6(.src = "2001:db9:1:10::1", .proto = 17, .dport = 1000), ACC },
+		{ BPFIPT_INPUT, P6(.src = "2001:db8:1:10::1", .proto = 17, .dport = 1001), ACC },
+		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:5::", .proto = 17, .dport = 50), DRP },
+		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:e:ffff:ffff::1", .proto = 17, .dport = 59), DRP },
+		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:4:ffff::1", .proto = 17, .dport = 50), ACC },
+		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:f::", .proto = 17, .dport = 59), ACC },
+		{ BPFIPT_FORWARD, P6(.dst = "2001:dc1:ffff::1", .proto = 17, .dport = 59), DRP },
+		{ BPFIPT_FORWARD, P6(.dst = "2001:dc2::1", .proto = 17, .dport = 59), ACC },
+	};
+	for (int i = 0; i < N(cs); i++) {
+		size_t len = build6(&cs[i].p, buf, sizeof(buf), NULL);
+
+		ck_assert_msg(classify(in, buf, len, cs[i].chain, cs[i].chain == BPFIPT_OUTPUT ? 0 : 2,
+				       cs[i].chain == BPFIPT_INPUT ? 0 : 3) == cs[i].verdict,
+			      "case %d", i);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* ================================================================ families */
 
 /* IPv4 and IPv6 rulesets in one instance: each family's packets meet their own
@@ -1350,6 +1432,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_differential);
 	tcase_add_test(t, t_tuple_diff);
 	tcase_add_test(t, t_tuple_pairs);
+	tcase_add_test(t, t_tuple_bounds);
 	suite_add_tcase(s, t);
 	t = tcase_create("wire");
 	tcase_set_timeout(t, 120);

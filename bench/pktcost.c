@@ -40,7 +40,8 @@
  * Conntrack on: "-m conntrack --ctstate INVALID -j DROP" after the N rules.
  * --family 6: the same rulesets and packets in IPv6 (bpf-ip6tables): IPv4 address
  * a.b.c.d/p becomes 2001:db8:aabb:ccdd::/(32 + p), so every prefix relation is
- * kept; rows are named mixed6, dense6, deny6 (conntrack off).
+ * kept, and host's ICMP echo rule is ICMPv6's; rows are named mixed6, dense6,
+ * deny6, host6, ...
  * The floor: a program that only returns pass, XDP and tc.
  *
  * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
@@ -322,13 +323,15 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 		src_opt(&sb, 0x0a090001, 32);
 		sb_adds(&sb, " -p udp --dport 9000 -j ACCEPT\n");
 	}
-	if (k == HOST)
-		sb_adds(&sb, "-A INPUT -p icmp -m icmp --icmp-type 8 -j ACCEPT\n"
-			     "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n"
+	if (k == HOST) {
+		sb_adds(&sb, family == 6 ? "-A INPUT -p ipv6-icmp -m icmp6 --icmpv6-type 128 "
+					   "-j ACCEPT\n"
+					 : "-A INPUT -p icmp -m icmp --icmp-type 8 -j ACCEPT\n");
+		sb_adds(&sb, "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n"
 			     "-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n"
 			     "-A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n"
 			     "-A INPUT -p udp -m udp --dport 53 -j ACCEPT\n");
-	else if (ct)
+	} else if (ct)
 		sb_adds(&sb, "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
 	sb_adds(&sb, "COMMIT\n");
 
@@ -553,15 +556,10 @@ static void prime(struct dp_inst *in, const struct pk *reply)
 {
 	struct __sk_buff ctx = { .ifindex = ifindex };
 	__u8 buf[128];
-	size_t len = packet(buf, reply->src, 0, reply->dport, reply->sport);
+	size_t len = packet(buf, inet_addr("10.1.0.1"), reply->src, reply->dport, reply->sport);
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = 1,
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
-	struct iphdr *ip = (void *)(buf + sizeof(struct ethhdr));
-	__be32 a = ip->saddr;
 
-	/* the same frame the other way: the addresses swapped (the checksum stays) */
-	ip->saddr = ip->daddr;
-	ip->daddr = a;
 	if (bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TC_OUT), &o))
 		die("priming the connection (OUTPUT)");
 	if ((int)o.retval != TC_ACT_OK) {
@@ -800,8 +798,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (family == 6)
-		ct = false;	/* IPv6 conntrack: not in this data plane yet */
 	netns();
 	printf("ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes\n");
 	floor_progs();
@@ -819,7 +815,7 @@ int main(int argc, char **argv)
 		if (!group_min)		/* --group-min: grouping's own comparison, deny only */
 			measure(DENYACC, dz[i], false);
 	}
-	for (int i = 0; i < nhz && ct && family == 4; i++)
+	for (int i = 0; i < nhz && ct; i++)
 		measure(HOST, hz[i], true);
 	run_cells();
 	return 0;

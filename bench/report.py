@@ -97,20 +97,9 @@ def plot(png, title, xlabel, ylabel, series, logy=False):
 _t = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True)
 has_cairo = b"pngcairo" in _t.stdout + _t.stderr
 
-# ------------------------------------------------------------------ pktcost
-head, pk = load("pktcost.csv")
-if pk:
-    P("## ns per packet (bpf_prog_test_run)")
-    P("")
-    provenance(head)
-    ns = {}
-    for r in pk:
-        ns[(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"])] = num(r["ns"])
-    inst = {(r["ruleset"], int(r["rules"]), r["ct"]): (num(r["install_ms"]), num(r["map_bytes"]))
-            for r in pk}
-    floor_x, floor_t = ns.get(("floor", 0, "any", "xdp", "off")), ns.get(("floor", 0, "any", "tc", "off"))
-    P(f"Floor (a program returning pass): XDP {fmt(floor_x)} ns, tc {fmt(floor_t)} ns.")
-    P("")
+
+def pk_tables(ns, inst, sfx="", fam=""):
+    """a table per ruleset of one family's pktcost rows (sfx: its rulesets' suffix)"""
     for kind, what in (("mixed", "mixed rules (`-s /24 -p udp --dport`, sparse; one tuple group "
                                  "from 64 rules)"),
                        ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial "
@@ -125,10 +114,10 @@ if pk:
                                 "RELATED,ESTABLISHED -j ACCEPT`, `-i lo`, `--ctstate INVALID "
                                 "-j DROP`, a deny list of N entries, then ICMP echo, tcp 22, 80, "
                                 "443, udp 53)")):
-        sizes = sorted({k[1] for k in ns if k[0] == kind})
+        sizes = sorted({k[1] for k in ns if k[0] == kind + sfx})
         if not sizes:
             continue
-        P(f"### {what}")
+        P(f"### {fam}{what}")
         P("")
         cols = [(p, h, "off") for p in ("first", "last", "none", "none-worst") for h in ("xdp", "tc")]
         if kind == "mixed":
@@ -138,16 +127,33 @@ if pk:
             cols = [(p, h, "on") for p in ("first", "last", "none", "listed") for h in ("xdp", "tc")]
             names = {"first": "established", "last": "new udp 53", "none": "new, closed port",
                      "listed": "listed source"}
-        cols = [c for c in cols if any((kind, n) + c in ns for n in sizes)]
+        cols = [c for c in cols if any((kind + sfx, n) + c in ns for n in sizes)]
         hdr = ["rules" if kind != "host" else "list entries"] + \
               [f"{names.get(p, p)} {h}" + (" ct" if c == "on" and kind != "host" else "")
                for p, h, c in cols] + ["install ms", "map MiB"]
         rows = []
         for n in sizes:
-            i = inst.get((kind, n, "off" if kind != "host" else "on"), (None, None))
-            rows.append([fmt(n)] + [fmt(ns.get((kind, n) + c)) for c in cols] +
+            i = inst.get((kind + sfx, n, "off" if kind != "host" else "on"), (None, None))
+            rows.append([fmt(n)] + [fmt(ns.get((kind + sfx, n) + c)) for c in cols] +
                         [fmt(i[0]), fmt(i[1] / 2**20 if i[1] else None, 1)])
         table(hdr, rows)
+
+
+# ------------------------------------------------------------------ pktcost
+head, pk = load("pktcost.csv")
+if pk:
+    P("## ns per packet (bpf_prog_test_run)")
+    P("")
+    provenance(head)
+    ns = {}
+    for r in pk:
+        ns[(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"])] = num(r["ns"])
+    inst = {(r["ruleset"], int(r["rules"]), r["ct"]): (num(r["install_ms"]), num(r["map_bytes"]))
+            for r in pk}
+    floor_x, floor_t = ns.get(("floor", 0, "any", "xdp", "off")), ns.get(("floor", 0, "any", "tc", "off"))
+    P(f"Floor (a program returning pass): XDP {fmt(floor_x)} ns, tc {fmt(floor_t)} ns.")
+    P("")
+    pk_tables(ns, inst)
     series = []
     for kind, pkt, label in (("mixed", "last", "mixed: last rule"),
                              ("mixed", "none-worst", "mixed: no match (worst)"),
@@ -241,8 +247,14 @@ if sl and pk:
 # 2001:db8:aabb:ccdd::/(32 + p))
 head6, pk6 = load("pktcost6.csv")
 if pk6:
-    ns_targets({(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"]): num(r["ns"])
-                for r in pk6}, "6", "IPv6: ")
+    ns6 = {(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"]): num(r["ns"])
+           for r in pk6}
+    ns_targets(ns6, "6", "IPv6: ")
+    P("## ns per packet, IPv6 (`pktcost --family 6`)")
+    P("")
+    provenance(head6)
+    pk_tables(ns6, {(r["ruleset"], int(r["rules"]), r["ct"]):
+                    (num(r["install_ms"]), num(r["map_bytes"])) for r in pk6}, "6", "IPv6, ")
 
 # ------------------------------------------------------------------ veth
 head, ve = load("veth.csv")

@@ -2238,7 +2238,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		*pctr = NO_SLOT;
 #pragma clang loop unroll(disable)
 		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
-			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 63, x;
+			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 63, x, fi;
 
 			f = BPFIPT_FAST_PFX_FIELD(pfx, j, k);
 			if (f == BPFIPT_FAST_PFX_NONE)
@@ -2268,16 +2268,15 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			/* a vector: its word of the prefix's slots, once per field
 			 * (a lookup per rule cost IPv6's rules, whose addresses no
 			 * range decides, ~15 ns each) */
-			if (!(sc->phave & (1u << (f & (BPFIPT_PVALS - 1))))) {
+			fi = f & (BPFIPT_PVALS - 1);
+			if (!(sc->phave & (1u << fi))) {
 				v = bpfipt_field_vec(sc, f);
-				if (v == BPFIPT_IVAL_NONE)
+				if (v == BPFIPT_IVAL_NONE ||
+				    vec_word0(pool, v, conf->nchunks, &sc->pword[fi]))
 					return -1;
-				b = vec_word0(pool, v, conf->nchunks, &sc->pword[f & (BPFIPT_PVALS - 1)]);
-				if (b < 0)
-					return -1;
-				sc->phave |= 1u << (f & (BPFIPT_PVALS - 1));
+				sc->phave |= 1u << fi;
 			}
-			b = (sc->pword[f & (BPFIPT_PVALS - 1)] >> ((first + j) & 63)) & 1;
+			b = (sc->pword[fi] >> ((first + j) & 63)) & 1;
 		}
 		if (b < 0)
 			return -1;

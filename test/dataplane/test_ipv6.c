@@ -1088,7 +1088,8 @@ START_TEST(t_tuple_bounds)
 		{ BPFIPT_INPUT, P6(.src = "2001:db9:1:10::1", .proto = 17, .dport = 1000), ACC },
 		{ BPFIPT_INPUT, P6(.src = "2001:db8:1:10::1", .proto = 17, .dport = 1001), ACC },
 		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:5::", .proto = 17, .dport = 50), DRP },
-		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:e:ffff:ffff::1", .proto = 17, .dport = 59), DRP },
+		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:e:ffff:ffff::1", .proto = 17, .dport = 59),
+		  DRP },
 		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:4:ffff::1", .proto = 17, .dport = 50), ACC },
 		{ BPFIPT_OUTPUT, P6(.dst = "2001:db8:f::", .proto = 17, .dport = 59), ACC },
 		{ BPFIPT_FORWARD, P6(.dst = "2001:dc1:ffff::1", .proto = 17, .dport = 59), DRP },
@@ -1096,9 +1097,10 @@ START_TEST(t_tuple_bounds)
 	};
 	for (int i = 0; i < N(cs); i++) {
 		size_t len = build6(&cs[i].p, buf, sizeof(buf), NULL);
+		int iif = cs[i].chain == BPFIPT_OUTPUT ? 0 : 2;
+		int oif = cs[i].chain == BPFIPT_INPUT ? 0 : 3;
 
-		ck_assert_msg(classify(in, buf, len, cs[i].chain, cs[i].chain == BPFIPT_OUTPUT ? 0 : 2,
-				       cs[i].chain == BPFIPT_INPUT ? 0 : 3) == cs[i].verdict,
+		ck_assert_msg(classify(in, buf, len, cs[i].chain, iif, oif) == cs[i].verdict,
 			      "case %d", i);
 	}
 	dp_inst_free(&in);

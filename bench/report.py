@@ -98,6 +98,18 @@ _t = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True)
 has_cairo = b"pngcairo" in _t.stdout + _t.stderr
 
 
+def pk_ns(rows):
+    """pktcost's ns per (ruleset, rules, packet, hook, ct)"""
+    return {(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"]): num(r["ns"])
+            for r in rows}
+
+
+def pk_inst(rows):
+    """pktcost's (install ms, map bytes) per (ruleset, rules, ct)"""
+    return {(r["ruleset"], int(r["rules"]), r["ct"]): (num(r["install_ms"]), num(r["map_bytes"]))
+            for r in rows}
+
+
 def pk_tables(ns, inst, sfx="", fam=""):
     """a table per ruleset of one family's pktcost rows (sfx: its rulesets' suffix)"""
     for kind, what in (("mixed", "mixed rules (`-s /24 -p udp --dport`, sparse; one tuple group "
@@ -145,11 +157,8 @@ if pk:
     P("## ns per packet (bpf_prog_test_run)")
     P("")
     provenance(head)
-    ns = {}
-    for r in pk:
-        ns[(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"])] = num(r["ns"])
-    inst = {(r["ruleset"], int(r["rules"]), r["ct"]): (num(r["install_ms"]), num(r["map_bytes"]))
-            for r in pk}
+    ns = pk_ns(pk)
+    inst = pk_inst(pk)
     floor_x, floor_t = ns.get(("floor", 0, "any", "xdp", "off")), ns.get(("floor", 0, "any", "tc", "off"))
     P(f"Floor (a program returning pass): XDP {fmt(floor_x)} ns, tc {fmt(floor_t)} ns.")
     P("")
@@ -247,14 +256,12 @@ if sl and pk:
 # 2001:db8:aabb:ccdd::/(32 + p))
 head6, pk6 = load("pktcost6.csv")
 if pk6:
-    ns6 = {(r["ruleset"], int(r["rules"]), r["packet"], r["hook"], r["ct"]): num(r["ns"])
-           for r in pk6}
+    ns6 = pk_ns(pk6)
     ns_targets(ns6, "6", "IPv6: ")
     P("## ns per packet, IPv6 (`pktcost --family 6`)")
     P("")
     provenance(head6)
-    pk_tables(ns6, {(r["ruleset"], int(r["rules"]), r["ct"]):
-                    (num(r["install_ms"]), num(r["map_bytes"])) for r in pk6}, "6", "IPv6, ")
+    pk_tables(ns6, pk_inst(pk6), "6", "IPv6, ")
 
 # ------------------------------------------------------------------ veth
 head, ve = load("veth.csv")

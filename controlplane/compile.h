@@ -257,6 +257,9 @@ bool cp_addrtype_ok(__u16 src, __u16 dst, __u8 flags, const struct cp_packet *p)
 /* The order of cp_compiled.tuples (qsort comparators). */
 int cp_tuple_key_cmp(const struct bpfipt_tuple6_key *x, const struct bpfipt_tuple6_key *y);
 int cp_tuple_cmp(const void *a, const void *b);
+/* The bits of a prefix of plen bits that fall in 32-bit word w of an address
+ * (host order). */
+__u32 cp_word_mask(unsigned int plen, unsigned int w);
 /* An IPv6 address (network order) masked to plen bits, as a tuple key's. */
 void cp_tuple_addr6(__be32 out[4], const __u8 a[16], unsigned int plen);
 

@@ -35,13 +35,20 @@ int cp_tuple_key_cmp(const struct bpfipt_tuple6_key *x, const struct bpfipt_tupl
 	return cmp_u32(x->proto, y->proto);
 }
 
+__u32 cp_word_mask(unsigned int plen, unsigned int w)
+{
+	unsigned int bits = plen > 32 * w ? plen - 32 * w : 0;
+
+	return bits >= 32 ? ~0u : bits ? ~0u << (32 - bits) : 0;
+}
+
 void cp_tuple_addr6(__be32 out[4], const __u8 a[16], unsigned int plen)
 {
 	for (unsigned int w = 0; w < 4; w++) {
-		__u32 v, bits = plen > 32 * w ? plen - 32 * w : 0;
+		__u32 v;
 
 		memcpy(&v, a + 4 * w, 4);
-		out[w] = bits >= 32 ? v : bits ? v & htonl(~0u << (32 - bits)) : 0;
+		out[w] = v & htonl(cp_word_mask(plen, w));
 	}
 }
 

@@ -2255,14 +2255,6 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
 }
 
-/* The bits of a prefix of plen bits that fall in 32-bit word w of the address. */
-static __u32 word_mask(unsigned int plen, unsigned int w)
-{
-	unsigned int bits = plen > 32 * w ? plen - 32 * w : 0;
-
-	return bits >= 32 ? ~0u : bits ? ~0u << (32 - bits) : 0;
-}
-
 /* The bounds of tuple group t->group's keys in t->lo and t->span (bpfipt.h,
  * struct bpfipt_tfast): an address's top is its prefix's last address, so that
  * fast_tuple() compares the packet's value unmasked; IPv6 addresses by their
@@ -2271,7 +2263,7 @@ static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 {
 	unsigned int aw = cc->family == AF_INET6 ? BPFIPT_TB_WORD6 : 0;
 	__u32 mask[BPFIPT_TB_N] = {
-		word_mask(t->splen, aw), word_mask(t->dplen, aw),
+		cp_word_mask(t->splen, aw), cp_word_mask(t->dplen, aw),
 		t->ports & BPFIPT_TP_SPORT ? ~0u : 0, t->ports & BPFIPT_TP_DPORT ? ~0u : 0,
 	};
 	__u32 lo[BPFIPT_TB_N], hi[BPFIPT_TB_N];

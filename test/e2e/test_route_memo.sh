@@ -19,12 +19,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 topo_up
 MODE=${BPF_IPTABLES_INGRESS:-xdp}
-X=$SRV_IP
+# the family under test: X the echoes' destination, F the commands' and ping's
+# suffix (6: bpt6, ping6_ok), P the checks' prefix
+X=$SRV_IP F= P=
 
 bpt "$RTR" -A INPUT -p icmp --icmp-type echo-request -d $X -j ACCEPT
 bpt "$RTR" -A FORWARD -p icmp --icmp-type echo-request -d $X -j ACCEPT
 
-pkts() { bpt "$RTR" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
+pkts() { "bpt$F" "$RTR" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
 
 # the index of BPFIPT_ST_ROUTE_MEMO in enum bpfipt_stat
 ST=$(awk '/^enum bpfipt_stat \{/ { on = 1; next } on && /^\};/ { exit }
@@ -58,7 +60,7 @@ EOF
 # echo N: N echoes cli -> X, one at a time; prints how many were answered
 echo_n() {
 	local i ok=0
-	for i in $(seq "$1"); do ping_ok "$CLI" $X && ok=$((ok + 1)); done
+	for i in $(seq "$1"); do "ping${F}_ok" "$CLI" $X && ok=$((ok + 1)); done
 	echo $ok
 }
 
@@ -68,9 +70,9 @@ step() {
 	local what=$1 n=$2 want=$3 din=$4 dfwd=$5 in0 fw0 got
 	in0=$(pkts INPUT) fw0=$(pkts FORWARD)
 	got=$(echo_n "$n")
-	check_eq "$what: echoes answered" "$want" "$got"
-	check_eq "$what: INPUT counted" "$din" $(($(pkts INPUT) - in0))
-	check_eq "$what: FORWARD counted" "$dfwd" $(($(pkts FORWARD) - fw0))
+	check_eq "$P$what: echoes answered" "$want" "$got"
+	check_eq "$P$what: INPUT counted" "$din" $(($(pkts INPUT) - in0))
+	check_eq "$P$what: FORWARD counted" "$dfwd" $(($(pkts FORWARD) - fw0))
 }
 
 h0=$(memo_hits)
@@ -136,38 +138,28 @@ step "the blackhole removed: routed again" 3 3 0 3
 # (fwd6_off()). eth0's own forwarding setting is not the kernel's test (ip6tables
 # counts no FORWARD with it on and "all" off).
 topo_up6
-X6=$SRV_IP6
-bpt6 "$RTR" -A INPUT -p ipv6-icmp --icmpv6-type echo-request -d $X6 -j ACCEPT
-bpt6 "$RTR" -A FORWARD -p ipv6-icmp --icmpv6-type echo-request -d $X6 -j ACCEPT
-pkts6() { bpt6 "$RTR" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
-# step6 WHAT N ANSWERED DIN DFWD: step's, IPv6
-step6() {
-	local what=$1 n=$2 want=$3 din=$4 dfwd=$5 in0 fw0 i ok=0
-	in0=$(pkts6 INPUT) fw0=$(pkts6 FORWARD)
-	for i in $(seq "$n"); do ping6_ok "$CLI" $X6 && ok=$((ok + 1)); done
-	check_eq "IPv6, $what: echoes answered" "$want" "$ok"
-	check_eq "IPv6, $what: INPUT counted" "$din" $(($(pkts6 INPUT) - in0))
-	check_eq "IPv6, $what: FORWARD counted" "$dfwd" $(($(pkts6 FORWARD) - fw0))
-}
+X=$SRV_IP6 F=6 P="IPv6, "
+bpt6 "$RTR" -A INPUT -p ipv6-icmp --icmpv6-type echo-request -d $X -j ACCEPT
+bpt6 "$RTR" -A FORWARD -p ipv6-icmp --icmpv6-type echo-request -d $X -j ACCEPT
 sysctl6() { ip netns exec "$RTR" sysctl -qw "net.ipv6.conf.$1=$2"; }
-ping6_ok "$CLI" $X6 || ping6_ok "$CLI" $X6	# neighbours resolved
-step6 "routed to srv" 3 3 0 3
+ping6_ok "$CLI" $X || ping6_ok "$CLI" $X	# neighbours resolved
+step "routed to srv" 3 3 0 3
 sysctl6 all.forwarding 0
-step6 "forwarding off: INPUT, dropped by the kernel" 2 0 2 0
+step "forwarding off: INPUT, dropped by the kernel" 2 0 2 0
 sysctl6 eth0.forwarding 1
-step6 "eth0's own forwarding on, all's off: still INPUT" 2 0 2 0
+step "eth0's own forwarding on, all's off: still INPUT" 2 0 2 0
 if ip netns exec "$RTR" sysctl -q net.ipv6.conf.eth0.force_forwarding >/dev/null 2>&1; then
 	# (and eth1's, for the replies)
 	sysctl6 eth0.force_forwarding 1
 	sysctl6 eth1.force_forwarding 1
-	step6 "eth0's force_forwarding on: routed" 3 3 0 3
+	step "eth0's force_forwarding on: routed" 3 3 0 3
 	sysctl6 eth0.force_forwarding 0
 	sysctl6 eth1.force_forwarding 0
 fi
-ip -n "$RTR" addr add $X6/128 dev lo nodad
-step6 "forwarding off, an address of rtr" 2 2 2 0
-ip -n "$RTR" addr del $X6/128 dev lo
+ip -n "$RTR" addr add $X/128 dev lo nodad
+step "forwarding off, an address of rtr" 2 2 2 0
+ip -n "$RTR" addr del $X/128 dev lo
 sysctl6 all.forwarding 1
-step6 "forwarding on again: routed" 3 3 0 3
+step "forwarding on again: routed" 3 3 0 3
 
 finish

@@ -2684,12 +2684,24 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 	/* only the route's type and device matter: no neighbour lookup (a routed
 	 * packet whose next hop is unresolved is SUCCESS then, not NO_NEIGH) */
 	r = bpf_fib_lookup(ctx, f, sizeof(*f), BPF_FIB_LOOKUP_SKIP_NEIGH);
+	if (r == BPF_FIB_LKUP_RET_FWD_DISABLED && p->family == 6 && p->iif != LOOPBACK_IFINDEX) {
+		/* The helper stops at the input device's own forwarding setting, but
+		 * fwd6_off() said the kernel forwards: all.forwarding is on (a router
+		 * whose uplink has forwarding 0 to take router advertisements) or the
+		 * device's force_forwarding. The route is asked again as from lo,
+		 * whose forwarding follows all's; the answer differs only for policy
+		 * rules that name an input interface. (Before: INPUT, so FORWARD's
+		 * rules never saw what the kernel forwarded.) */
+		f->ifindex = LOOPBACK_IFINDEX;
+		r = bpf_fib_lookup(ctx, f, sizeof(*f), BPF_FIB_LOOKUP_SKIP_NEIGH);
+	}
 	switch (r) {
 	case BPF_FIB_LKUP_RET_NOT_FWDED:	/* local (also: no route, the kernel drops it) */
 	case BPF_FIB_LKUP_RET_FWD_DISABLED:
 		/* forwarding off on the input interface: the helper stops before the
 		 * route lookup, even for a local destination; the kernel delivers the
-		 * packet or drops it, so INPUT is the only chain that can apply */
+		 * packet or drops it, so INPUT is the only chain that can apply (IPv6:
+		 * lo's forwarding off too, force_forwarding alone: see above) */
 		if (genid >= 0)
 			route_memo_put(&sc->memo[m & (ROUTE_MEMOS - 1)], p, genid, 0, 0);
 		return BPFIPT_INPUT;

@@ -136,7 +136,8 @@ step "the blackhole removed: routed again" 3 3 0 3
 # IPv6 packet that came in on eth0 (net.ipv6.conf.all.forwarding off, eth0's
 # force_forwarding off): then the echoes are INPUT's without a lookup
 # (fwd6_off()). eth0's own forwarding setting is not the kernel's test (ip6tables
-# counts no FORWARD with it on and "all" off).
+# counts no FORWARD with it on and "all" off, and counts FORWARD with it off and
+# "all" on).
 topo_up6
 X=$SRV_IP6 F=6 P="IPv6, "
 bpt6 "$RTR" -A INPUT -p ipv6-icmp --icmpv6-type echo-request -d $X -j ACCEPT
@@ -161,5 +162,13 @@ step "forwarding off, an address of rtr" 2 2 2 0
 ip -n "$RTR" addr del $X/128 dev lo
 sysctl6 all.forwarding 1
 step "forwarding on again: routed" 3 3 0 3
+# eth0's own forwarding off under all's (a router's uplink taking router
+# advertisements): the kernel forwards, the helper refuses eth0; asked as from lo
+sysctl6 eth0.forwarding 0
+step "eth0's own forwarding off, all's on: routed" 3 3 0 3
+ip -n "$RTR" addr add $X/128 dev lo nodad
+step "eth0's own forwarding off, an address of rtr" 2 2 2 0
+ip -n "$RTR" addr del $X/128 dev lo
+sysctl6 eth0.forwarding 1
 
 finish

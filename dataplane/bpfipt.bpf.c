@@ -1691,12 +1691,16 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
 				bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
 }
 
-/* Word w of an IPv6 address masked to plen bits (network order). */
-static __always_inline __be32 mask6(__be32 a, __u32 plen, __u32 w)
+/* Half h of an IPv6 address (bits 64 h .. 64 h + 63, as loaded from memory)
+ * masked to plen bits: two 64-bit tests a half instead of two 32-bit ones a word
+ * (the key's masks were a tenth of an IPv6 tuple lookup's samples). */
+_Static_assert(__builtin_offsetof(struct pkt, saddr6) % 8 == 0 &&
+	       __builtin_offsetof(struct pkt, daddr6) % 8 == 0, "an address's halves are aligned");
+static __always_inline __u64 mask6_half(__u64 a, __u32 plen, __u32 h)
 {
-	__u32 bits = plen > 32 * w ? plen - 32 * w : 0;
+	__u32 bits = plen > 64 * h ? plen - 64 * h : 0;
 
-	return bits >= 32 ? a : bits ? a & bpf_htonl(~0u << ((32 - bits) & 31)) : 0;
+	return bits >= 64 ? a : bits ? a & bpf_cpu_to_be64(~0ULL << ((64 - bits) & 63)) : 0;
 }
 
 /* IPv6: the offset of the packet's tuple in tuple group `group` (from the run's
@@ -1706,8 +1710,9 @@ __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen
 				    __u32 dplen, __u32 ports)
 {
 	struct bpfipt_tuple6_key k;
-	__u32 cur, *v, w;
+	__u32 cur, *v, h;
 	void *m;
+	__u64 a;
 
 	if (!sc)
 		return BPFIPT_IVAL_NONE;
@@ -1718,9 +1723,13 @@ __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen
 	__builtin_memset(&k, 0, sizeof(k));
 	k.group = group;
 #pragma unroll
-	for (w = 0; w < 4; w++) {
-		k.src[w] = mask6(sc->p.saddr6[w], splen, w);
-		k.dst[w] = mask6(sc->p.daddr6[w], dplen, w);
+	for (h = 0; h < 2; h++) {
+		a = mask6_half(*(__u64 *)&sc->p.saddr6[2 * h], splen, h);
+		k.src[2 * h] = (__u32)a;
+		k.src[2 * h + 1] = a >> 32;
+		a = mask6_half(*(__u64 *)&sc->p.daddr6[2 * h], dplen, h);
+		k.dst[2 * h] = (__u32)a;
+		k.dst[2 * h + 1] = a >> 32;
 	}
 	k.sport = ports & BPFIPT_TP_SPORT ? sc->p.sport : 0;
 	k.dport = ports & BPFIPT_TP_DPORT ? sc->p.dport : 0;

@@ -1691,11 +1691,13 @@ static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *
 				bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
 }
 
-/* Half h of an IPv6 address (bits 64 h .. 64 h + 63, as loaded from memory)
- * masked to plen bits: two 64-bit tests a half instead of two 32-bit ones a word
- * (the key's masks were a tenth of an IPv6 tuple lookup's samples). */
 _Static_assert(__builtin_offsetof(struct pkt, saddr6) % 8 == 0 &&
 	       __builtin_offsetof(struct pkt, daddr6) % 8 == 0, "an address's halves are aligned");
+
+/* Half h of an IPv6 address (bits 64 h .. 64 h + 63) masked to plen bits. a is
+ * the half's 8 bytes loaded as they lie (network order), so the mask is swapped
+ * the same way. Two tests a half instead of two a 32-bit word: the key's masks
+ * were a tenth of an IPv6 tuple lookup's samples. */
 static __always_inline __u64 mask6_half(__u64 a, __u32 plen, __u32 h)
 {
 	__u32 bits = plen > 64 * h ? plen - 64 * h : 0;

@@ -11,7 +11,9 @@
 # them) and on again; routed out of another device, which a FORWARD rule with -o
 # tells apart. After every change each echo must be counted by the chain
 # the kernel took it through, and answered by whoever has the address (or by nobody: a local route
-# without an address). IPv6 last: forwarding on and off. The data
+# without an address). IPv6 last: forwarding on and off, all's and the devices'
+# settings, where ip6tables-legacy's counters on rtr are the oracle of the chain
+# the kernel took (they count what bpf-iptables passed). The data
 # plane's statistics must show memo answers, so the changes are tested against
 # a memo in use. XDP and tc ingress (BPF_IPTABLES_INGRESS).
 BIN=$(cd "${1:?usage: test_route_memo.sh BUILD_DIR}" && pwd)
@@ -21,7 +23,7 @@ topo_up
 MODE=${BPF_IPTABLES_INGRESS:-xdp}
 # the family under test: X the echoes' destination, F the commands' and ping's
 # suffix (6: bpt6, ping6_ok), P the checks' prefix
-X=$SRV_IP F= P=
+X=$SRV_IP F= P= LEGACY=
 
 bpt "$RTR" -A INPUT -p icmp --icmp-type echo-request -d $X -j ACCEPT
 bpt "$RTR" -A FORWARD -p icmp --icmp-type echo-request -d $X -j ACCEPT
@@ -64,15 +66,26 @@ echo_n() {
 	echo $ok
 }
 
-# step WHAT N ANSWERED DIN DFWD: N echoes, ANSWERED of them answered; INPUT and
-# FORWARD count DIN and DFWD more
+# the kernel's own count (IPv6 section: LEGACY=ip6tables-legacy): packets of rule 1
+# of a chain of rtr's legacy tables, which see what bpf-iptables passed
+lpkts() { nsx "$RTR" "$LEGACY" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
+
+# step WHAT N ANSWERED DIN DFWD [LIN LFWD]: N echoes, ANSWERED of them answered;
+# INPUT and FORWARD count DIN and DFWD more; with LEGACY set, the kernel's chains
+# LIN and LFWD (default DIN and DFWD: where the kernel took the echoes; they differ
+# where the kernel drops a packet before either chain, which bpf-iptables judges by
+# INPUT)
 step() {
-	local what=$1 n=$2 want=$3 din=$4 dfwd=$5 in0 fw0 got
+	local what=$1 n=$2 want=$3 din=$4 dfwd=$5 lin=${6:-$4} lfwd=${7:-$5} in0 fw0 lin0 lfw0 got
 	in0=$(pkts INPUT) fw0=$(pkts FORWARD)
+	[ -n "$LEGACY" ] && lin0=$(lpkts INPUT) lfw0=$(lpkts FORWARD)
 	got=$(echo_n "$n")
 	check_eq "$P$what: echoes answered" "$want" "$got"
 	check_eq "$P$what: INPUT counted" "$din" $(($(pkts INPUT) - in0))
 	check_eq "$P$what: FORWARD counted" "$dfwd" $(($(pkts FORWARD) - fw0))
+	[ -n "$LEGACY" ] || return 0
+	check_eq "$P$what: the kernel's INPUT" "$lin" $(($(lpkts INPUT) - lin0))
+	check_eq "$P$what: the kernel's FORWARD" "$lfwd" $(($(lpkts FORWARD) - lfw0))
 }
 
 h0=$(memo_hits)
@@ -139,16 +152,19 @@ step "the blackhole removed: routed again" 3 3 0 3
 # counts no FORWARD with it on and "all" off, and counts FORWARD with it off and
 # "all" on).
 topo_up6
-X=$SRV_IP6 F=6 P="IPv6, "
+X=$SRV_IP6 F=6 P="IPv6, " LEGACY=ip6tables-legacy
 bpt6 "$RTR" -A INPUT -p ipv6-icmp --icmpv6-type echo-request -d $X -j ACCEPT
 bpt6 "$RTR" -A FORWARD -p ipv6-icmp --icmpv6-type echo-request -d $X -j ACCEPT
+for c in INPUT FORWARD; do
+	nsx "$RTR" "$LEGACY" -A $c -p ipv6-icmp --icmpv6-type echo-request -d $X
+done
 sysctl6() { ip netns exec "$RTR" sysctl -qw "net.ipv6.conf.$1=$2"; }
 ping6_ok "$CLI" $X || ping6_ok "$CLI" $X	# neighbours resolved
 step "routed to srv" 3 3 0 3
 sysctl6 all.forwarding 0
-step "forwarding off: INPUT, dropped by the kernel" 2 0 2 0
+step "forwarding off: INPUT, dropped by the kernel" 2 0 2 0 0 0
 sysctl6 eth0.forwarding 1
-step "eth0's own forwarding on, all's off: still INPUT" 2 0 2 0
+step "eth0's own forwarding on, all's off: still INPUT" 2 0 2 0 0 0
 if ip netns exec "$RTR" sysctl -q net.ipv6.conf.eth0.force_forwarding >/dev/null 2>&1; then
 	# (and eth1's, for the replies)
 	sysctl6 eth0.force_forwarding 1

@@ -12,8 +12,8 @@
 # tells apart. After every change each echo must be counted by the chain
 # the kernel took it through, and answered by whoever has the address (or by nobody: a local route
 # without an address). IPv6 last: forwarding on and off, all's and the devices'
-# settings, where ip6tables-legacy's counters on rtr are the oracle of the chain
-# the kernel took (they count what bpf-iptables passed). The data
+# settings. Every step also reads iptables-legacy's (ip6tables-legacy's) counters
+# on rtr: the chain the kernel took, for what bpf-iptables passed. The data
 # plane's statistics must show memo answers, so the changes are tested against
 # a memo in use. XDP and tc ingress (BPF_IPTABLES_INGRESS).
 BIN=$(cd "${1:?usage: test_route_memo.sh BUILD_DIR}" && pwd)
@@ -23,10 +23,15 @@ topo_up
 MODE=${BPF_IPTABLES_INGRESS:-xdp}
 # the family under test: X the echoes' destination, F the commands' and ping's
 # suffix (6: bpt6, ping6_ok), P the checks' prefix
-X=$SRV_IP F= P= LEGACY=
+X=$SRV_IP F= P= LEGACY=iptables-legacy
 
 bpt "$RTR" -A INPUT -p icmp --icmp-type echo-request -d $X -j ACCEPT
 bpt "$RTR" -A FORWARD -p icmp --icmp-type echo-request -d $X -j ACCEPT
+legacy_rules() {	# counters only, no target
+	local c
+	for c in INPUT FORWARD; do nsx "$RTR" "$LEGACY" -A $c "$@" -d $X; done
+}
+legacy_rules -p icmp --icmp-type echo-request
 
 pkts() { "bpt$F" "$RTR" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
 
@@ -66,24 +71,23 @@ echo_n() {
 	echo $ok
 }
 
-# the kernel's own count (IPv6 section: LEGACY=ip6tables-legacy): packets of rule 1
-# of a chain of rtr's legacy tables, which see what bpf-iptables passed
+# the kernel's own count (LEGACY: iptables-legacy, ip6tables-legacy): packets of
+# rule 1 of a chain of rtr's legacy tables, which see what bpf-iptables passed
 lpkts() { nsx "$RTR" "$LEGACY" -vxnL "$1" | awk 'NR == 3 { print $1 }'; }
 
 # step WHAT N ANSWERED DIN DFWD [LIN LFWD]: N echoes, ANSWERED of them answered;
-# INPUT and FORWARD count DIN and DFWD more; with LEGACY set, the kernel's chains
-# LIN and LFWD (default DIN and DFWD: where the kernel took the echoes; they differ
-# where the kernel drops a packet before either chain, which bpf-iptables judges by
-# INPUT)
+# INPUT and FORWARD count DIN and DFWD more, and the kernel's chains LIN and LFWD
+# (default DIN and DFWD: where the kernel took the echoes; they differ where the
+# kernel drops a packet before either chain, which bpf-iptables judges by INPUT,
+# and where a bpf-iptables rule before the counted one takes the echoes)
 step() {
 	local what=$1 n=$2 want=$3 din=$4 dfwd=$5 lin=${6:-$4} lfwd=${7:-$5} in0 fw0 lin0 lfw0 got
 	in0=$(pkts INPUT) fw0=$(pkts FORWARD)
-	[ -n "$LEGACY" ] && lin0=$(lpkts INPUT) lfw0=$(lpkts FORWARD)
+	lin0=$(lpkts INPUT) lfw0=$(lpkts FORWARD)
 	got=$(echo_n "$n")
 	check_eq "$P$what: echoes answered" "$want" "$got"
 	check_eq "$P$what: INPUT counted" "$din" $(($(pkts INPUT) - in0))
 	check_eq "$P$what: FORWARD counted" "$dfwd" $(($(pkts FORWARD) - fw0))
-	[ -n "$LEGACY" ] || return 0
 	check_eq "$P$what: the kernel's INPUT" "$lin" $(($(lpkts INPUT) - lin0))
 	check_eq "$P$what: the kernel's FORWARD" "$lfwd" $(($(lpkts FORWARD) - lfw0))
 }
@@ -101,7 +105,7 @@ ip -n "$RTR" addr del $X/32 dev lo
 step "the address removed: routed again" 3 3 0 3
 
 ip netns exec "$RTR" sysctl -qw net.ipv4.conf.eth0.forwarding=0
-step "forwarding off on eth0: INPUT, dropped by the kernel" 2 0 2 0
+step "forwarding off on eth0: INPUT, dropped by the kernel" 2 0 2 0 0 0
 ip netns exec "$RTR" sysctl -qw net.ipv4.conf.eth0.forwarding=1
 step "forwarding on again" 3 3 0 3
 
@@ -113,9 +117,9 @@ ip -n "$RTR" link add alt0 type veth peer name alt1
 ip -n "$RTR" link set alt0 up
 ip -n "$RTR" link set alt1 up
 bpt "$RTR" -I FORWARD -o alt0 -d $X -j DROP
-step "-o alt0 first, routed to srv: not taken" 3 3 0 0
+step "-o alt0 first, routed to srv: not taken" 3 3 0 0 0 3
 ip -n "$RTR" route add $X/32 dev alt0
-step "routed out of alt0: -o alt0 drops them" 3 0 0 3
+step "routed out of alt0: -o alt0 drops them" 3 0 0 3 0 0
 # a burst: most echoes find the memo's answer, which must carry the device
 h0=$(memo_hits) d0=$(pkts FORWARD)
 ip netns exec "$CLI" ping -n -q -c 20 -i 0.01 -W 1 $X >/dev/null 2>&1
@@ -123,7 +127,7 @@ check_eq "a burst routed out of alt0: -o alt0 drops every echo" 20 $(($(pkts FOR
 h1=$(memo_hits)
 check "the memo answered echoes routed out of alt0 ($h0 -> $h1)" [ "$h1" -gt $((h0 + 10)) ]
 ip -n "$RTR" route del $X/32 dev alt0
-step "the route removed: routed to srv again" 3 3 0 0
+step "the route removed: routed to srv again" 3 3 0 0 0 3
 bpt "$RTR" -D FORWARD 1
 
 # a policy rule: its selectors go beyond the memo's key, which then stays unused.
@@ -155,9 +159,7 @@ topo_up6
 X=$SRV_IP6 F=6 P="IPv6, " LEGACY=ip6tables-legacy
 bpt6 "$RTR" -A INPUT -p ipv6-icmp --icmpv6-type echo-request -d $X -j ACCEPT
 bpt6 "$RTR" -A FORWARD -p ipv6-icmp --icmpv6-type echo-request -d $X -j ACCEPT
-for c in INPUT FORWARD; do
-	nsx "$RTR" "$LEGACY" -A $c -p ipv6-icmp --icmpv6-type echo-request -d $X
-done
+legacy_rules -p ipv6-icmp --icmpv6-type echo-request
 sysctl6() { ip netns exec "$RTR" sysctl -qw "net.ipv6.conf.$1=$2"; }
 ping6_ok "$CLI" $X || ping6_ok "$CLI" $X	# neighbours resolved
 step "routed to srv" 3 3 0 3

@@ -1025,6 +1025,16 @@ START_TEST(t_tuple_pairs)
 }
 END_TEST
 
+/* -s src -d dst -p udp --dport port -j DROP appended to chain */
+static void add_udp_drop(struct ipt_table *t, const char *chain, const char *src,
+			 const char *dst, int port)
+{
+	struct ipt_rule *r = rule(src, dst, 17, DRP);
+
+	udp_ports(r, port, port);
+	add(t, chain, r);
+}
+
 /* A tuple group at the top of a chain is searched first, and a packet outside
  * its keys' bounds skips the hash: IPv6 addresses are bounded by their word
  * BPFIPT_TB_WORD6 (bits 32-63). INPUT: sixteen /64s 2001:db8:1:10::/64 ..
@@ -1043,24 +1053,14 @@ START_TEST(t_tuple_bounds)
 	char a[64];
 
 	for (int i = 0; i < 16; i++) {
-		struct ipt_rule *r;
-
 		snprintf(a, sizeof(a), "2001:db8:1:%x::/64", 0x10 + i);
-		r = rule(a, NULL, 17, DRP);
-		udp_ports(r, 1000 + i, 1000 + i);
-		add(t, "INPUT", r);
+		add_udp_drop(t, "INPUT", a, NULL, 1000 + i);
 	}
 	for (int i = 0; i < 10; i++) {
-		struct ipt_rule *r;
-
 		snprintf(a, sizeof(a), "2001:db8:%x::/48", 5 + i);
-		r = rule(NULL, a, 17, DRP);
-		udp_ports(r, 50 + i, 50 + i);
-		add(t, "OUTPUT", r);
+		add_udp_drop(t, "OUTPUT", NULL, a, 50 + i);
 		snprintf(a, sizeof(a), "2001:%x::/32", 0xdb8 + i);
-		r = rule(NULL, a, 17, DRP);
-		udp_ports(r, 50 + i, 50 + i);
-		add(t, "FORWARD", r);
+		add_udp_drop(t, "FORWARD", NULL, a, 50 + i);
 	}
 	cc = compile(t);
 	ck_assert_uint_eq(cc->ntgroups, 3);

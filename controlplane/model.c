@@ -75,18 +75,39 @@ static void match_free(struct ipt_match *m)
 	m->ext = NULL;
 }
 
-void ipt_rule_free(struct ipt_rule **pr)
+void ipt_rule_clear(struct ipt_rule *r)
 {
-	struct ipt_rule *r = *pr;
-
-	if (!r)
-		return;
 	for (unsigned int i = 0; i < r->nmatches; i++)
 		match_free(&r->matches[i]);
 	free(r->matches);
+	r->matches = NULL;
+	r->nmatches = 0;
 	match_free(&r->target);
-	free(r);
+}
+
+void ipt_rule_free(struct ipt_rule **pr)
+{
+	if (!*pr)
+		return;
+	ipt_rule_clear(*pr);
+	free(*pr);
 	*pr = NULL;
+}
+
+/* A rule of c's: freed alone, or only emptied when it lies in c's slab. */
+static void chain_rule_free(struct ipt_chain *c, struct ipt_rule **pr)
+{
+	struct ipt_rule *r = *pr;
+
+	if (r && c->slab && r >= c->slab && r < c->slab + c->nslab) {
+		/* a snapshot's rule holds a target only when its kind says so
+		 * (read_rule): most hold nothing, and their third line is not read */
+		if (r->nmatches || r->tkind == IPT_T_EXT)
+			ipt_rule_clear(r);
+		*pr = NULL;
+		return;
+	}
+	ipt_rule_free(pr);
 }
 
 struct ipt_match *ipt_rule_add_match(struct ipt_rule *r, const struct ipt_ext *ext)
@@ -195,8 +216,9 @@ static void chain_free(struct ipt_chain **pc)
 	if (!c)
 		return;
 	for (unsigned int i = 0; i < c->nrules; i++)
-		ipt_rule_free(&c->rules[i]);
+		chain_rule_free(c, &c->rules[i]);
 	free(c->rules);
+	free(c->slab);
 	free(c);
 	*pc = NULL;
 }
@@ -338,8 +360,11 @@ void ipt_chain_rename(struct ipt_table *t, struct ipt_chain *c, const char *name
 void ipt_chain_flush(struct ipt_chain *c)
 {
 	for (unsigned int i = 0; i < c->nrules; i++)
-		ipt_rule_free(&c->rules[i]);
+		chain_rule_free(c, &c->rules[i]);
 	c->nrules = 0;
+	free(c->slab);
+	c->slab = NULL;
+	c->nslab = 0;
 }
 
 void ipt_table_flush_all(struct ipt_table *t)
@@ -370,9 +395,26 @@ void ipt_chain_insert_rule(struct ipt_chain *c, unsigned int idx, struct ipt_rul
 
 void ipt_chain_delete_rule(struct ipt_chain *c, unsigned int idx)
 {
-	ipt_rule_free(&c->rules[idx]);
+	chain_rule_free(c, &c->rules[idx]);
 	memmove(&c->rules[idx], &c->rules[idx + 1], (c->nrules - idx - 1) * sizeof(*c->rules));
 	c->nrules--;
+}
+
+void ipt_chain_replace_rule(struct ipt_chain *c, unsigned int idx, struct ipt_rule *r)
+{
+	chain_rule_free(c, &c->rules[idx]);
+	c->rules[idx] = r;
+}
+
+struct ipt_rule *ipt_chain_slab(struct ipt_chain *c, unsigned int n)
+{
+	if (c->nrules || c->slab)
+		abort();	/* a slab is made once, for a chain being read */
+	c->slab = xcalloc(n ? n : 1, sizeof(*c->slab));
+	c->nslab = n;
+	for (unsigned int i = 0; i < n; i++)
+		c->slab[i].cidx = IPT_NO_CIDX;
+	return c->slab;
 }
 
 struct ipt_chain *ipt_chain_find(const struct ipt_table *t, const char *name)

@@ -209,8 +209,7 @@ static int rule_cmd(struct ipt_table *t, struct ipt_cmd *cmd, struct ipt_err *er
 	case CMD_REPLACE:
 		if (cmd->rulenum > c->nrules)
 			return iptc_err(err, "Index of replacement too big.");
-		ipt_rule_free(&c->rules[cmd->rulenum - 1]);
-		c->rules[cmd->rulenum - 1] = take(cmd, 0);
+		ipt_chain_replace_rule(c, cmd->rulenum - 1, take(cmd, 0));
 		return 0;
 	case CMD_DELETE:
 	case CMD_CHECK:

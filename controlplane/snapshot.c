@@ -286,9 +286,9 @@ static int read_match(struct rd *rd, const struct rd_exts *ex, bool target, stru
 	return 0;
 }
 
-static struct ipt_rule *read_rule(struct rd *rd, const struct rd_exts *ex, size_t alen)
+/* Into r, zeroed; on failure r holds nothing to free. */
+static int read_rule(struct rd *rd, const struct rd_exts *ex, size_t alen, struct ipt_rule *r)
 {
-	struct ipt_rule *r = ipt_rule_new();
 	struct ipt_ip *ip = &r->ip;
 	__u8 present = 0, nm = 0, tk = 0, v = 0;
 
@@ -342,10 +342,10 @@ static struct ipt_rule *read_rule(struct rd *rd, const struct rd_exts *ex, size_
 			goto bad;
 	if (tk == IPT_T_EXT && read_match(rd, ex, true, &r->target))
 		goto bad;
-	return r;
+	return 0;
 bad:
-	ipt_rule_free(&r);
-	return NULL;
+	ipt_rule_clear(r);
+	return -1;
 }
 
 /* A user chain, found by name: they are sorted (checked on read) after the builtins. */
@@ -380,6 +380,7 @@ static int read_chains(struct rd *rd, const struct rd_exts *ex, struct ipt_table
 		__u8 builtin = 0, policy = 0;
 		__u64 pcnt = 0, bcnt = 0;
 		__u32 nrules = 0;
+		struct ipt_rule *slab;
 		struct ipt_chain *c;
 
 		if (!get(rd, name, sizeof(name), "chain") || !get(rd, &builtin, 1, "chain") ||
@@ -403,9 +404,12 @@ static int read_chains(struct rd *rd, const struct rd_exts *ex, struct ipt_table
 		if (!c->rules)
 			abort();
 		c->cap = nrules ? nrules : 1;
-		for (; c->nrules < nrules; c->nrules++)
-			if (!(c->rules[c->nrules] = read_rule(rd, ex, t->family == AF_INET6 ? 16 : 4)))
+		slab = ipt_chain_slab(c, nrules);
+		for (; c->nrules < nrules; c->nrules++) {
+			if (read_rule(rd, ex, t->family == AF_INET6 ? 16 : 4, &slab[c->nrules]))
 				return -1;
+			c->rules[c->nrules] = &slab[c->nrules];
+		}
 	}
 	return 0;
 }

@@ -51,9 +51,16 @@ static __u64 snap_sum(__u32 version, __u32 tag, const unsigned char *p, size_t n
 
 /* ---- writing ---- */
 
-static void put(struct strbuf *sb, const void *p, size_t n)
+/* Bytes in place while the buffer has room (sb_addn, a call that writes a NUL
+ * each time, only to grow it); ipt_snap_write terminates it at the end. */
+static inline void put(struct strbuf *sb, const void *p, size_t n)
 {
-	sb_addn(sb, p, n);
+	if (sb->cap - sb->len > n) {
+		memcpy(sb->buf + sb->len, p, n);
+		sb->len += n;
+	} else {
+		sb_addn(sb, p, n);
+	}
 }
 
 static void put_u8(struct strbuf *sb, __u8 v) { put(sb, &v, 1); }
@@ -139,26 +146,32 @@ static void put_rule(struct strbuf *sb, struct ext_tab *et, const struct ipt_rul
 
 void ipt_snap_write(struct strbuf *out, const struct ipt_table *t, __u32 tag)
 {
-	struct strbuf body = STRBUF_INIT, exts = STRBUF_INIT;
+	struct strbuf exts = STRBUF_INIT;
 	struct ext_tab et = { .n = 0 };
+	size_t at = out->len, body;
 	struct snap_hdr h;
 
-	put_u32(&body, t->nchains);
+	/* One pass over the rules (each pass over a million rules is a walk
+	 * through memory): the chains go where the body starts, the extension
+	 * table they name is made on the way and moved in before them. */
+	memset(&h, 0, sizeof(h));
+	put(out, &h, sizeof(h));
+	body = out->len;
+	put_u32(out, t->nchains);
 	for (unsigned int i = 0; i < t->nchains; i++) {
 		const struct ipt_chain *c = t->chains[i];
 		char name[IPT_CHAIN_NAMESZ] = { 0 };
 
 		snprintf(name, sizeof(name), "%s", c->name);
-		put(&body, name, sizeof(name));
-		put_u8(&body, c->builtin);
-		put_u8(&body, (__u8)c->policy);
-		put_u64(&body, c->pcnt);
-		put_u64(&body, c->bcnt);
-		put_u32(&body, c->nrules);
+		put(out, name, sizeof(name));
+		put_u8(out, c->builtin);
+		put_u8(out, (__u8)c->policy);
+		put_u64(out, c->pcnt);
+		put_u64(out, c->bcnt);
+		put_u32(out, c->nrules);
 		for (unsigned int j = 0; j < c->nrules; j++)
-			put_rule(&body, &et, c->rules[j], t->family == AF_INET6 ? 16 : 4);
+			put_rule(out, &et, c->rules[j], t->family == AF_INET6 ? 16 : 4);
 	}
-	/* the extension table goes first but is known last */
 	put_u32(&exts, et.n);
 	for (unsigned int i = 0; i < et.n; i++) {
 		size_t n = strlen(et.ext[i]->name);
@@ -168,17 +181,17 @@ void ipt_snap_write(struct strbuf *out, const struct ipt_table *t, __u32 tag)
 		put(&exts, et.ext[i]->name, n);
 		put_u32(&exts, (__u32)et.ext[i]->size);
 	}
+	sb_addn(out, exts.buf, exts.len);	/* room, and the NUL the puts left out */
+	memmove(out->buf + body + exts.len, out->buf + body, out->len - exts.len - body);
+	memcpy(out->buf + body, exts.buf, exts.len);
+	sb_free(&exts);
 	memcpy(h.magic, snap_magic, sizeof(h.magic));
 	h.version = IPT_SNAP_VERSION | (t->family == AF_INET6 ? IPT_SNAP_FAMILY6 : 0);
 	h.tag = tag;
-	h.body_len = exts.len + body.len;
+	h.body_len = out->len - body;
 	/* the checksum runs over the body as one piece: exts then chains */
-	sb_addn(&exts, body.buf, body.len);
-	h.sum = snap_sum(h.version, h.tag, (const unsigned char *)exts.buf, exts.len);
-	put(out, &h, sizeof(h));
-	put(out, exts.buf, exts.len);
-	sb_free(&exts);
-	sb_free(&body);
+	h.sum = snap_sum(h.version, h.tag, (const unsigned char *)out->buf + body, h.body_len);
+	memcpy(out->buf + at, &h, sizeof(h));
 }
 
 /* ---- reading ---- */

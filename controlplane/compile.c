@@ -32,6 +32,7 @@
 #include "proto_ext.h"
 #include "misc_ext.h"
 #include "save.h"
+#include "be128.h"
 #include "rsort.h"
 #include "strbuf.h"
 
@@ -492,15 +493,6 @@ static int lpm_push4(struct cctx *x, struct cp_lpm *l, __u32 key, __u32 addr, __
 	return 0;
 }
 
-static unsigned __int128 a128(const __u8 b[16])
-{
-	unsigned __int128 a = 0;
-
-	for (int i = 0; i < 16; i++)
-		a = a << 8 | b[i];
-	return a;
-}
-
 static int lpm_push6(struct cctx *x, struct cp_lpm *l, __u32 key, unsigned __int128 addr,
 		     __u32 plen, __u32 v)
 {
@@ -834,8 +826,8 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 		if (skip_addr[i])
 			continue;
 		if (x->v6) {
-			unsigned __int128 a6 = a128(i ? ip->dst.b : ip->src.b);
-			unsigned __int128 m6 = a128(i ? ip->dmsk.b : ip->smsk.b);
+			unsigned __int128 a6 = ipt_be128(i ? ip->dst.b : ip->src.b);
+			unsigned __int128 m6 = ipt_be128(i ? ip->dmsk.b : ip->smsk.b);
 
 			if (!m6 && !a6 && !inv)
 				continue;	/* ::/0: everything */
@@ -990,10 +982,10 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 				const struct iprange6_data *d6 = m->data;
 
 				if (d->flags & IPR_SRC)
-					atom_from_range6(x, a128(d6->src_min.b), a128(d6->src_max.b),
+					atom_from_range6(x, ipt_be128(d6->src_min.b), ipt_be128(d6->src_max.b),
 							 d->flags & IPR_SRC_INV, &atoms[0][na[0]++]);
 				if (d->flags & IPR_DST)
-					atom_from_range6(x, a128(d6->dst_min.b), a128(d6->dst_max.b),
+					atom_from_range6(x, ipt_be128(d6->dst_min.b), ipt_be128(d6->dst_max.b),
 							 d->flags & IPR_DST_INV, &atoms[1][na[1]++]);
 				continue;
 			}
@@ -1155,8 +1147,8 @@ static bool addr_groupable(const struct ipt_rule *r, int which, bool v6)
 	if (r->ip.invflags & (which ? IPT_INV_DSTIP : IPT_INV_SRCIP))
 		return false;
 	if (v6) {
-		unsigned __int128 a6 = a128(which ? r->ip.dst.b : r->ip.src.b);
-		unsigned __int128 m6 = a128(which ? r->ip.dmsk.b : r->ip.smsk.b);
+		unsigned __int128 a6 = ipt_be128(which ? r->ip.dst.b : r->ip.src.b);
+		unsigned __int128 m6 = ipt_be128(which ? r->ip.dmsk.b : r->ip.smsk.b);
 
 		return (~m6 & (~m6 + 1)) == 0 && !(a6 & ~m6);
 	}
@@ -1243,9 +1235,9 @@ static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned
 		at[0].p6 = arena_alloc(&x->ar, len * sizeof(struct pfx6));
 		for (unsigned int k = 0; k < len; k++) {
 			const struct ipt_rule *r = ch->rules[i + k];
-			unsigned __int128 m = a128(which ? r->ip.dmsk.b : r->ip.smsk.b);
+			unsigned __int128 m = ipt_be128(which ? r->ip.dmsk.b : r->ip.smsk.b);
 
-			at[0].p6[k].addr = a128(which ? r->ip.dst.b : r->ip.src.b);
+			at[0].p6[k].addr = ipt_be128(which ? r->ip.dst.b : r->ip.src.b);
 			at[0].p6[k].plen = m ? 128 - ctz128(m) : 0;
 			at[0].p6[k].counter = x->rule_base[ci] + i + k;
 		}
@@ -1519,7 +1511,7 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 
 			if (skip[w] && x->v6)
 				u->atoms[w][0].p6[k] = (struct pfx6){
-					.addr = a128((const __u8 *)(w ? t->k.dst : t->k.src)),
+					.addr = ipt_be128((const __u8 *)(w ? t->k.dst : t->k.src)),
 					.plen = plen, .counter = ctr };
 			else if (skip[w])
 				u->atoms[w][0].p[k] = (struct pfx){

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "be128.h"
 #include "ival.h"
 #include "rsort.h"
 
@@ -97,16 +98,6 @@ static int sort_pfx(struct pfx *p, size_t n)
 
 /* ---- IPv6 ---- */
 
-static unsigned __int128 addr6(const __u8 *b)
-{
-	unsigned __int128 a = 0;
-	int i;
-
-	for (i = 0; i < 16; i++)
-		a = a << 8 | b[i];
-	return a;
-}
-
 struct pfx6;
 static int sort_pfx6(struct pfx6 *p, size_t n);
 
@@ -114,7 +105,7 @@ static int sort_pfx6(struct pfx6 *p, size_t n);
 #define AT unsigned __int128
 #define SUF(n) n##6
 #define ENTRY struct cp_lpm_entry6
-#define ADDR(e) addr6((e)->addr)
+#define ADDR(e) ipt_be128((e)->addr)
 #define IV struct cp_ival6
 #define PAGE struct bpfipt_ival6_page
 #define KEY(pg, i) ((AT)(pg)->key[i][1] << 64 | (pg)->key[i][0])

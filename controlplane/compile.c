@@ -2106,6 +2106,41 @@ static int cmp_lpm_entry6(const void *a, const void *b)
 	return memcmp(x->addr, y->addr, 16);
 }
 
+/* The address's 32-bit digit k (0: the least significant), and the group or
+ * chain with the length: cmp_lpm_entry6()'s keys from the least significant, for
+ * rsort_keys() */
+#define LPM6_DIGIT(k)								\
+	static __u64 lpm6_key_a##k(const void *e)				\
+	{									\
+		__be32 w;							\
+										\
+		memcpy(&w, ((const struct cp_lpm_entry6 *)e)->addr + 4 * (3 - (k)), 4); \
+		return ntohl(w);						\
+	}
+LPM6_DIGIT(0)
+LPM6_DIGIT(1)
+LPM6_DIGIT(2)
+LPM6_DIGIT(3)
+#undef LPM6_DIGIT
+
+static __u64 lpm6_key_plen(const void *e)
+{
+	const struct cp_lpm_entry6 *x = e;
+
+	return (__u64)x->key << 8 | x->plen;
+}
+
+void cp_lpm_sort6(struct cp_lpm *l)
+{
+	static const rsort_key_fn keys[] = { lpm6_key_plen, lpm6_key_a3, lpm6_key_a2,
+					     lpm6_key_a1, lpm6_key_a0 };
+	static const unsigned int bits[] = { 40, 32, 32, 32, 32 };
+
+	if (l->n >= RSORT_MIN && !rsort_keys(l->e6, l->n, sizeof(*l->e6), keys, bits, 5))
+		return;
+	xqsort(l->e6, l->n, sizeof(*l->e6), cmp_lpm_entry6);
+}
+
 static int cmp_if_entry(const void *a, const void *b)
 {
 	const struct cp_if_entry *x = a, *y = b;
@@ -2210,12 +2245,10 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 		cc->full_vec[c] = find_vec(&x, x.cur, hash_words(x.cur, cc->nwords), &at);
 	}
 	if (x.v6) {
-		xqsort(cc->src.e6, cc->src.n, sizeof(*cc->src.e6), cmp_lpm_entry6);
-		xqsort(cc->dst.e6, cc->dst.n, sizeof(*cc->dst.e6), cmp_lpm_entry6);
-		xqsort(cc->group_src.e6, cc->group_src.n, sizeof(*cc->group_src.e6),
-		       cmp_lpm_entry6);
-		xqsort(cc->group_dst.e6, cc->group_dst.n, sizeof(*cc->group_dst.e6),
-		       cmp_lpm_entry6);
+		cp_lpm_sort6(&cc->src);
+		cp_lpm_sort6(&cc->dst);
+		cp_lpm_sort6(&cc->group_src);
+		cp_lpm_sort6(&cc->group_dst);
 	} else {
 		sort_lpm(&cc->src);
 		sort_lpm(&cc->dst);

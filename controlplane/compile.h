@@ -262,6 +262,10 @@ int cp_tuple_cmp(const void *a, const void *b);
 __u32 cp_word_mask(unsigned int plen, unsigned int w);
 /* An IPv6 address (network order) masked to plen bits, as a tuple key's. */
 void cp_tuple_addr6(__be32 out[4], const __u8 a[16], unsigned int plen);
+/* l's IPv6 entries by group or chain, then length, then address; equal ones in
+ * their given order (by keys from RSORT_MIN entries on: a 1M IPv6 deny list's
+ * qsort() made ten million memcmp() calls). */
+void cp_lpm_sort6(struct cp_lpm *l);
 
 int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct cp_packet *p,
 		 struct cp_trace *tr);

@@ -1806,6 +1806,57 @@ START_TEST(t_digests)
 }
 END_TEST
 
+/* cp_lpm_sort6(): the order of a stable sort by (key, plen, address bytes),
+ * below RSORT_MIN (qsort) and above it (by keys), with many ties so that a
+ * wrong digit order or an unstable step shows. */
+static int lpm6_ref_cmp(const void *a, const void *b)
+{
+	const struct cp_lpm_entry6 *x = a, *y = b;
+	int c;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	c = memcmp(x->addr, y->addr, 16);
+	/* the value is the entry's first position: ties keep their order */
+	return c ? c : (x->value > y->value) - (x->value < y->value);
+}
+
+START_TEST(t_lpm_sort6)
+{
+	static const size_t sizes[] = { 300, 5000 };
+	unsigned int seed = 11;
+
+	for (size_t z = 0; z < 2; z++) {
+		size_t n = sizes[z];
+		struct cp_lpm_entry6 *e = calloc(n, sizeof(*e)), *ref = calloc(n, sizeof(*e));
+		struct cp_lpm l = { .e6 = e, .n = n, .cap = n };
+
+		ck_assert(e && ref);
+		for (size_t i = 0; i < n; i++) {
+			e[i].key = (__u32)rand_r(&seed) % 3 * 0x10001u;
+			e[i].plen = (__u8)(rand_r(&seed) % 4 * 40);
+			e[i].value = (__u32)i;
+			/* each of the 16 bytes from a few values: equal addresses, and
+			 * addresses that differ in one digit only */
+			for (int b = 0; b < 16; b++)
+				e[i].addr[b] = (__u8)(rand_r(&seed) % 3 == 0 ?
+						      (rand_r(&seed) % 2) << (b % 8) : 0);
+		}
+		memcpy(ref, e, n * sizeof(*e));
+		qsort(ref, n, sizeof(*ref), lpm6_ref_cmp);
+		cp_lpm_sort6(&l);
+		for (size_t i = 0; i < n; i++)
+			ck_assert_msg(!memcmp(&e[i], &ref[i], sizeof(*e)),
+				      "%zu entries: entry %zu is the given %u, not %u", n, i,
+				      e[i].value, ref[i].value);
+		free(e);
+		free(ref);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("compile");
@@ -1827,6 +1878,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_groups);
 	tcase_add_test(tc, t_tuples);
 	tcase_add_test(tc, t_refusals);
+	tcase_add_test(tc, t_lpm_sort6);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("random");

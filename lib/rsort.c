@@ -12,6 +12,7 @@
  * one 11-bit digit of the key at a time, the digits' counts all taken in one read.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,11 +130,30 @@ int rsort(void *base, size_t n, size_t sz, rsort_key_fn key, unsigned int bits)
 	return s ? 0 : -ENOMEM;
 }
 
+/* Whether base is in order by all the keys: each rsort() below sees one key
+ * alone, and a list sorted by several is rarely sorted by its last. */
+static bool keys_in_order(const unsigned char *b, size_t n, size_t sz,
+			  const rsort_key_fn *keys, size_t nkeys)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = 0; k < nkeys; k++) {
+			__u64 x = keys[k](b + (i - 1) * sz), y = keys[k](b + i * sz);
+
+			if (x > y)
+				return false;
+			if (x < y)
+				break;
+		}
+	return true;
+}
+
 int rsort_keys(void *base, size_t n, size_t sz, const rsort_key_fn *keys,
 	       const unsigned int *bits, size_t nkeys)
 {
 	int r;
 
+	if (keys_in_order(base, n, sz, keys, nkeys))
+		return 0;
 	while (nkeys--)
 		if ((r = rsort(base, n, sz, keys[nkeys], bits[nkeys])))
 			return r;

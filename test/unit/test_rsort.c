@@ -186,6 +186,27 @@ START_TEST(t_keys128)
 	for (i = 0; i < n; i++)
 		ck_assert_msg(v[i].seq == w[i].seq, "element %zu: %u, expected %u", i, v[i].seq,
 			      w[i].seq);
+	/* sorted input is left as it is (rsort_keys() looks at all the keys first);
+	 * one pair of neighbours with different keys swapped, the address or the
+	 * length deciding, is sorted again */
+	for (int t = 0; t < 200; t++) {
+		size_t j = 1 + rnd() % (n - 1);
+
+		while (j < n && v[j - 1].a == v[j].a && v[j - 1].len == v[j].len)
+			j++;
+		if (j == n || ((v[j - 1].a == v[j].a) != (t % 2 == 0)))
+			continue;
+		struct a6 x = v[j - 1];
+
+		v[j - 1] = v[j];
+		v[j] = x;
+		memcpy(w, v, n * sizeof(*v));
+		ck_assert_int_eq(a6_sort(v, n), 0);
+		qsort(w, n, sizeof(*w), cmp_a6);
+		for (i = 0; i < n; i++)
+			ck_assert_msg(v[i].seq == w[i].seq, "swap %zu: element %zu: %u, expected %u",
+				      j, i, v[i].seq, w[i].seq);
+	}
 	free(v);
 	free(w);
 }

@@ -2098,43 +2098,45 @@ static void sort_lpm(struct cp_lpm *l)
 static int cmp_lpm_entry6(const void *a, const void *b)
 {
 	const struct cp_lpm_entry6 *x = a, *y = b;
+	int c;
 
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-	if (x->plen != y->plen)
-		return x->plen < y->plen ? -1 : 1;
-	return memcmp(x->addr, y->addr, 16);
+	c = memcmp(x->addr, y->addr, 16);
+	if (c)
+		return c;
+	return x->plen < y->plen ? -1 : x->plen > y->plen;
 }
 
-/* The address's 32-bit digit k (0: the least significant), and the group or
- * chain with the length: cmp_lpm_entry6()'s keys from the least significant, for
- * rsort_keys() */
-#define LPM6_DIGIT(k)								\
-	static __u64 lpm6_key_a##k(const void *e)				\
-	{									\
-		__be32 w;							\
-										\
-		memcpy(&w, ((const struct cp_lpm_entry6 *)e)->addr + 4 * (3 - (k)), 4); \
-		return ntohl(w);						\
-	}
-LPM6_DIGIT(0)
-LPM6_DIGIT(1)
-LPM6_DIGIT(2)
-LPM6_DIGIT(3)
-#undef LPM6_DIGIT
-
-static __u64 lpm6_key_plen(const void *e)
+/* The group or chain, the address's 32-bit digits (3: the most significant),
+ * the last with the length: cmp_lpm_entry6()'s keys, for rsort_keys() */
+static __u64 lpm6_key(const void *e)
 {
-	const struct cp_lpm_entry6 *x = e;
+	return ((const struct cp_lpm_entry6 *)e)->key;
+}
 
-	return (__u64)x->key << 8 | x->plen;
+static __u32 lpm6_digit(const void *e, int k)
+{
+	__be32 w;
+
+	memcpy(&w, ((const struct cp_lpm_entry6 *)e)->addr + 4 * (3 - k), 4);
+	return ntohl(w);
+}
+
+static __u64 lpm6_key_a3(const void *e) { return lpm6_digit(e, 3); }
+static __u64 lpm6_key_a2(const void *e) { return lpm6_digit(e, 2); }
+static __u64 lpm6_key_a1(const void *e) { return lpm6_digit(e, 1); }
+
+static __u64 lpm6_key_a0_plen(const void *e)
+{
+	return (__u64)lpm6_digit(e, 0) << 8 | ((const struct cp_lpm_entry6 *)e)->plen;
 }
 
 void cp_lpm_sort6(struct cp_lpm *l)
 {
-	static const rsort_key_fn keys[] = { lpm6_key_plen, lpm6_key_a3, lpm6_key_a2,
-					     lpm6_key_a1, lpm6_key_a0 };
-	static const unsigned int bits[] = { 40, 32, 32, 32, 32 };
+	static const rsort_key_fn keys[] = { lpm6_key, lpm6_key_a3, lpm6_key_a2, lpm6_key_a1,
+					     lpm6_key_a0_plen };
+	static const unsigned int bits[] = { 32, 32, 32, 32, 40 };
 
 	if (l->n >= RSORT_MIN && !rsort_keys(l->e6, l->n, sizeof(*l->e6), keys, bits, 5))
 		return;

@@ -182,7 +182,9 @@ struct cp_compiled {
 	size_t mem;				/* bytes counted against CP_MEM_LIMIT */
 };
 
-/* All cp_lpm arrays are sorted by (key, plen, addr) and the cp_if_field arrays by
+/* The IPv4 cp_lpm arrays are sorted by (key, plen, addr), the IPv6 ones by (key,
+ * addr, plen) (the order their prefixes come in, and the one the interval sets
+ * take: cp_lpm_sort6()), and the cp_if_field arrays by
  * (chain, ifindex). Interfaces: ifindex 0 (no interface: INPUT's oif, OUTPUT's
  * iif) and any ifindex missing from env->links use dflt[chain], the vector of the
  * empty name (only "-i +"-like patterns match it, "! -i eth0" does). */
@@ -262,9 +264,10 @@ int cp_tuple_cmp(const void *a, const void *b);
 __u32 cp_word_mask(unsigned int plen, unsigned int w);
 /* An IPv6 address (network order) masked to plen bits, as a tuple key's. */
 void cp_tuple_addr6(__be32 out[4], const __u8 a[16], unsigned int plen);
-/* l's IPv6 entries by group or chain, then length, then address; equal ones in
+/* l's IPv6 entries by group or chain, then address, then length; equal ones in
  * their given order (by keys from RSORT_MIN entries on: a 1M IPv6 deny list's
- * qsort() made ten million memcmp() calls). */
+ * qsort() made ten million memcmp() calls; a group's list comes in this order
+ * and is only checked). */
 void cp_lpm_sort6(struct cp_lpm *l);
 
 int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct cp_packet *p,

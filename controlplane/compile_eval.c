@@ -109,12 +109,11 @@ static long lpm_lookup6(const struct cp_lpm *l, __u32 key, const __u8 addr[16])
 			const struct cp_lpm_entry6 *e = &l->e6[mid];
 			int c;
 
+			/* the order of cp_lpm_sort6(): key, address, length */
 			if (e->key != key)
 				c = e->key < key ? -1 : 1;
-			else if (e->plen != plen)
+			else if ((c = memcmp(e->addr, want, 16)) == 0 && e->plen != plen)
 				c = e->plen < plen ? -1 : 1;
-			else
-				c = memcmp(e->addr, want, 16);
 			if (!c)
 				return (long)e->value;
 			if (c < 0)

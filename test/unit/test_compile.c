@@ -1806,7 +1806,7 @@ START_TEST(t_digests)
 }
 END_TEST
 
-/* cp_lpm_sort6(): the order of a stable sort by (key, plen, address bytes),
+/* cp_lpm_sort6(): the order of a stable sort by (key, address bytes, plen),
  * below RSORT_MIN (qsort) and above it (by keys), with many ties so that a
  * wrong digit order or an unstable step shows. */
 static int lpm6_ref_cmp(const void *a, const void *b)
@@ -1816,11 +1816,13 @@ static int lpm6_ref_cmp(const void *a, const void *b)
 
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
+	c = memcmp(x->addr, y->addr, 16);
+	if (c)
+		return c;
 	if (x->plen != y->plen)
 		return x->plen < y->plen ? -1 : 1;
-	c = memcmp(x->addr, y->addr, 16);
 	/* the value is the entry's first position: ties keep their order */
-	return c ? c : (x->value > y->value) - (x->value < y->value);
+	return (x->value > y->value) - (x->value < y->value);
 }
 
 START_TEST(t_lpm_sort6)

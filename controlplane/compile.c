@@ -2066,31 +2066,31 @@ static int cmp_lpm_entry(const void *a, const void *b)
 
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-	if (x->plen != y->plen)
-		return x->plen < y->plen ? -1 : 1;
 	if (x->addr != y->addr)
 		return ntohl(x->addr) < ntohl(y->addr) ? -1 : 1;
-	return 0;
+	return x->plen < y->plen ? -1 : x->plen > y->plen;
 }
 
-static __u64 lpm_key_addr(const void *e)
+static __u64 lpm_key(const void *e)
 {
-	return ntohl(((const struct cp_lpm_entry *)e)->addr);
+	return ((const struct cp_lpm_entry *)e)->key;
 }
 
-static __u64 lpm_key_plen(const void *e)
+static __u64 lpm_key_addr_plen(const void *e)
 {
 	const struct cp_lpm_entry *x = e;
 
-	return (__u64)x->key << 6 | x->plen;
+	return (__u64)ntohl(x->addr) << 6 | x->plen;
 }
 
 /* l's entries in cmp_lpm_entry()'s order, equal ones in their given order (glibc's
  * qsort() is a stable merge sort): large lists by keys (lib/rsort.h) */
 static void sort_lpm(struct cp_lpm *l)
 {
-	if (l->n >= RSORT_MIN && !rsort(l->e, l->n, sizeof(*l->e), lpm_key_addr, 32) &&
-	    !rsort(l->e, l->n, sizeof(*l->e), lpm_key_plen, 38))
+	static const rsort_key_fn keys[] = { lpm_key, lpm_key_addr_plen };
+	static const unsigned int bits[] = { 32, 38 };
+
+	if (l->n >= RSORT_MIN && !rsort_keys(l->e, l->n, sizeof(*l->e), keys, bits, 2))
 		return;
 	xqsort(l->e, l->n, sizeof(*l->e), cmp_lpm_entry);
 }

@@ -182,9 +182,8 @@ struct cp_compiled {
 	size_t mem;				/* bytes counted against CP_MEM_LIMIT */
 };
 
-/* The IPv4 cp_lpm arrays are sorted by (key, plen, addr), the IPv6 ones by (key,
- * addr, plen) (the order their prefixes come in, and the one the interval sets
- * take: cp_lpm_sort6()), and the cp_if_field arrays by
+/* All cp_lpm arrays are sorted by (key, addr, plen) (the order a group's prefixes
+ * come in, and the one the interval sets take) and the cp_if_field arrays by
  * (chain, ifindex). Interfaces: ifindex 0 (no interface: INPUT's oif, OUTPUT's
  * iif) and any ifindex missing from env->links use dflt[chain], the vector of the
  * empty name (only "-i +"-like patterns match it, "! -i eth0" does). */

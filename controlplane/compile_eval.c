@@ -60,7 +60,7 @@ int cp_tuple_cmp(const void *a, const void *b)
 	return r ? r : cmp_u32(x->off, y->off);
 }
 
-/* Longest prefix match in a sorted (key, plen, addr) array; -1 when none. */
+/* Longest prefix match in a sorted (key, addr, plen) array; -1 when none. */
 static long lpm_lookup(const struct cp_lpm *l, __u32 key, __be32 addr)
 {
 	__u32 a = ntohl(addr);
@@ -77,10 +77,10 @@ static long lpm_lookup(const struct cp_lpm *l, __u32 key, __be32 addr)
 
 			if (e->key != key)
 				c = e->key < key ? -1 : 1;
-			else if (e->plen != plen)
-				c = e->plen < plen ? -1 : 1;
 			else if (ntohl(e->addr) != want)
 				c = ntohl(e->addr) < want ? -1 : 1;
+			else if (e->plen != plen)
+				c = e->plen < plen ? -1 : 1;
 			else
 				return (long)e->value;
 			if (c < 0)

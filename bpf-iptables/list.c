@@ -165,6 +165,7 @@ struct list_ctx {
 	const struct ipt_table *t;
 	unsigned int fmt;
 	struct name_cache names;
+	unsigned int *refs;	/* by chain index, when every chain is listed */
 };
 
 static bool has(const struct list_ctx *c, unsigned int f)
@@ -235,7 +236,9 @@ static void add_header(struct list_ctx *c, const struct ipt_chain *ch)
 		}
 		sb_adds(sb, ")\n");
 	} else {
-		sb_addf(sb, " (%u references)\n", ipt_chain_refs(c->t, ch));
+		int i = c->refs ? ipt_chain_index(c->t, ch->name) : -1;
+
+		sb_addf(sb, " (%u references)\n", i >= 0 ? c->refs[i] : ipt_chain_refs(c->t, ch));
 	}
 
 	if (has(c, IPT_FMT_LINENUMBERS))
@@ -486,11 +489,13 @@ int ipt_list(struct strbuf *sb, const struct ipt_table *t, const char *chain,
 	} else {
 		/* As iptables: the separating empty line comes even when only rule
 		 * lines are printed (rulenum with every chain, which its CLI cannot ask). */
+		c.refs = ipt_table_refs(t);
 		for (unsigned int i = 0; i < t->nchains; i++) {
 			if (i)
 				sb_addc(sb, '\n');
 			add_chain(&c, t->chains[i], rulenum);
 		}
+		free(c.refs);
 	}
 	name_cache_free(&c.names);
 	return 0;

@@ -621,34 +621,6 @@ static void atom_from_range6(struct cctx *x, unsigned __int128 lo, unsigned __in
 
 /* ---------------------------------------------------------------- units */
 
-static int find_chain(const struct ipt_table *t, const char *name)
-{
-	/* builtins first, then user chains sorted by name (model.h) */
-	unsigned int lo = 0, hi = t->nchains;
-
-	for (unsigned int i = 0; i < t->nchains && t->chains[i]->builtin; i++) {
-		if (!strcmp(t->chains[i]->name, name))
-			return (int)i;
-		lo = i + 1;
-	}
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-		int c = strcmp(t->chains[mid]->name, name);
-
-		if (!c)
-			return (int)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* not sorted after all? */
-	for (unsigned int i = 0; i < t->nchains; i++)
-		if (!strcmp(t->chains[i]->name, name))
-			return (int)i;
-	return -1;
-}
-
 static bool ext_is(const struct ipt_match *m, const char *name)
 {
 	return m->ext && !strcmp(m->ext->name, name);
@@ -783,7 +755,7 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 	case IPT_T_JUMP:
 	case IPT_T_GOTO:
 		u->kind = r->tkind == IPT_T_JUMP ? BPFIPT_S_JUMP : BPFIPT_S_GOTO;
-		u->target = find_chain(x->t, r->chain);
+		u->target = ipt_chain_index(x->t, r->chain);
 		if (u->target < 0 || x->t->chains[u->target]->builtin)
 			return rule_error(x, ci, r, "jump to a missing or builtin chain");
 		break;
@@ -2191,7 +2163,7 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	cc->ncounters = nrules + BPFIPT_NCHAINS;
 	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
 		cc->policy_counter[c] = nrules + c;
-		bidx[c] = find_chain(t, base_names[c]);
+		bidx[c] = ipt_chain_index(t, base_names[c]);
 		if (bidx[c] >= 0 && !t->chains[bidx[c]]->builtin)
 			bidx[c] = -1;
 	}

@@ -134,6 +134,7 @@ void ipt_table_flush_all(struct ipt_table *t);	/* what a restore without -n does
 void ipt_table_copy_flushed(const struct ipt_table *src, struct ipt_table **dst);
 
 struct ipt_chain *ipt_chain_find(const struct ipt_table *t, const char *name);
+int ipt_chain_index(const struct ipt_table *t, const char *name);	/* -1: none */
 void ipt_chain_insert(struct ipt_table *t, struct ipt_chain *c);	/* keeps the order */
 struct ipt_chain *ipt_chain_new_user(struct ipt_table *t, const char *name);
 void ipt_chain_remove(struct ipt_table *t, struct ipt_chain *c);	/* frees it */
@@ -148,6 +149,9 @@ void ipt_chain_replace_rule(struct ipt_chain *c, unsigned int idx, struct ipt_ru
  * exit). The caller fills them and lists them in c->rules. */
 struct ipt_rule *ipt_chain_slab(struct ipt_chain *c, unsigned int n);
 unsigned int ipt_chain_refs(const struct ipt_table *t, const struct ipt_chain *c);
+/* Every chain's references at once, by index (the caller frees it): what -L
+ * and -X print or test for each chain, one pass instead of one per chain. */
+unsigned int *ipt_table_refs(const struct ipt_table *t);
 
 /* Rule helpers */
 struct ipt_rule *ipt_rule_new(void);

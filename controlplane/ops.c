@@ -79,12 +79,9 @@ static int walk(struct walk *w, unsigned int ci, unsigned int hook)
 		}
 		w->rule_hooks[ci][i] |= hook;
 		if (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) {
-			unsigned int to;
+			int to = ipt_chain_index(w->t, r->chain);
 
-			for (to = 0; to < w->t->nchains; to++)
-				if (!strcmp(w->t->chains[to]->name, r->chain))
-					break;
-			if (to == w->t->nchains)
+			if (to < 0)
 				continue;
 			if (w->t->chains[to]->builtin)
 				return iptc_err(w->err, "Invalid argument: a rule may not jump to a "
@@ -296,22 +293,30 @@ static int delete_chain(struct ipt_table *t, const struct ipt_cmd *cmd, struct i
 	 * every chain (in name order) and reports the errno of the LAST one that
 	 * failed; any failure fails the whole command (the table is a copy). */
 	const char *why = NULL;
+	/* the references counted once: a chain removed here is empty, so it
+	 * takes none from the others */
+	unsigned int *refs = ipt_table_refs(t), n = t->nchains, k = 0;
+	struct ipt_chain **gone = calloc(n ? n : 1, sizeof(*gone));
 
-	for (unsigned int i = 0; i < t->nchains;) {
+	if (!gone)
+		abort();
+
+	for (unsigned int i = 0; i < n; i++) {
 		struct ipt_chain *c = t->chains[i];
 
-		if (c->builtin) {
-			i++;
-		} else if (ipt_chain_refs(t, c)) {
+		if (c->builtin)
+			continue;
+		if (refs[i])
 			why = "Too many links.";
-			i++;
-		} else if (c->nrules) {
+		else if (c->nrules)
 			why = "Directory not empty.";
-			i++;
-		} else {
-			ipt_chain_remove(t, c);
-		}
+		else
+			gone[k++] = c;
 	}
+	for (unsigned int i = 0; i < k; i++)
+		ipt_chain_remove(t, gone[i]);
+	free(gone);
+	free(refs);
 	return why ? iptc_err(err, why) : 0;
 }
 

@@ -327,14 +327,6 @@ static void count(struct cp_trace *tr, __u32 counter)
 	tr->ncounted++;
 }
 
-static int chain_index(const struct ipt_table *t, const char *name)
-{
-	for (unsigned int i = 0; i < t->nchains; i++)
-		if (!strcmp(t->chains[i]->name, name))
-			return (int)i;
-	return -1;
-}
-
 #define REF_STACK 1024
 #define REF_STEPS 10000000u
 
@@ -345,7 +337,7 @@ int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt
 	char indev[IPT_IFNAMSIZ], outdev[IPT_IFNAMSIZ];
 	unsigned int nrules = 0, *base = calloc(t->nchains + 1, sizeof(*base));
 	struct { int chain; unsigned int rule; } *stack = malloc(REF_STACK * sizeof(*stack));
-	int bc = chain_index(t, names[c]), ci;
+	int bc = ipt_chain_index(t, names[c]), ci;
 	unsigned int sp = 0, ri = 0;
 	int rc = -1;
 
@@ -407,7 +399,7 @@ int cp_ref_eval(const struct ipt_table *t, const struct cp_env *env, enum bpfipt
 			break;
 		case IPT_T_JUMP:
 		case IPT_T_GOTO: {
-			int target = chain_index(t, r->chain);
+			int target = ipt_chain_index(t, r->chain);
 
 			if (target < 0)
 				goto out;

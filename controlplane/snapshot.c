@@ -364,20 +364,9 @@ bad:
 /* A user chain, found by name: they are sorted (checked on read) after the builtins. */
 static bool user_chain_exists(const struct ipt_table *t, const char *name)
 {
-	unsigned int lo = 3, hi = t->nchains;
+	int k = ipt_chain_index(t, name);
 
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-		int c = strcmp(t->chains[mid]->name, name);
-
-		if (!c)
-			return true;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return k >= 0 && !t->chains[k]->builtin;
 }
 
 static int read_chains(struct rd *rd, const struct rd_exts *ex, struct ipt_table *t)

@@ -1351,6 +1351,63 @@ START_TEST(test_many_rules)
 }
 END_TEST
 
+/* Three thousand user chains made in a shuffled order, jumps among them: the
+ * binary search finds each by name (and no name in between), and the counts of
+ * ipt_table_refs() and of -L's headers are ipt_chain_refs()'s, chain by chain. */
+START_TEST(test_many_chains)
+{
+	enum { N = 3000 };
+	struct ipt_table *t;
+	struct strbuf sb = STRBUF_INIT;
+	unsigned int seed = 5, *refs;
+	char name[32];
+	int order[N];
+
+	ipt_table_new(&t);
+	for (int i = 0; i < N; i++)
+		order[i] = i;
+	for (int i = N - 1; i > 0; i--) {
+		int j = rand_r(&seed) % (i + 1), x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "c%05d", 2 * order[i]);
+		ipt_chain_new_user(t, name);
+	}
+	for (int i = 0; i < 4 * N; i++) {
+		struct ipt_chain *from = i % 3 ? t->chains[3 + rand_r(&seed) % N] :
+						 ipt_chain_find(t, "INPUT");
+
+		snprintf(name, sizeof(name), "c%05d", 2 * (rand_r(&seed) % (N / 2)));
+		jump(add_rule(from), name, i % 5 == 0);
+	}
+	for (unsigned int i = 0; i < t->nchains; i++)
+		ck_assert_int_eq(ipt_chain_index(t, t->chains[i]->name), (int)i);
+	for (int i = -1; i <= N; i++) {
+		snprintf(name, sizeof(name), "c%05d", 2 * i + 1);
+		ck_assert_int_eq(ipt_chain_index(t, name), -1);
+	}
+	ck_assert_ptr_null(ipt_chain_find(t, "zzz"));
+	refs = ipt_table_refs(t);
+	ck_assert_int_eq(ipt_list(&sb, t, NULL, 0, IPT_FMT_NUMERIC), 0);
+	for (unsigned int i = 3; i < t->nchains; i++) {
+		char head[96];
+
+		ck_assert_uint_eq(refs[i], ipt_chain_refs(t, t->chains[i]));
+		snprintf(head, sizeof(head), "Chain %s (%u references)\n", t->chains[i]->name,
+			 refs[i]);
+		ck_assert_msg(strstr(sb_str(&sb), head), "no header \"%s\"", head);
+	}
+	ck_assert_uint_gt(refs[3], 0);
+	ck_assert_uint_eq(refs[t->nchains - 1], 0);	/* only the first half is jumped to */
+	free(refs);
+	sb_free(&sb);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* ---- bpf-ip6tables: the same printer for an IPv6 table ---- */
 
 /* Built with the real parser (ipt_af = AF_INET6); the texts are what
@@ -1540,6 +1597,7 @@ static Suite *list_suite(void)
 	tcase_add_test(tc, test_long_proto_and_silent_match);
 	tcase_add_test(tc, test_self_references);
 	tcase_add_test(tc, test_many_rules);
+	tcase_add_test(tc, test_many_chains);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ipv6");
 	tcase_add_loop_test(tc, test_golden6, 0, (int)(sizeof(v6_goldens) / sizeof(v6_goldens[0])));

@@ -393,10 +393,12 @@ if up:
     t = {}
     for r in up:
         t[(r["tool"], r["operation"], int(r["rules"]))] = num(r["seconds"])
-    sizes = sorted({k[2] for k in t if not k[1].startswith("deny")})
+    def side(op):	# the deny list's and the chains' rows have tables of their own
+        return op.startswith("deny") or op.startswith("chains")
+    sizes = sorted({k[2] for k in t if not side(k[1])})
     keys = []
     for k in t:
-        if not k[1].startswith("deny") and (k[0], k[1]) not in keys:
+        if not side(k[1]) and (k[0], k[1]) not in keys:
             keys.append((k[0], k[1]))
     table(["tool", "operation"] + [f"{fmt(n)} rules" for n in sizes],
           [[a, b] + [fmt(t.get((a, b, n)), 3) for n in sizes] for a, b in keys])
@@ -406,6 +408,12 @@ if up:
         P(f"Deny list of {fmt(n)} entries:")
         P("")
         table(["tool", "operation", "seconds"], [[k[0], k[1], fmt(v, 3)] for k, v in deny])
+    ch = [(k, v) for k, v in t.items() if k[1].startswith("chains")]
+    if ch:
+        P(f"{fmt(ch[0][0][2])} user chains of 2 rules, INPUT jumping to each (`rules.py "
+          "chains`): restore, `-A` / `-D` of one rule in INPUT, `-L -n`:")
+        P("")
+        table(["tool", "operation", "seconds"], [[k[0], k[1], fmt(v, 3)] for k, v in ch])
     plot("update.png", "restore of N rules", "rules", "seconds",
          [(f"{a} {b}", [(n, t.get((a, b, n))) for n in sizes]) for a, b in keys
           if b.startswith("restore")], logy=True)

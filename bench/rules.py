@@ -13,6 +13,11 @@ KIND   mixed: N rules "-s 172.x.y.0/24 -p udp --dport P -j DROP" (source
                11.0.0.0-191.255.255.255 (never the benchmark's 10/8): 10% /24,
                1% /16, the rest /32; then "-d 10.2.0.2 -p udp --dport 9000 -j
                ACCEPT" (OUTPUT)
+       chains: N user chains SVC-00000 ... of two rules each ("-s ADDR -j
+               DROP", "-j ACCEPT"), CHAIN jumping to each from one rule
+               "-d 10.x.y.1 -p tcp --dport 80 -j SVC-i" (kube-proxy's and
+               Docker's shape: many chains, few rules a chain); iptables
+               format only
 CHAIN  INPUT, FORWARD or OUTPUT
 FORMAT iptables  an iptables-restore file (iptables-legacy, iptables-nft,
                  bpf-iptables)
@@ -47,6 +52,17 @@ def deny(n):
         plen = 16 if x == 0 else 24 if x < 11 else 32
         a &= (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
         yield f"{a >> 24}.{(a >> 16) & 255}.{(a >> 8) & 255}.{a & 255}/{plen}", None
+
+
+def chains(chain, n, w):
+    w("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n")
+    for i in range(n):
+        w(f":SVC-{i:05d} - [0:0]\n")
+    for i in range(n):
+        w(f"-A {chain} -d 10.{i // 250}.{i % 250}.1/32 -p tcp -m tcp --dport 80 -j SVC-{i:05d}\n")
+    for i in range(n):
+        w(f"-A SVC-{i:05d} -s 10.200.{i // 250}.{i % 250}/32 -j DROP\n-A SVC-{i:05d} -j ACCEPT\n")
+    w("COMMIT\n")
 
 
 def flood_rule(kind):
@@ -89,6 +105,11 @@ def main():
         family = int(args[i + 1])
         del args[i:i + 2]
     kind, chain, n, fmt = args[0], args[1], int(args[2]), args[3]
+    if kind == "chains":
+        if fmt != "iptables" or family != 4 or n > 250 * 250:
+            sys.exit("rules.py: chains: iptables format, IPv4, at most 62500 chains")
+        chains(chain, n, sys.stdout.write)
+        return
     gen = mixed(n) if kind == "mixed" else deny(n)
     addr = "-s" if kind == "mixed" else "-d"
     nfaddr = "saddr" if kind == "mixed" else "daddr"

@@ -64,6 +64,7 @@ OUT=$(cd "$OUT" && pwd)
 
 if [ $QUICK = 1 ]; then
 	SIZES="100" BIG=1000 SECS=${SECS:-0.5} SLOW_SECS=0.5 PINGS=50 REPS=1 UPD_SIZES="100"
+	CHAINS=100
 	TCP_SIZES="10" TCP_SECS=1
 	PK_ARGS=(--repeat 1000 --runs 2 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10)
 	NOGROUP_SIZES=100
@@ -71,7 +72,7 @@ if [ $QUICK = 1 ]; then
 else
 	SIZES="10 100 1000 10000 100000" BIG=1000000 SECS=${SECS:-3} SLOW_SECS=2 PINGS=1000 REPS=2
 	TCP_SIZES="10 10000" TCP_SECS=3
-	UPD_SIZES="1000 10000 100000"
+	UPD_SIZES="1000 10000 100000" CHAINS=10000
 	PK_ARGS=(--repeat 50000 --sizes 10,100,1000,2048,10000,100000,1000000
 		 --deny-sizes 10,100,1000,10000,100000,1000000 --dense-max 100000)
 	NOGROUP_SIZES=100,1000,10000,30000
@@ -514,6 +515,20 @@ if [[ " $ONLY " == *" update "* ]]; then
 		upd iptables-legacy deny-restore "$BIG" x iptables-legacy-restore "$f"
 		fw_clear "$U"
 	fi
+	# many user chains, a jump to each (kube-proxy's shape): a restore, one
+	# rule in and out, and a listing of every chain (its reference counts)
+	f=$WORK/chains
+	rules chains INPUT "$CHAINS" iptables > "$f"
+	upd bpf-iptables chains-restore "$CHAINS" nsx "$U" "$BIN/bpf-iptables-restore" "$f"
+	upd bpf-iptables chains-append "$CHAINS" nsx "$U" "$BIN/bpf-iptables" -A INPUT $one
+	upd bpf-iptables chains-delete "$CHAINS" nsx "$U" "$BIN/bpf-iptables" -D INPUT $one
+	upd bpf-iptables chains-list "$CHAINS" nsx "$U" "$BIN/bpf-iptables" -L -n
+	fw_clear "$U"
+	upd iptables-legacy chains-restore "$CHAINS" x iptables-legacy-restore "$f"
+	upd iptables-legacy chains-append "$CHAINS" x iptables-legacy -A INPUT $one
+	upd iptables-legacy chains-delete "$CHAINS" x iptables-legacy -D INPUT $one
+	upd iptables-legacy chains-list "$CHAINS" x iptables-legacy -L -n
+	fw_clear "$U"
 	footer "$OUT/update.csv"
 	footer "$OUT/memory.csv"
 	footer "$OUT/verifier.csv"

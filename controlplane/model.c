@@ -307,8 +307,25 @@ void ipt_chain_insert(struct ipt_table *t, struct ipt_chain *c)
 		t->cap = t->cap ? t->cap * 2 : 8;
 		t->chains = xrealloc(t->chains, t->cap * sizeof(*t->chains));
 	}
-	while (pos > 0 && chain_order(t->chains[pos - 1], c) > 0)
-		pos--;
+	if (c->builtin) {
+		while (pos > 0 && chain_order(t->chains[pos - 1], c) > 0)
+			pos--;
+	} else {
+		/* after the last chain that sorts before it, by binary search: a
+		 * restore file declares its chains in any order (kube-proxy's do),
+		 * and a scan from the end made that quadratic */
+		unsigned int lo = 0, hi = t->nchains;
+
+		while (lo < hi) {
+			unsigned int mid = lo + (hi - lo) / 2;
+
+			if (chain_order(t->chains[mid], c) > 0)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		pos = lo;
+	}
 	memmove(&t->chains[pos + 1], &t->chains[pos], (t->nchains - pos) * sizeof(*t->chains));
 	t->chains[pos] = c;
 	t->nchains++;
@@ -324,7 +341,10 @@ struct ipt_chain *ipt_chain_new_user(struct ipt_table *t, const char *name)
 
 void ipt_chain_remove(struct ipt_table *t, struct ipt_chain *c)
 {
-	for (unsigned int i = 0; i < t->nchains; i++)
+	int k = ipt_chain_index(t, c->name);
+
+	/* found by name (a restore removes every user chain), else by a scan */
+	for (unsigned int i = k >= 0 && t->chains[k] == c ? (unsigned int)k : 0; i < t->nchains; i++)
 		if (t->chains[i] == c) {
 			memmove(&t->chains[i], &t->chains[i + 1],
 				(t->nchains - i - 1) * sizeof(*t->chains));

@@ -954,10 +954,12 @@ static int build_unit(struct cctx *x, unsigned int ci, const struct ipt_rule *r,
 				const struct iprange6_data *d6 = m->data;
 
 				if (d->flags & IPR_SRC)
-					atom_from_range6(x, ipt_be128(d6->src_min.b), ipt_be128(d6->src_max.b),
+					atom_from_range6(x, ipt_be128(d6->src_min.b),
+							 ipt_be128(d6->src_max.b),
 							 d->flags & IPR_SRC_INV, &atoms[0][na[0]++]);
 				if (d->flags & IPR_DST)
-					atom_from_range6(x, ipt_be128(d6->dst_min.b), ipt_be128(d6->dst_max.b),
+					atom_from_range6(x, ipt_be128(d6->dst_min.b),
+							 ipt_be128(d6->dst_max.b),
 							 d->flags & IPR_DST_INV, &atoms[1][na[1]++]);
 				continue;
 			}

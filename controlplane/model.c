@@ -342,9 +342,10 @@ struct ipt_chain *ipt_chain_new_user(struct ipt_table *t, const char *name)
 void ipt_chain_remove(struct ipt_table *t, struct ipt_chain *c)
 {
 	int k = ipt_chain_index(t, c->name);
+	unsigned int i = k >= 0 && t->chains[k] == c ? (unsigned int)k : 0;
 
 	/* found by name (a restore removes every user chain), else by a scan */
-	for (unsigned int i = k >= 0 && t->chains[k] == c ? (unsigned int)k : 0; i < t->nchains; i++)
+	for (; i < t->nchains; i++)
 		if (t->chains[i] == c) {
 			memmove(&t->chains[i], &t->chains[i + 1],
 				(t->nchains - i - 1) * sizeof(*t->chains));

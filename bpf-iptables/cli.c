@@ -245,7 +245,10 @@ int ipt_cli_iptables(int argc, char **argv)
 		goto fail;
 	if (modifies)
 		cp_sync_begin();
-	if (ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err))
+	/* the running counters: for a change (each continues its own) and for a
+	 * listing that shows them (-v); -C, -S and -L without -v print none */
+	if (ipt_state_load(&st, &t, &err) ||
+	    ((modifies || cmd.verbose) && cp_sync_counters_in(t, &err)))
 		goto fail;
 	/* -L/-S come before -Z when both are given, as in iptables */
 	if ((cmd.command & (CMD_LIST | CMD_LIST_RULES)) && do_list(t, &cmd, &err))
@@ -259,7 +262,8 @@ int ipt_cli_iptables(int argc, char **argv)
 	fflush(stdout);
 	/* t is not used after the command: applied in place (a copy of a 10 000-rule
 	 * model and its freeing were 7% of a one-rule change) */
-	if (ipt_table_apply(t, &cmd, &err) || ipt_table_validate(t, &err))
+	/* -C changes nothing: the stored table was valid when it was stored */
+	if (ipt_table_apply(t, &cmd, &err) || (modifies && ipt_table_validate(t, &err)))
 		goto fail;
 	/* the data plane between prepare and commit: a ruleset it cannot take is
 	 * refused, state untouched; a crash anywhere leaves the old or the new one */

@@ -511,8 +511,7 @@ static int lpm_push6(struct cctx *x, struct cp_lpm *l, __u32 key, unsigned __int
 	e->key = key;
 	e->plen = (__u8)plen;
 	e->value = v;
-	for (int i = 15; i >= 0; i--, addr >>= 8)
-		e->addr[i] = (__u8)addr;
+	ipt_be128_put(e->addr, addr);
 	return 0;
 }
 

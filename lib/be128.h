@@ -18,4 +18,13 @@ static inline unsigned __int128 ipt_be128(const void *p)
 	return (unsigned __int128)be64toh(hi) << 64 | be64toh(lo);
 }
 
+/* The other way: a into 16 bytes at p, network order. */
+static inline void ipt_be128_put(void *p, unsigned __int128 a)
+{
+	__u64 hi = htobe64((__u64)(a >> 64)), lo = htobe64((__u64)a);
+
+	memcpy(p, &hi, 8);
+	memcpy((char *)p + 8, &lo, 8);
+}
+
 #endif

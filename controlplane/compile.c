@@ -234,6 +234,16 @@ struct pred_memo {
 	const struct iset *s;
 };
 
+/* The windows' bases (struct cp_vwin): the latest vectors stored whole, most
+ * recently used first. A field's vectors come one after another, and most of them
+ * are the field's first with a few rules' bits changed. */
+#define POOL_BASES 4
+struct vpool {
+	__u32 base[POOL_BASES];
+	unsigned int nbases;
+	size_t vwcap, wcap;		/* cp_compiled.vw, .words (chunks) allocated */
+};
+
 struct cctx {
 	const struct ipt_table *t;
 	const struct cp_env *env;
@@ -250,6 +260,7 @@ struct cctx {
 	unsigned int cur_chain;		/* for messages */
 
 	/* vector pool */
+	struct vpool vp;
 	__u32 *ht;
 	__u64 *hh;
 	size_t htcap, poolcap;
@@ -1812,12 +1823,126 @@ static void ht_rehash(struct cctx *x, size_t cap)
 	}
 }
 
+/* The words of chunk k of a whole vector (the last may be short). */
+static size_t chunk_len(const struct cp_compiled *cc, unsigned int k)
+{
+	size_t n = cc->nwords - (size_t)k * cc->cwords;
+
+	return n < cc->cwords ? n : cc->cwords;
+}
+
+/* Whole vector v and stored vector b differ in chunks lo .. hi - 1 and no other
+ * (lo == hi: in none). */
+static void vec_diff(const struct cp_compiled *cc, __u32 b, const __u64 *v, unsigned int *lo,
+		     unsigned int *hi)
+{
+	unsigned int l = 0, h = cc->nchunks;
+
+	while (l < h && !memcmp(cp_vec_chunk(cc, b, l), v + (size_t)l * cc->cwords,
+				chunk_len(cc, l) * sizeof(__u64)))
+		l++;
+	while (h > l && !memcmp(cp_vec_chunk(cc, b, h - 1), v + (size_t)(h - 1) * cc->cwords,
+				chunk_len(cc, h - 1) * sizeof(__u64)))
+		h--;
+	*lo = l;
+	*hi = h;
+}
+
+/* Whole vector v added to the pool as vector cc->nvecs: a window on the base
+ * it differs least from, or whole when that leaves it more than half its chunks
+ * (then a base itself). The bytes newly allocated. */
+static size_t pool_add(struct cp_compiled *cc, struct vpool *vp, const __u64 *v)
+{
+	unsigned int nc = cc->nchunks, lo = 0, n = nc, l, h, i, best = POOL_BASES;
+	struct cp_vwin *w;
+	size_t grown = 0;
+	__u32 id = cc->nvecs;
+
+	for (i = 0; nc > 1 && i < vp->nbases && n > 1; i++) {
+		vec_diff(cc, vp->base[i], v, &l, &h);
+		if (h - l < n) {
+			lo = l;
+			n = h - l;
+			best = i;
+		}
+	}
+	if (2 * n > nc) {
+		lo = 0;
+		n = nc;
+		best = POOL_BASES;
+	}
+	if (cc->nvecs == vp->vwcap) {
+		vp->vwcap = vp->vwcap ? 2 * vp->vwcap : 64;
+		cc->vw = xrealloc(cc->vw, vp->vwcap * sizeof(*cc->vw));
+		grown += vp->vwcap / 2 * sizeof(*cc->vw);
+	}
+	if (cc->nowned + n > vp->wcap) {
+		size_t cap = vp->wcap ? 2 * vp->wcap : 64;
+
+		while (cap < cc->nowned + n)
+			cap *= 2;
+		cc->words = xrealloc(cc->words, cap * cc->cwords * sizeof(__u64));
+		grown += (cap - vp->wcap) * cc->cwords * sizeof(__u64);
+		vp->wcap = cap;
+	}
+	w = &cc->vw[id];
+	*w = (struct cp_vwin){ .base = best < POOL_BASES ? vp->base[best] : id, .lo = lo,
+			       .n = n, .at = cc->nowned * cc->cwords };
+	for (i = lo; i < lo + n; i++) {
+		__u64 *c = cc->words + w->at + (size_t)(i - lo) * cc->cwords;
+		size_t len = chunk_len(cc, i);
+
+		memcpy(c, v + (size_t)i * cc->cwords, len * sizeof(__u64));
+		memset(c + len, 0, (cc->cwords - len) * sizeof(__u64));
+	}
+	cc->nowned += n;
+	cc->nvecs++;
+	/* the base used (or the new one) first */
+	if (best == POOL_BASES) {
+		best = vp->nbases < POOL_BASES ? vp->nbases++ : POOL_BASES - 1;
+		vp->base[best] = id;
+	}
+	for (i = best; i > 0; i--) {
+		__u32 t = vp->base[i];
+
+		vp->base[i] = vp->base[i - 1];
+		vp->base[i - 1] = t;
+	}
+	return grown;
+}
+
+static void pool_init(struct cp_compiled *cc)
+{
+	cc->nchunks = (cc->nwords + BPFIPT_CHUNK_WORDS - 1) / BPFIPT_CHUNK_WORDS;
+	cc->cwords = cc->nwords < BPFIPT_CHUNK_WORDS ? cc->nwords : BPFIPT_CHUNK_WORDS;
+}
+
+int cp_pool_set(struct cp_compiled *cc, const __u64 *vecs, unsigned int nvecs)
+{
+	struct vpool vp = { .nbases = 0 };
+
+	if (!cc->nwords || cc->vw || cc->words)
+		return -1;
+	pool_init(cc);
+	for (unsigned int i = 0; i < nvecs; i++)
+		pool_add(cc, &vp, vecs + (size_t)i * cc->nwords);
+	return 0;
+}
+
+/* Whole vector v equals pool vector id. */
+static bool vec_is(const struct cp_compiled *cc, __u32 id, const __u64 *v)
+{
+	for (unsigned int k = 0; k < cc->nchunks; k++)
+		if (memcmp(cp_vec_chunk(cc, id, k), v + (size_t)k * cc->cwords,
+			   chunk_len(cc, k) * sizeof(__u64)))
+			return false;
+	return true;
+}
+
 /* The id of vector v (hash h) in the pool, or UINT32_MAX with *at its free
  * place in the hash table. */
 static __u32 find_vec(const struct cctx *x, const __u64 *v, __u64 h, size_t *at)
 {
-	const struct cp_compiled *cc = x->cc;
-	unsigned int nw = cc->nwords;
 	size_t i = h & (x->htcap - 1);
 
 	for (;; i = (i + 1) & (x->htcap - 1)) {
@@ -1825,7 +1950,7 @@ static __u32 find_vec(const struct cctx *x, const __u64 *v, __u64 h, size_t *at)
 
 		if (id == UINT32_MAX)
 			break;
-		if (x->hh[id] == h && !memcmp(cc->pool + (size_t)id * nw, v, nw * sizeof(__u64)))
+		if (x->hh[id] == h && vec_is(x->cc, id, v))
 			return id;
 	}
 	*at = i;
@@ -1836,8 +1961,7 @@ static __u32 find_vec(const struct cctx *x, const __u64 *v, __u64 h, size_t *at)
 static __u32 intern(struct cctx *x, const __u64 *v)
 {
 	struct cp_compiled *cc = x->cc;
-	unsigned int nw = cc->nwords;
-	__u64 h = hash_words(v, nw);
+	__u64 h = hash_words(v, cc->nwords);
 	size_t i;
 	__u32 found = find_vec(x, v, h, &i);
 
@@ -1849,15 +1973,14 @@ static __u32 intern(struct cctx *x, const __u64 *v)
 		size_t old = x->poolcap;
 
 		x->poolcap = old ? 2 * old : 64;
-		if (mem_add(x, (x->poolcap - old) * (nw * sizeof(__u64) + sizeof(__u64) +
-						     2 * sizeof(__u32))))
+		if (mem_add(x, (x->poolcap - old) * (sizeof(__u64) + 2 * sizeof(__u32))))
 			return UINT32_MAX;
-		cc->pool = xrealloc(cc->pool, x->poolcap * nw * sizeof(__u64));
 		x->hh = xrealloc(x->hh, x->poolcap * sizeof(__u64));
 	}
-	__u32 id = cc->nvecs++;
+	if (mem_add(x, pool_add(cc, &x->vp, v)))
+		return UINT32_MAX;
+	__u32 id = cc->nvecs - 1;
 
-	memcpy(cc->pool + (size_t)id * nw, v, nw * sizeof(__u64));
 	x->hh[id] = h;
 	x->ht[i] = id;
 	if ((size_t)cc->nvecs * 2 > x->htcap)
@@ -2185,6 +2308,7 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	/* 3: vectors (a chain's only group slot on a field: out of its set) */
 	for (int c = 0; c < BPFIPT_NCHAINS; c++)
 		fold_groups(cc, c);
+	pool_init(cc);
 	x.cur = xmalloc(cc->nwords * sizeof(__u64));
 	x.first = xmalloc((BPFIPT_CLASS_KEYS + 1) * sizeof(*x.first));
 	ht_rehash(&x, 1024);
@@ -2264,7 +2388,8 @@ void cp_compiled_free(struct cp_compiled **pc)
 
 	if (!cc)
 		return;
-	free(cc->pool);
+	free(cc->vw);
+	free(cc->words);
 	free(cc->src.e);
 	free(cc->dst.e);
 	free(cc->group_src.e);

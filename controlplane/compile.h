@@ -10,7 +10,12 @@
  * Vectors are deduplicated into a pool: every field lookup gives a VECTOR ID,
  * and the pool gives the vector (nwords 64-bit words; bit s of word s / 64 is
  * slot s). Slot numbering restarts at 0 in each chain; nwords is the maximum
- * over the chains.
+ * over the chains. A vector is stored as a WINDOW (struct cp_vwin): the chunks
+ * (BPFIPT_CHUNK_WORDS words) where it differs from a base vector, the rest being
+ * the base's. A user chain's slots are in every vector of its base chain, and
+ * most vectors of a field differ in the chunks of one rule: 10 000 chains that
+ * each test a source, jumped to from 10 000 rules that each test a destination,
+ * take 20 000 vectors of 10 chunks, 11 MB as windows and 100 MB whole.
  *
  * Runs of consecutive rules that differ only in their source (or destination)
  * prefix -- a deny list -- compile to ONE group slot whose address constraint
@@ -19,7 +24,7 @@
  * costs one slot and O(entries) memory.
  *
  * Memory: everything cp_compile() allocates is counted as it grows (the vector
- * pool dominates: nvecs * nwords * 8 bytes); above CP_MEM_LIMIT it fails with
+ * pool dominates: the windows' chunks); above CP_MEM_LIMIT it fails with
  * a clear error (exit 1) instead of building tables the kernel could not hold.
  */
 #ifndef BPFIPT_COMPILE_H
@@ -118,11 +123,25 @@ struct cp_recent_list {
 
 #define CP_RECENT_MAX_HITCOUNT	BPFIPT_RECENT_STAMPS
 
+/* Vector v's chunks lo .. lo + n - 1 are its own, stored from word `at` of
+ * cp_compiled.words (cwords words a chunk); its other chunks are vector base's,
+ * which owns all its chunks (lo 0, n nchunks; base itself). */
+struct cp_vwin {
+	__u32 base, lo, n;
+	size_t at;
+};
+
 struct cp_compiled {
 	int family;				/* AF_INET or AF_INET6: the table's */
 	unsigned int nwords;			/* words per vector */
 	unsigned int nvecs;			/* vectors in the pool */
-	__u64 *pool;				/* nvecs * nwords words */
+	unsigned int nchunks;			/* chunks per vector */
+	unsigned int cwords;			/* words a stored chunk: nwords, at most
+						 * BPFIPT_CHUNK_WORDS (the last chunk's
+						 * words past nwords are 0) */
+	struct cp_vwin *vw;			/* [nvecs] */
+	__u64 *words;				/* the chunks the windows own */
+	size_t nowned;				/* ... how many */
 
 	struct cp_lpm src, dst;			/* BPFIPT_F_SRC / _DST, key = chain */
 	struct cp_array_field proto;		/* 256 keys */
@@ -238,6 +257,29 @@ struct cp_trace {
 int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_compiled **out,
 	       struct ipt_err *err);
 void cp_compiled_free(struct cp_compiled **c);
+
+/* Chunk k of vector v: cc->cwords words (bits 64 * BPFIPT_CHUNK_WORDS * k on). */
+static inline const __u64 *cp_vec_chunk(const struct cp_compiled *cc, __u32 v, unsigned int k)
+{
+	const struct cp_vwin *w = &cc->vw[v];
+
+	if (k - w->lo >= w->n)
+		w = &cc->vw[w->base];
+	return cc->words + w->at + (size_t)(k - w->lo) * cc->cwords;
+}
+
+/* Bit s of vector v. */
+static inline bool cp_vec_bit(const struct cp_compiled *cc, __u32 v, unsigned int s)
+{
+	const __u64 *c = cp_vec_chunk(cc, v, s / (64 * BPFIPT_CHUNK_WORDS));
+
+	return c[s / 64 % BPFIPT_CHUNK_WORDS] >> (s % 64) & 1;
+}
+
+/* The pool of cc made of nvecs whole vectors of cc->nwords words (vecs), stored
+ * as windows the way cp_compile() stores them: for tables built by hand. 0, or
+ * -1 out of memory. */
+int cp_pool_set(struct cp_compiled *cc, const __u64 *vecs, unsigned int nvecs);
 
 /* Map a counter index back to the model: chain index in t->chains and rule index
  * (-1 for a policy counter; chain UINT_MAX for an index out of range). */

@@ -331,10 +331,8 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 			rc = -1;
 			goto out;
 		}
-		const __u64 *v = cc->pool + (size_t)vid[f] * nw;
-
 		for (unsigned int w = 0; w < nw; w++)
-			and[w] &= v[w];
+			and[w] &= cp_vec_chunk(cc, vid[f], w / BPFIPT_CHUNK_WORDS)[w % BPFIPT_CHUNK_WORDS];
 	}
 
 	for (unsigned int step = 0; step < BPFIPT_MAX_STEPS; step++) {
@@ -393,8 +391,8 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 			goto out;
 		}
 		if (p->family == 6 && p->cut &&
-		    (!(cc->pool[(size_t)vid[BPFIPT_F_LEN] * nw + s / 64] >> (s % 64) & 1) ||
-		     !(cc->pool[(size_t)vid[BPFIPT_F_CTSTATE] * nw + s / 64] >> (s % 64) & 1))) {
+		    (!cp_vec_bit(cc, vid[BPFIPT_F_LEN], s) ||
+		     !cp_vec_bit(cc, vid[BPFIPT_F_CTSTATE], s))) {
 			/* a rule without -p: its length and state, left out of the AND */
 			cursor = s + 1;
 			continue;

@@ -1856,10 +1856,8 @@ static int if_const(const struct cp_if_field *f, __u32 c, __u32 nvecs, bool *cst
 /* Vector vid has the bits of slots 0..n-1. */
 static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
 {
-	const __u64 *v = cc->pool + (size_t)vid * cc->nwords;
-
 	for (unsigned int s = 0; s < n; s++)
-		if (!(v[s / 64] >> (s % 64) & 1))
+		if (!cp_vec_bit(cc, vid, s))
 			return false;
 	return true;
 }
@@ -1868,8 +1866,9 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 {
 	unsigned int c, s, i, amax = cc && cc->family == AF_INET6 ? 128 : 32;
 
-	if (!cc || !cc->pool || cc->nvecs == 0 || cc->nwords == 0 ||
-	    cc->nwords > BPFIPT_MAX_WORDS)
+	if (!cc || !cc->vw || cc->nvecs == 0 || cc->nwords == 0 ||
+	    cc->nwords > BPFIPT_MAX_WORDS ||
+	    cc->nchunks != (cc->nwords + BPFIPT_CHUNK_WORDS - 1) / BPFIPT_CHUNK_WORDS)
 		return dp_fail(err, -EINVAL, "compiled ruleset: %u words, %u vectors",
 			       cc ? cc->nwords : 0, cc ? cc->nvecs : 0);
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
@@ -1933,7 +1932,7 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 /* Bit s of vector vid is set. */
 static bool vec_has(const struct cp_compiled *cc, __u32 vid, unsigned int s)
 {
-	return vid == BPFIPT_NO_VEC || (cc->pool[(size_t)vid * cc->nwords + s / 64] >> (s % 64) & 1);
+	return vid == BPFIPT_NO_VEC || cp_vec_bit(cc, vid, s);
 }
 
 /* Slot s of chain c is in the vectors of keys lo..hi of array field a. */
@@ -2393,7 +2392,8 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 				continue;
 			}
 			for (k = 0; vid != BPFIPT_NO_VEC && k < nwords; k++)
-				cv[(size_t)c * nwords + k] &= cc->pool[(size_t)vid * nwords + k];
+				cv[(size_t)c * nwords + k] &=
+					cp_vec_chunk(cc, vid, k / BPFIPT_CHUNK_WORDS)[k % BPFIPT_CHUNK_WORDS];
 		}
 		for (k = 0; k < cc->nslots[c]; k++) {
 			if (c != BPFIPT_OUTPUT && (cc->slots[c][k].xflags & BPFIPT_X_MARK))
@@ -2727,7 +2727,6 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	memset(pool + (size_t)cf->rbase * BPFIPT_POOL_WORDS, 0,
 	       (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows * POOL_CHUNK_BYTES);
 	for (i = 0; i < (size_t)nvecs + BPFIPT_NCHAINS; i++) {
-		const __u64 *src = i < nvecs ? cc->pool + i * nwords : cv + (i - nvecs) * nwords;
 		__u64 *row = pool + ((size_t)cf->rbase + i * cf->nrows) * BPFIPT_POOL_WORDS;
 
 		for (k = 0; k < nchunks; k++) {
@@ -2736,7 +2735,8 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 
 			if (n > BPFIPT_CHUNK_WORDS)
 				n = BPFIPT_CHUNK_WORDS;
-			memcpy(dst, src + k * BPFIPT_CHUNK_WORDS, n * 8);
+			memcpy(dst, i < nvecs ? cp_vec_chunk(cc, i, k) :
+				    cv + (i - nvecs) * nwords + k * BPFIPT_CHUNK_WORDS, n * 8);
 			memset(dst + n, 0, (BPFIPT_CHUNK_WORDS - n) * 8);
 			for (j = 0; j < n; j++)
 				sum |= (__u64)(dst[j] != 0) << j;

@@ -382,8 +382,7 @@ START_TEST(t_full_vec)
 	udp = cc->proto.vec[BPFIPT_INPUT * cc->proto.nkeys + 17];
 	ck_assert_uint_eq(cc->full_vec[BPFIPT_INPUT], udp);
 	for (unsigned int s = 0; s < cc->nwords * 64; s++)
-		ck_assert_uint_eq(cc->pool[(size_t)udp * cc->nwords + s / 64] >> (s % 64) & 1,
-				  s < cc->nslots[BPFIPT_INPUT]);
+		ck_assert_uint_eq(cp_vec_bit(cc, udp, s), s < cc->nslots[BPFIPT_INPUT]);
 	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
 			  cc->proto.vec[BPFIPT_FORWARD * cc->proto.nkeys + 17]);
 	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],

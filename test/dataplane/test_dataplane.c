@@ -534,8 +534,8 @@ static struct cp_compiled *tb_build(const struct tchains *tc)
 	}
 	cc->ngroups = group;
 	cc->ncounters = tc->ncounters;
-	cc->pool = b.pool;
-	cc->nvecs = b.nvecs;
+	ck_assert_int_eq(cp_pool_set(cc, b.pool, b.nvecs), 0);
+	free(b.pool);
 	free(b.hash);
 	free(v);
 	free(bd);

@@ -1472,11 +1472,39 @@ END_TEST
 
 START_TEST(t_mem_limit)
 {
-	/* rules that cannot be grouped (alternating verdicts) cost n^2/8 bytes of
-	 * vectors: 20 000 of them are refused under a 32 MiB limit (100 000 of them
-	 * under the default CP_MEM_LIMIT, after ~450 MB: not run here) */
-	deny_list(20000, false, true, 32u << 20);
+	/* rules that cannot be grouped (alternating verdicts): each source's vector
+	 * is the others' but for its rule's chunk, a window of one chunk (n^2/8
+	 * bytes of whole vectors, 50 MB for 20 000 rules) */
 	deny_list(5000, true, true, 32u << 20);
+	deny_list(20000, true, true, 32u << 20);
+
+	/* each source named twice, 20 000 rules apart: its vector differs from any
+	 * other in two chunks half the chain apart, stored whole (40 000 rules:
+	 * 20 000 vectors of 625 words, 100 MB): refused under a 32 MiB limit */
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_env e = env;
+	struct cp_compiled *cc = NULL;
+	struct ipt_table *t;
+	struct ipt_err err;
+	char buf[64];
+
+	sb_adds(&sb, ":INPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < 40000; i++) {
+		deny_prefix(i % 20000, buf, sizeof(buf));
+		sb_addf(&sb, "-A INPUT -s %s -j %s\n", buf, i % 2 ? "ACCEPT" : "DROP");
+	}
+	t = load(sb_str(&sb));
+	ipt_err_clear(&err);
+	e.mem_limit = 32u << 20;
+	ck_assert_int_eq(cp_compile(t, &e, &cc, &err), -1);
+	ck_assert_msg(strstr(err.msg, "too large"), "%s", err.msg);
+	fprintf(stderr, "40000 rules, each source twice: refused: %s\n", err.msg);
+	e.mem_limit = 0;
+	ck_assert_msg(cp_compile(t, &e, &cc, &err) == 0, "%s", err.msg);
+	ck_assert_uint_gt(cc->mem, 64u << 20);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+	sb_free(&sb);
 }
 END_TEST
 
@@ -1507,11 +1535,23 @@ static void fnv_u32(__u64 *h, __u32 v)
 	fnv(h, &v, sizeof(v));
 }
 
+/* Vector id's words, whole (the digests were recorded before vectors were
+ * stored as windows). */
+static void fnv_words(__u64 *h, const struct cp_compiled *cc, __u32 id)
+{
+	for (unsigned int k = 0; k < cc->nchunks; k++) {
+		size_t n = cc->nwords - (size_t)k * BPFIPT_CHUNK_WORDS;
+
+		fnv(h, cp_vec_chunk(cc, id, k),
+		    (n < BPFIPT_CHUNK_WORDS ? n : BPFIPT_CHUNK_WORDS) * sizeof(__u64));
+	}
+}
+
 static void fnv_vec(__u64 *h, const struct cp_compiled *cc, __u32 id)
 {
 	fnv_u32(h, id < cc->nvecs);
 	if (id < cc->nvecs)
-		fnv(h, cc->pool + (size_t)id * cc->nwords, cc->nwords * sizeof(__u64));
+		fnv_words(h, cc, id);
 }
 
 static void fnv_lpm(__u64 *h, const struct cp_lpm *l)
@@ -1611,7 +1651,8 @@ static struct digest digest(const struct cp_compiled *cc)
 		}
 	}
 	fnv_u32(&f, cc->nvecs);
-	fnv(&f, cc->pool, (size_t)cc->nvecs * cc->nwords * sizeof(__u64));
+	for (__u32 id = 0; id < cc->nvecs; id++)
+		fnv_words(&f, cc, id);
 	fnv_lpm(&f, &cc->src);
 	fnv_lpm(&f, &cc->dst);
 	fnv_lpm(&f, &cc->group_src);

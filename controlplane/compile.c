@@ -241,6 +241,8 @@ struct pred_memo {
 struct vpool {
 	__u32 base[POOL_BASES];
 	unsigned int nbases;
+	bool fresh;			/* the next vector begins a field: whole unless
+					 * it differs from a base in one chunk */
 	size_t vwcap, wcap;		/* cp_compiled.vw, .words (chunks) allocated */
 };
 
@@ -1866,11 +1868,12 @@ static size_t pool_add(struct cp_compiled *cc, struct vpool *vp, const __u64 *v)
 			best = i;
 		}
 	}
-	if (2 * n > nc) {
+	if (2 * n > nc || (vp->fresh && n > 1)) {
 		lo = 0;
 		n = nc;
 		best = POOL_BASES;
 	}
+	vp->fresh = false;
 	if (cc->nvecs == vp->vwcap) {
 		vp->vwcap = vp->vwcap ? 2 * vp->vwcap : 64;
 		cc->vw = xrealloc(cc->vw, vp->vwcap * sizeof(*cc->vw));
@@ -2322,13 +2325,21 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	}
 	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
 		x.cur_chain = bidx[c] >= 0 ? (unsigned int)bidx[c] : 0;
-		for (int f = 0; f < RF_N; f++)
+		/* each field's first new vector (the values no rule names, mostly)
+		 * stored whole: the field's other vectors take it as their base */
+		for (int f = 0; f < RF_N; f++) {
+			x.vp.fresh = true;
 			if (build_range(&x, c, f))
 				goto out;
-		for (int F = 0; F < 2; F++)
-			if ((x.v6 ? build_lpm6(&x, c, F) : build_lpm4(&x, c, F)) ||
-			    build_if(&x, c, F))
+		}
+		for (int F = 0; F < 2; F++) {
+			x.vp.fresh = true;
+			if (x.v6 ? build_lpm6(&x, c, F) : build_lpm4(&x, c, F))
 				goto out;
+			x.vp.fresh = true;
+			if (build_if(&x, c, F))
+				goto out;
+		}
 	}
 	if (x.failed)
 		goto out;

@@ -275,6 +275,7 @@ struct scratch {
 					 * 2058 for the verifier) */
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
+	__u32 windows;			/* the pool is windowed (BPFIPT_C_WINDOWS) */
 	__u64 first;			/* ... mask of the first word */
 	__u32 kc;			/* ... next chunk to consider */
 	__u32 top_ready;		/* top[] holds this packet's chunk bitmap */
@@ -312,6 +313,10 @@ struct scratch {
 	/* bpfipt_chunk_row(): chunk k's candidate words, the AND of the vectors'
 	 * summary words (last: the fields above keep their cache lines) */
 	__u64 csum[64 * BPFIPT_TOP_WORDS];
+	/* a windowed pool: the window of the packet's vector of each field, by
+	 * field, the constant vector's at WIN_CVEC (bpfipt_win_top()) */
+	__u32 wlo[BPFIPT_PVALS], wn[BPFIPT_PVALS], wown[BPFIPT_PVALS], wbase[BPFIPT_PVALS];
+	__u32 rows_want;	/* ... and the rows are to be taken (bpfipt_step()) */
 };
 
 enum { SCR_XDP, SCR_TC_IN, SCR_TC_OUT, SCR_TEST, SCR_MAX };	/* L3 variants share */
@@ -984,6 +989,48 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
  * path to path, and 12 such bits made 4096 states that never pruned. */
 #define RD(x) (*(volatile typeof(x) *)&(x))
 
+#define WIN_CVEC	BPFIPT_F_MAX	/* struct scratch's w*[]: the constant vector */
+_Static_assert(WIN_CVEC < BPFIPT_PVALS, "a window per field and the constant vector's");
+
+/* The entry of chunk k of a windowed pool's vector (bpfipt.h, BPFIPT_HDR_*):
+ * own + k inside its window lo .. lo + n - 1, base + k outside; no branch. */
+static __always_inline __u32 win_entry(__u32 lo, __u32 n, __u32 own, __u32 base, __u32 k)
+{
+	__u32 in = ((__u64)(__u32)(k - lo) - n) >> 63;
+
+	return base + k + ((own - base) & -in);
+}
+
+/* The pool entry of chunk k of field i's vector vid (i: a BPFIPT_F_* or
+ * WIN_CVEC; a windowed pool: once bpfipt_win_top() took the packet's windows).
+ * windows is a constant: the walk's flat and windowed searches are two
+ * functions (bpfipt_find_slot(), bpfipt_find_slot_win()), so a flat pool's
+ * lookups cost what they did before windows. */
+static __always_inline __u32 pool_key(struct scratch *sc, __u32 i, __u32 vid, __u32 k,
+				      const bool windows)
+{
+	if (!windows)
+		return vid * RD(sc->nchunks) + k;
+	return win_entry(RD(sc->wlo[i]), RD(sc->wn[i]), RD(sc->wown[i]), RD(sc->wbase[i]), k);
+}
+
+/* The same from vid's header in the map, outside the walk (NO_SLOT: none). */
+static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks, __u32 vid,
+					__u32 k)
+{
+	__u32 key = vid / BPFIPT_HDR_PER;
+	const __u64 *h;
+
+	if (!windows)
+		return vid * nchunks + k;
+	h = bpf_map_lookup_elem(pool, &key);
+	if (!h)
+		return NO_SLOT;
+	h += (vid % BPFIPT_HDR_PER) * BPFIPT_HDR_WORDS;
+	return win_entry(h[BPFIPT_HDR_WIN], h[BPFIPT_HDR_WIN] >> 32, h[BPFIPT_HDR_ENT],
+			 h[BPFIPT_HDR_ENT] >> 32, k);
+}
+
 /* A pool pointer for chunk k of vector v, or the constant-field vector c when the
  * field does not vary in the chain. Both are pointers into the same map, so the
  * verifier's states stay equal whichever branch ran. */
@@ -991,7 +1038,7 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
 	do {									\
 		p_##field = pc;							\
 		if (RD(sc->look) & (1u << BPFIPT_F_##field)) {			\
-			key = RD(vid) * RD(sc->nchunks) + k;			\
+			key = pool_key(sc, BPFIPT_F_##field, RD(vid), k, windows); \
 			p_##field = bpf_map_lookup_elem(pool, &key);		\
 			if (!p_##field)						\
 				goto broken;					\
@@ -1032,6 +1079,7 @@ static __always_inline int top_bitmap(struct scratch *sc, void *pool)
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
 	__u32 k = 0, key = RD(sc->cvec) * RD(sc->nchunks);
+	const bool windows = false;	/* a flat pool's chunk 0 */
 	int j;
 
 	pc = bpf_map_lookup_elem(pool, &key);
@@ -1043,6 +1091,59 @@ static __always_inline int top_bitmap(struct scratch *sc, void *pool)
 	return 0;
 broken:
 	return -1;
+}
+
+/* A windowed pool: vector vid's header (field i's) read into the packet's
+ * chunk bitmap (ANDed) and window. */
+static __always_inline int win_hdr(struct scratch *sc, void *pool, __u32 i, __u32 vid)
+{
+	__u32 key = vid / BPFIPT_HDR_PER;
+	const __u64 *h = bpf_map_lookup_elem(pool, &key);
+	int j;
+
+	if (!h)
+		return -1;
+	h += (vid % BPFIPT_HDR_PER) * BPFIPT_HDR_WORDS;
+#pragma unroll
+	for (j = 0; j < BPFIPT_TOP_WORDS; j++)
+		sc->top[j] &= h[j];
+	sc->wlo[i] = h[BPFIPT_HDR_WIN];
+	sc->wn[i] = h[BPFIPT_HDR_WIN] >> 32;
+	sc->wown[i] = h[BPFIPT_HDR_ENT];
+	sc->wbase[i] = h[BPFIPT_HDR_ENT] >> 32;
+	return 0;
+}
+
+#define WIN_HDR(field, vid)							\
+	do {									\
+		if ((RD(sc->look) & (1u << BPFIPT_F_##field)) &&		\
+		    win_hdr(sc, pool, BPFIPT_F_##field, RD(vid)))		\
+			return -1;						\
+	} while (0)
+
+/* A windowed pool (BPFIPT_C_WINDOWS): the packet's chunk bitmap and its
+ * vectors' windows, from their headers. Once per walk, before any chunk
+ * (bpfipt_step()). */
+__noinline int bpfipt_win_top(struct scratch *sc)
+{
+	__u32 cur;
+	void *pool;
+	int j;
+
+	if (!sc)
+		return -1;
+	cur = sc->cur;
+	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	if (!pool)
+		return -1;
+#pragma unroll
+	for (j = 0; j < BPFIPT_TOP_WORDS; j++)
+		sc->top[j] = (__u32)j * 64 < RD(sc->nchunks) ? ~0ULL : 0;
+	if (win_hdr(sc, pool, WIN_CVEC, RD(sc->cvec)))
+		return -1;
+	EACH_FIELD(WIN_HDR);
+	sc->top_ready = 1;
+	return 0;
 }
 
 /* Row r of vector vid's summary rows (bpfipt.h: word j is chunk 64 r + j's
@@ -1201,7 +1302,7 @@ static __always_inline __u64 from_cursor(struct scratch *sc, __u32 k, __u64 cand
  * and the iterator costs a kfunc call a word (each a return thunk on this CPU)
  * where a chunk of a long chain has a few words the vectors share but no bit. */
 static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k, bool with_top,
-					bool rows)
+					bool rows, const bool windows)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
@@ -1214,7 +1315,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 		if (!cand)
 			return NO_SLOT;
 	}
-	key = RD(sc->cvec) * RD(sc->nchunks) + k;
+	key = pool_key(sc, WIN_CVEC, RD(sc->cvec), k, windows);
 	pc = bpf_map_lookup_elem(pool, &key);
 	if (!pc)
 		goto broken;
@@ -1289,8 +1390,10 @@ static __always_inline __u32 top_count(struct scratch *sc)
  * A global function: the verifier checks it once, on its own, and its 13 live
  * pool pointers get their own frame. The loop visits only the chunks of the
  * packet's chunk bitmap (one per iteration: never more than nchunks); the first
- * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one). */
-__noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
+ * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one).
+ * A windowed pool's search is bpfipt_find_slot_win(), the same with windows. */
+static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom,
+				       const bool windows)
 {
 	__u32 cur, k, found;
 	void *pool;
@@ -1306,16 +1409,19 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return NO_SLOT - 1;
-	if (RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
-		return chunk_find(sc, pool, 0, false, false);
+	if (!windows && RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
+		return chunk_find(sc, pool, 0, false, false, false);
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
 	if (!sc->top_ready) {
 		/* the walk's first step (cursor in chunk 0) of a ruleset of several
 		 * chunks: chunk 0's entries hold the chunk bitmaps, one visit takes
-		 * the packet's and searches the chunk (an empty one finds nothing) */
-		if (sc->kc == 0) {
+		 * the packet's and searches the chunk (an empty one finds nothing);
+		 * a windowed pool's are in its headers (bpfipt_step() took them) */
+		if (windows) {
+			return NO_SLOT - 1;
+		} else if (sc->kc == 0) {
 			sc->kc = 1;
-			found = chunk_find(sc, pool, 0, true, false);
+			found = chunk_find(sc, pool, 0, true, false, false);
 			if (found != NO_SLOT)
 				return found;
 		} else if (top_bitmap(sc, pool)) {
@@ -1325,6 +1431,19 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 		 * step found its slot in chunk 0 goes on without them) */
 		if (RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND)
 			return NEED_ROWS;
+	}
+	/* a windowed pool with many candidate chunks: chunk 0 first when the
+	 * cursor is there and it is a candidate, then the rows (as a flat pool's
+	 * first step) */
+	if (windows && RD(sc->rows_want)) {
+		sc->rows_want = 0;
+		if (sc->kc == 0 && (RD(sc->top[0]) & 1)) {
+			sc->kc = 1;
+			found = chunk_find(sc, pool, 0, false, false, true);
+			if (found != NO_SLOT)
+				return found;
+		}
+		return NEED_ROWS;
 	}
 	if (sc->kc < kfrom)
 		sc->kc = kfrom;
@@ -1336,7 +1455,7 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 		return NO_SLOT;
 	k &= CHUNK_MASK;
 	sc->kc = k + 1;
-	found = chunk_find(sc, pool, k, false, RD(sc->rows_ready));
+	found = chunk_find(sc, pool, k, false, RD(sc->rows_ready), windows);
 	if (found != NO_SLOT)
 		return found;
 	bpf_for(it, 1, sc->nchunks) {
@@ -1345,11 +1464,21 @@ __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 			break;
 		k &= CHUNK_MASK;
 		sc->kc = k + 1;
-		found = chunk_find(sc, pool, k, false, RD(sc->rows_ready));
+		found = chunk_find(sc, pool, k, false, RD(sc->rows_ready), windows);
 		if (found != NO_SLOT)
 			break;
 	}
 	return found;
+}
+
+__noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
+{
+	return find_slot(sc, cursor, kfrom, false);
+}
+
+__noinline __u32 bpfipt_find_slot_win(struct scratch *sc, __u32 cursor, __u32 kfrom)
+{
+	return find_slot(sc, cursor, kfrom, true);
 }
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
@@ -1811,7 +1940,7 @@ enum { STEP_MORE, STEP_DONE, STEP_BROKEN };
 /* Bit s of vector vid (the pool's layout, bpfipt.h). */
 static __always_inline bool vec_bit(struct scratch *sc, void *pool, __u32 vid, __u32 s)
 {
-	__u32 key = vid * sc->nchunks + s / (64 * BPFIPT_CHUNK_WORDS);
+	__u32 key = pool_entry(pool, sc->windows, sc->nchunks, vid, s / (64 * BPFIPT_CHUNK_WORDS));
 	const __u64 *w = bpf_map_lookup_elem(pool, &key);
 
 	return w && (w[(s / 64) & (BPFIPT_CHUNK_WORDS - 1)] >> (s & 63)) & 1;
@@ -1854,7 +1983,19 @@ __noinline int bpfipt_step(struct scratch *sc)
 	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
 	if (!conf || !slots)
 		return STEP_BROKEN;
-	s = bpfipt_find_slot(sc, sc->cursor, 0);
+	/* a windowed pool: the packet's chunk bitmap and windows first (here, not
+	 * in bpfipt_find_slot(), for the stack as below), and the rows when they
+	 * leave many candidate chunks */
+	if (RD(sc->windows)) {
+		if (!RD(sc->top_ready)) {
+			if (bpfipt_win_top(sc))
+				return STEP_BROKEN;
+			sc->rows_want = RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND;
+		}
+		s = bpfipt_find_slot_win(sc, sc->cursor, 0);
+	} else {
+		s = bpfipt_find_slot(sc, sc->cursor, 0);
+	}
 	/* many candidate chunks: their candidate words, once per walk, and the
 	 * search again past chunk 0, which the first call saw (called from here,
 	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
@@ -1867,7 +2008,9 @@ __noinline int bpfipt_step(struct scratch *sc)
 		}
 		sc->rows_ready = 1;
 		stat_inc(BPFIPT_ST_ROWS);
-		s = bpfipt_find_slot(sc, sc->cursor, sc->cursor < 64 * BPFIPT_CHUNK_WORDS);
+		d = sc->cursor < 64 * BPFIPT_CHUNK_WORDS;
+		s = RD(sc->windows) ? bpfipt_find_slot_win(sc, sc->cursor, d) :
+				      bpfipt_find_slot(sc, sc->cursor, d);
 	}
 	/* the policy slot always matches: only a broken table finds nothing */
 	if (s >= conf->nslots[chain])
@@ -2189,9 +2332,10 @@ __noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
 }
 
 /* Word 0 of chunk 0 of vector v (slots 0 .. 63) in *out; -1: no chunk */
-static __always_inline int vec_word0(void *pool, __u32 v, __u32 nchunks, __u64 *out)
+static __always_inline int vec_word0(void *pool, const struct bpfipt_conf *conf, __u32 v,
+				     __u64 *out)
 {
-	__u32 key = v * nchunks;
+	__u32 key = pool_entry(pool, conf->flags & BPFIPT_C_WINDOWS, conf->nchunks, v, 0);
 	const __u64 *w = bpf_map_lookup_elem(pool, &key);
 
 	if (!w)
@@ -2283,7 +2427,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			if (!(sc->phave & (1u << fi))) {
 				v = bpfipt_field_vec(sc, f);
 				if (v == BPFIPT_IVAL_NONE ||
-				    vec_word0(pool, v, conf->nchunks, &sc->pword[fi]))
+				    vec_word0(pool, conf, v, &sc->pword[fi]))
 					return -1;
 				sc->phave |= 1u << fi;
 			}
@@ -2478,6 +2622,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->nchunks = conf->nchunks;
 	sc->nrows = conf->nrows;
 	sc->rbase = conf->rbase;
+	sc->windows = conf->flags & BPFIPT_C_WINDOWS;
 	sc->depth = 0;
 	sc->nlog = 0;
 	sc->top_ready = 0;

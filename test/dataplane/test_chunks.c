@@ -21,6 +21,9 @@
  * Tuple groups (t_tuple) judge as the reference; their hash is updated in place
  * or left alone when the spare generation already holds it, also after an
  * install killed half-way (t_tuple_update).
+ * A windowed pool (BPFIPT_C_WINDOWS: vectors that own only the chunks where they
+ * differ from a base) for thousands of user chains, with and without summary
+ * rows, and the long chains above in one windowed by force (t_windows*).
  * Needs root and BPF; fails (never skips) without them. Runs in a network
  * namespace of its own.
  */
@@ -242,6 +245,80 @@ START_TEST(t_rows_two)
 	__u64 rows = long_chains(270000, 65, 400);
 
 	ck_assert_uint_gt(rows, 100);
+}
+END_TEST
+
+/* The packet's verdict and counters against the reference (send_chain()). */
+static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p);
+static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
+				      struct dp_inst **in, struct bpfipt_conf *cf);
+
+/*
+ * A windowed pool (BPFIPT_C_WINDOWS), the loader's choice for many user chains:
+ * n chains of two rules ("-s 10.200.i.j -j DROP", "-j ACCEPT"), INPUT jumping to
+ * each from "-d 10.0.i.j -p tcp --dport 80", policy DROP: each vector differs
+ * from its field's first in one rule's chunk. Verdicts and counters of packets
+ * that jump and drop, jump and accept, miss every jump, against the reference.
+ */
+static void many_chains(unsigned int n, unsigned int packets)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int i;
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (i = 0; i < n; i++)
+		sb_addf(&sb, ":SVC-%05u - [0:0]\n", i);
+	for (i = 0; i < n; i++)
+		sb_addf(&sb, "-A INPUT -d 10.0.%u.%u -p tcp --dport 80 -j SVC-%05u\n", i / 250,
+			1 + i % 250, i);
+	for (i = 0; i < n; i++)
+		sb_addf(&sb, "-A SVC-%05u -s 10.200.%u.%u -j DROP\n-A SVC-%05u -j ACCEPT\n", i,
+			i / 250, 1 + i % 250, i);
+	sb_adds(&sb, "COMMIT\n");
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_ge(cc->nchunks, 2);
+	ck_assert_msg(cf.flags & BPFIPT_C_WINDOWS, "%u vectors, %zu chunks owned of %u", cc->nvecs,
+		      cc->nowned, cc->nvecs * cc->nchunks);
+	for (unsigned int k = 0; k < packets; k++) {
+		unsigned int a = k < 8 ? k * (n / 8) : rnd() % n, b = rnd() % 4 ? a : rnd() % n;
+		struct cp_packet p = {
+			.saddr = htonl(10u << 24 | 200 << 16 | (b / 250) << 8 | (1 + b % 250)),
+			.daddr = htonl(10u << 24 | (a / 250) << 8 | (1 + a % 250)),
+			.proto = 6, .has_ports = true, .has_tcp = true, .tcpflags = 0x02,
+			.sport = 40000, .dport = rnd() % 8 ? 80 : 81, .len = 50,
+		};
+
+		if (k % 16 == 0)
+			p.saddr = inet_addr("192.168.1.1");
+		send_checked(in, t, &p);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+
+START_TEST(t_windows)
+{
+	ck_assert_int_eq(unsetenv("BPF_IPTABLES_POOL"), 0);
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	many_chains(3000, 1500);	/* 12 001 slots: three chunks */
+}
+END_TEST
+
+/* The same with the summary rows (9 chunks); and the long chains of t_rows in a
+ * pool windowed by force (BPF_IPTABLES_POOL=windows; their vectors' differences
+ * span the chain, so the loader would store them whole). */
+START_TEST(t_windows_rows)
+{
+	ck_assert_int_eq(unsetenv("BPF_IPTABLES_POOL"), 0);
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	many_chains(9000, 3000);
+	ck_assert_int_eq(setenv("BPF_IPTABLES_POOL", "windows", 1), 0);
+	ck_assert_uint_gt(long_chains(30000, BPFIPT_ROWS_MIN, 2000), 500);
 }
 END_TEST
 
@@ -1617,6 +1694,8 @@ int main(void)
 	tcase_add_test(tc, t_long_chains);
 	tcase_add_test(tc, t_rows);
 	tcase_add_test(tc, t_rows_two);
+	tcase_add_test(tc, t_windows);
+	tcase_add_test(tc, t_windows_rows);
 	tcase_add_test(tc, t_words_ahead);
 	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);

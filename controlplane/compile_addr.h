@@ -198,7 +198,6 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 	struct cp_lpm *out = F ? &x->cc->dst : &x->cc->src;
 	unsigned int n = x->cc->nslots[c], gs = x->cc->gfold[c][F];
 	size_t natoms = 0, nmarks = 0;
-	__u64 *cur = x->cur;
 	int rc = -1;
 
 	/* a0(s): the first atom of slot s taken */
@@ -220,13 +219,13 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 	struct SUF(mark) *mk = xmalloc((nmarks + 1) * sizeof(*mk));
 	size_t ai = 0, mi = 0;
 
-	memset(cur, 0, x->cc->nwords * sizeof(__u64));
+	cur_clear(x);
 	for (unsigned int s = 0; s < n; s++) {
 		const struct unit *u = x->sl[c][s];
 		unsigned int nneg = 0;
 
 		if (!u || u->natoms[F] == A0(s)) {
-			bit_set(cur, s);
+			cur_set(x, s);
 			continue;
 		}
 		need[s] = u->natoms[F] - A0(s);
@@ -243,7 +242,7 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 		}
 		sat[s] = nneg;
 		if (nneg == need[s])
-			bit_set(cur, s);
+			cur_set(x, s);
 	}
 #undef A0
 	SUF(sort_marks)(mk, nmarks);
@@ -265,14 +264,14 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 			else							\
 				sat[s_]++;					\
 			if (sat[s_] == need[s_])				\
-				bit_set(cur, s_);				\
+				cur_set(x, s_);				\
 			else							\
-				bit_clr(cur, s_);				\
+				cur_clr(x, s_);				\
 		}								\
 	} while (0)
 
 	if (!nmarks || mk[0].addr != 0 || mk[0].plen != 0) {
-		__u32 id = intern(x, cur);
+		__u32 id = intern(x);
 
 		if (id == UINT32_MAX || SUF(lpm_push)(x, out, c, 0, 0, id))
 			goto out;
@@ -297,7 +296,7 @@ static int SUF(build_lpm)(struct cctx *x, enum bpfipt_chain c, int F)
 		st[sp].e = i;
 		sp++;
 
-		__u32 id = intern(x, cur);
+		__u32 id = intern(x);
 
 		if (id == UINT32_MAX || SUF(lpm_push)(x, out, c, a, pl, id))
 			goto out;

@@ -2324,11 +2324,14 @@ static bool conf_reads_fields(const struct bpfipt_conf *cf)
 	return false;
 }
 
-/* The pool windowed (BPFIPT_C_WINDOWS) when that takes half the entries of whole
- * vectors or fewer: a windowed walk costs more (bench/pktcost --chain-sizes
- * 10000: 10-35 ns a packet over 230-330 for 4.4 times less memory);
+/* The pool windowed (BPFIPT_C_WINDOWS) when its whole vectors would take more
+ * than POOL_FLAT_MAX and windows half the entries or fewer: a windowed walk costs
+ * more (bench/pktcost --chain-sizes 10000: 10-35 ns a packet over 230-330, for a
+ * pool 4.4 times smaller; 3 000 chains: 35 ns for 17 -> 9 MB, kept flat);
  * BPF_IPTABLES_POOL=flat or =windows decides instead (tests, and measurements
  * side by side). */
+#define POOL_FLAT_MAX ((size_t)32 << 20)
+
 static bool pool_windows(const struct cp_compiled *cc)
 {
 	const char *e = getenv("BPF_IPTABLES_POOL");
@@ -2338,7 +2341,8 @@ static bool pool_windows(const struct cp_compiled *cc)
 		return false;
 	if (e && (!strcmp(e, "flat") || !strcmp(e, "windows")))
 		return e[0] == 'w';
-	return 2 * ((nv + BPFIPT_HDR_PER - 1) / BPFIPT_HDR_PER + cc->nowned +
+	return nv * cc->nchunks * POOL_CHUNK_BYTES > POOL_FLAT_MAX &&
+	       2 * ((nv + BPFIPT_HDR_PER - 1) / BPFIPT_HDR_PER + cc->nowned +
 		    (size_t)BPFIPT_NCHAINS * cc->nchunks) <= nv * cc->nchunks;
 }
 

@@ -301,17 +301,20 @@ static void many_chains(unsigned int n, unsigned int packets)
 	ipt_table_free(&t);
 }
 
+/* 3 000 chains, 12 001 slots: three chunks, windowed by force
+ * (BPF_IPTABLES_POOL=windows: the loader keeps a pool of 17 MB flat) */
 START_TEST(t_windows)
 {
-	ck_assert_int_eq(unsetenv("BPF_IPTABLES_POOL"), 0);
+	ck_assert_int_eq(setenv("BPF_IPTABLES_POOL", "windows", 1), 0);
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
-	many_chains(3000, 1500);	/* 12 001 slots: three chunks */
+	many_chains(3000, 1500);
+	ck_assert_int_eq(unsetenv("BPF_IPTABLES_POOL"), 0);
 }
 END_TEST
 
-/* The same with the summary rows (9 chunks); and the long chains of t_rows in a
- * pool windowed by force (BPF_IPTABLES_POOL=windows; their vectors' differences
- * span the chain, so the loader would store them whole). */
+/* 9 000 chains (9 chunks, the summary rows), windowed by the loader's own
+ * choice; and the long chains of t_rows windowed by force (their vectors'
+ * differences span the chain: the loader would store them whole). */
 START_TEST(t_windows_rows)
 {
 	ck_assert_int_eq(unsetenv("BPF_IPTABLES_POOL"), 0);
@@ -319,6 +322,7 @@ START_TEST(t_windows_rows)
 	many_chains(9000, 3000);
 	ck_assert_int_eq(setenv("BPF_IPTABLES_POOL", "windows", 1), 0);
 	ck_assert_uint_gt(long_chains(30000, BPFIPT_ROWS_MIN, 2000), 500);
+	ck_assert_int_eq(unsetenv("BPF_IPTABLES_POOL"), 0);
 }
 END_TEST
 

@@ -252,6 +252,30 @@ if sl and pk:
             target(f"... same, mixed rules as slots (tuple groups off), {fmt(n)} rules <= {lim} ns",
                    f"{fmt(max(v))} ns", max(v) <= lim)
 
+head, chn = load("pktcost_chains.csv")
+if chn:
+    P("### Many user chains (`--chain-sizes`)")
+    P("")
+    P("N chains of `-p udp --sport P -j DROP`, `-j ACCEPT`, INPUT jumping to chain i from")
+    P("`-s 172.16.0.0+i/32 -p udp --dport 53` (kube-proxy's and Docker's shape): first and")
+    P("last jump to chain 0 / N-1 and are dropped there, none-worst jumps to N-1 and is")
+    P("accepted, none jumps nowhere. The pool is windowed where the loader picks it (a")
+    P("vector owns only the chunks where it differs from its base), `flat` is")
+    P("`BPF_IPTABLES_POOL=flat` on the same ruleset, in the same run (XDP, ns per packet):")
+    P("")
+    cn = pk_ns(chn)
+    ci = pk_inst(chn)
+    rows = []
+    for kind in ("chains", "chains-flat"):
+        for n in sorted({k[1] for k in cn if k[0] == kind}):
+            i = ci.get((kind, n, "off"), (None, None))
+            rows.append([fmt(n), "flat" if kind == "chains-flat" else "as loaded"] +
+                        [fmt(cn.get((kind, n, p, "xdp", "off")))
+                         for p in ("first", "last", "none", "none-worst")] +
+                        [fmt(i[0]), fmt(i[1] / 2**20 if i[1] else None, 1)])
+    table(["chains", "pool", "first", "last", "none", "none-worst", "install ms", "map MiB"], rows)
+    provenance(head)
+
 # the same targets for IPv6 rulesets (pktcost --family 6: each a.b.c.d/p as
 # 2001:db8:aabb:ccdd::/(32 + p))
 head6, pk6 = load("pktcost6.csv")

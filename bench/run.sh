@@ -69,6 +69,7 @@ if [ $QUICK = 1 ]; then
 	PK_ARGS=(--repeat 1000 --runs 2 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10)
 	NOGROUP_SIZES=100
 	SLOT_SIZES=10,1000
+	CHAIN_SIZES=10,9000 CHAIN_FLAT=9000
 else
 	SIZES="10 100 1000 10000 100000" BIG=1000000 SECS=${SECS:-3} SLOW_SECS=2 PINGS=1000 REPS=2
 	TCP_SIZES="10 10000" TCP_SECS=3
@@ -77,6 +78,7 @@ else
 		 --deny-sizes 10,100,1000,10000,100000,1000000 --dense-max 100000)
 	NOGROUP_SIZES=100,1000,10000,30000
 	SLOT_SIZES=10,100,1000,2048,10000,100000
+	CHAIN_SIZES=10,100,1000,10000,20000 CHAIN_FLAT=10000
 fi
 
 . "$HERE/../test/e2e/lib.sh"
@@ -163,6 +165,18 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 	header "$OUT/pktcost6.csv"
 	"$BIN/pktcost" "${PK_ARGS[@]}" --family 6 >> "$OUT/pktcost6.csv" || log "pktcost (IPv6) FAILED"
 	footer "$OUT/pktcost6.csv"
+	# many user chains, each jumped to from its own rule: the pool as the loader
+	# picks it (windowed from a few thousand chains), and flat beside it
+	# (BPF_IPTABLES_POOL=flat), rows chains-flat
+	header "$OUT/pktcost_chains.csv"
+	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" --deny-sizes "" --host-sizes "" \
+		--no-ct --chain-sizes "$CHAIN_SIZES" >> "$OUT/pktcost_chains.csv" ||
+		log "pktcost (chains) FAILED"
+	BPF_IPTABLES_POOL=flat "$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" \
+		--deny-sizes "" --host-sizes "" --no-ct --chain-sizes "$CHAIN_FLAT" |
+		sed -n 's/^chains,/chains-flat,/p' >> "$OUT/pktcost_chains.csv" ||
+		log "pktcost (chains, flat) FAILED"
+	footer "$OUT/pktcost_chains.csv"
 fi
 
 # ---------------------------------------------------------------- veth

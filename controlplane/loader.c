@@ -2324,37 +2324,63 @@ static bool conf_reads_fields(const struct bpfipt_conf *cf)
 	return false;
 }
 
+/* Vector i's window past its chunk 0, every vector's own in a windowed pool:
+ * chunks *lo .. *lo + *n - 1 (the constant vectors, i >= cc->nvecs: all). */
+static void win_past0(const struct cp_compiled *cc, size_t i, __u32 *lo, __u32 *n)
+{
+	const struct cp_vwin *w = i < cc->nvecs ? &cc->vw[i] : NULL;
+	__u32 l = w ? w->lo : 0, h = w ? w->lo + w->n : cc->nchunks;
+
+	if (l < 1)
+		l = 1;
+	*lo = l;
+	*n = h > l ? h - l : 0;
+}
+
+/* A windowed pool's entries before the summary rows (bpfipt.h, BPFIPT_WIN_WORD):
+ * each vector's chunk 0, then the chunks its window owns past it. */
+static size_t win_chunks(const struct cp_compiled *cc)
+{
+	size_t nv = (size_t)cc->nvecs + BPFIPT_NCHAINS, total = nv;
+	__u32 lo, n;
+
+	for (size_t i = 0; i < nv; i++) {
+		win_past0(cc, i, &lo, &n);
+		total += n;
+	}
+	return total;
+}
+
 /* The pool windowed (BPFIPT_C_WINDOWS) when its whole vectors would take more
  * than POOL_FLAT_MAX and windows half the entries or fewer: a windowed walk costs
- * more (bench/pktcost --chain-sizes 10000: 10-35 ns a packet over 230-330, for a
- * pool 4.4 times smaller; 3 000 chains: 35 ns for 17 -> 9 MB, kept flat);
- * BPF_IPTABLES_POOL=flat or =windows decides instead (tests, and measurements
- * side by side). */
+ * a little more (each chunk's entry computed from its window; bench/pktcost
+ * --chain-sizes: 4-10 ns a packet at 10 000 chains, 161 -> 46 MB of maps; 5-10 ns
+ * at 3 000, 17 -> 10.5 MB, kept flat). BPF_IPTABLES_POOL=flat or =windows decides
+ * instead (tests, and measurements side by side). */
 #define POOL_FLAT_MAX ((size_t)32 << 20)
 
 static bool pool_windows(const struct cp_compiled *cc)
 {
 	const char *e = getenv("BPF_IPTABLES_POOL");
-	size_t nv = (size_t)cc->nvecs + BPFIPT_NCHAINS;
+	size_t nv = (size_t)cc->nvecs + BPFIPT_NCHAINS, win;
+	size_t rows = cc->nchunks >= BPFIPT_ROWS_MIN ? nv * ((cc->nchunks + 63) / 64) : 0;
 
 	if (cc->nchunks < 2)
 		return false;
+	win = win_chunks(cc);
+	if (win + rows >= BPFIPT_WIN_ENTRIES)
+		return false;
 	if (e && (!strcmp(e, "flat") || !strcmp(e, "windows")))
 		return e[0] == 'w';
-	return nv * cc->nchunks * POOL_CHUNK_BYTES > POOL_FLAT_MAX &&
-	       2 * ((nv + BPFIPT_HDR_PER - 1) / BPFIPT_HDR_PER + cc->nowned +
-		    (size_t)BPFIPT_NCHAINS * cc->nchunks) <= nv * cc->nchunks;
+	return nv * cc->nchunks * POOL_CHUNK_BYTES > POOL_FLAT_MAX && 2 * win <= nv * cc->nchunks;
 }
 
 /* The pool's entries before the summary rows (bpfipt.h, "Pool"). */
 static size_t pool_chunks(const struct cp_compiled *cc, const struct bpfipt_conf *cf)
 {
-	size_t nv = (size_t)cc->nvecs + BPFIPT_NCHAINS;
-
 	if (!(cf->flags & BPFIPT_C_WINDOWS))
-		return nv * cf->nchunks;
-	return (nv + BPFIPT_HDR_PER - 1) / BPFIPT_HDR_PER + cc->nowned +
-	       (size_t)BPFIPT_NCHAINS * cf->nchunks;
+		return ((size_t)cc->nvecs + BPFIPT_NCHAINS) * cf->nchunks;
+	return win_chunks(cc);
 }
 
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
@@ -2695,67 +2721,73 @@ static __u64 chunk_put(__u64 *dst, const __u64 *src, size_t n)
 	return sum;
 }
 
-/* A windowed pool (bpfipt.h, BPFIPT_HDR_*): the headers, each vector's own
- * chunks in vector order, the constant vectors (cv) whole, the summary rows. */
+/* Chunk k of vector i of cc (a constant vector's from cv), its words. */
+static const __u64 *src_chunk(const struct cp_compiled *cc, const __u64 *cv, size_t i, __u32 k,
+			      size_t *len)
+{
+	*len = cc->nwords - (size_t)k * BPFIPT_CHUNK_WORDS;
+	if (*len > BPFIPT_CHUNK_WORDS)
+		*len = BPFIPT_CHUNK_WORDS;
+	if (i < cc->nvecs)
+		return cp_vec_chunk(cc, i, k);
+	return cv + (i - cc->nvecs) * cc->nwords + (size_t)k * BPFIPT_CHUNK_WORDS;
+}
+
+/* A windowed pool (bpfipt.h, BPFIPT_WIN_WORD): each vector's chunk 0 with its
+ * chunk bitmap and window, the chunks the windows own past it (the constant
+ * vectors, cv, whole), the summary rows. */
 static int pool_write_windows(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 			      const __u64 *cv, __u64 *pool, struct ipt_err *err)
 {
-	size_t nv = (size_t)cc->nvecs + BPFIPT_NCHAINS, nent = pool_chunks(cc, cf);
-	size_t e = (nv + BPFIPT_HDR_PER - 1) / BPFIPT_HDR_PER, i, k;
-	__u32 nchunks = cf->nchunks, nwords = cf->nwords;
+	size_t nv = (size_t)cc->nvecs + BPFIPT_NCHAINS, nent = pool_chunks(cc, cf), e = nv, i, len;
+	__u32 nchunks = cf->nchunks, k, lo, n;
 	__u64 *sum = malloc(nent * sizeof(*sum));
-	__u32 *own = malloc(nv * sizeof(*own));
+	__u32 *first = malloc(nv * sizeof(*first));
 
-	if (!sum || !own) {
+	if (!sum || !first) {
 		free(sum);
-		free(own);
+		free(first);
 		return dp_fail(err, -ENOMEM, "out of memory");
 	}
-	memset(pool, 0, e * POOL_CHUNK_BYTES);
 	for (i = 0; i < nv; i++) {
-		const struct cp_vwin *w = i < cc->nvecs ? &cc->vw[i] : NULL;
-		__u32 lo = w ? w->lo : 0, n = w ? w->n : nchunks;
+		const __u64 *c = src_chunk(cc, cv, i, 0, &len);
 
-		own[i] = e - lo;
+		sum[i] = chunk_put(pool + i * BPFIPT_POOL_WORDS, c, len);
+		win_past0(cc, i, &lo, &n);
+		first[i] = e;
 		for (k = lo; k < lo + n; k++, e++) {
-			size_t len = nwords - k * BPFIPT_CHUNK_WORDS;
-
-			if (len > BPFIPT_CHUNK_WORDS)
-				len = BPFIPT_CHUNK_WORDS;
-			sum[e] = chunk_put(pool + e * BPFIPT_POOL_WORDS,
-					   w ? cc->words + w->at + (k - lo) * cc->cwords :
-					       cv + (i - cc->nvecs) * nwords + k * BPFIPT_CHUNK_WORDS,
-					   len);
+			c = src_chunk(cc, cv, i, k, &len);
+			sum[e] = chunk_put(pool + e * BPFIPT_POOL_WORDS, c, len);
 		}
 	}
-	if (e != nent) {
+	if (e != nent || nent >= BPFIPT_WIN_ENTRIES) {
 		free(sum);
-		free(own);
+		free(first);
 		return dp_fail(err, -EPROTO, "internal: the windowed pool's size");
 	}
 	if (cf->nrows)
 		memset(pool + (size_t)cf->rbase * BPFIPT_POOL_WORDS, 0,
 		       nv * cf->nrows * POOL_CHUNK_BYTES);
 	for (i = 0; i < nv; i++) {
-		const struct cp_vwin *w = i < cc->nvecs ? &cc->vw[i] : NULL;
-		__u64 *h = pool + (i / BPFIPT_HDR_PER) * BPFIPT_POOL_WORDS +
-			   (i % BPFIPT_HDR_PER) * BPFIPT_HDR_WORDS;
+		__u64 *c0 = pool + i * BPFIPT_POOL_WORDS, w;
 		__u64 *row = pool + ((size_t)cf->rbase + i * cf->nrows) * BPFIPT_POOL_WORDS;
-		__u32 lo = w ? w->lo : 0, n = w ? w->n : nchunks, base = w ? own[w->base] : own[i];
+		__u32 bfirst = i < cc->nvecs ? first[cc->vw[i].base] : first[i];
 
-		h[BPFIPT_HDR_WIN] = lo | (__u64)n << 32;
-		h[BPFIPT_HDR_ENT] = own[i] | (__u64)base << 32;
+		win_past0(cc, i, &lo, &n);
+		w = lo | (__u64)n << 8 | (__u64)first[i] << 16 | (__u64)bfirst << 40;
+		c0[BPFIPT_WIN_WORD] = w;
 		for (k = 0; k < nchunks; k++) {
-			__u64 s = sum[(__u32)(k - lo) < n ? (__u32)(own[i] + k) : (__u32)(base + k)];
+			/* bpfipt.bpf.c's win_entry() */
+			__u64 s = sum[!k ? i : k - lo < n ? first[i] + k - lo : bfirst + k - 1];
 
 			if (s)
-				h[k / 64] |= 1ULL << (k % 64);
+				c0[BPFIPT_CHUNK_WORDS + 1 + k / 64] |= 1ULL << (k % 64);
 			if (cf->nrows)
 				row[(k / 64) * BPFIPT_POOL_WORDS + k % 64] = s;
 		}
 	}
 	free(sum);
-	free(own);
+	free(first);
 	return 0;
 }
 

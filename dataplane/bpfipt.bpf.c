@@ -313,10 +313,9 @@ struct scratch {
 	/* bpfipt_chunk_row(): chunk k's candidate words, the AND of the vectors'
 	 * summary words (last: the fields above keep their cache lines) */
 	__u64 csum[64 * BPFIPT_TOP_WORDS];
-	/* a windowed pool: the window of the packet's vector of each field, by
-	 * field, the constant vector's at WIN_CVEC (bpfipt_win_top()) */
-	__u32 wlo[BPFIPT_PVALS], wn[BPFIPT_PVALS], wown[BPFIPT_PVALS], wbase[BPFIPT_PVALS];
-	__u32 rows_want;	/* ... and the rows are to be taken (bpfipt_step()) */
+	/* a windowed pool: the window (BPFIPT_WIN_WORD) of the packet's vector of
+	 * each field, by field, the constant vector's at WIN_CVEC (TOP_AND()) */
+	__u64 wword[BPFIPT_PVALS];
 };
 
 enum { SCR_XDP, SCR_TC_IN, SCR_TC_OUT, SCR_TEST, SCR_MAX };	/* L3 variants share */
@@ -992,43 +991,44 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
 #define WIN_CVEC	BPFIPT_F_MAX	/* struct scratch's w*[]: the constant vector */
 _Static_assert(WIN_CVEC < BPFIPT_PVALS, "a window per field and the constant vector's");
 
-/* The entry of chunk k of a windowed pool's vector (bpfipt.h, BPFIPT_HDR_*):
- * own + k inside its window lo .. lo + n - 1, base + k outside; no branch. */
-static __always_inline __u32 win_entry(__u32 lo, __u32 n, __u32 own, __u32 base, __u32 k)
+/* The entry of chunk k >= 1 of a windowed pool's vector whose window is w
+ * (bpfipt.h, BPFIPT_WIN_WORD): no branch. */
+static __always_inline __u32 win_entry(__u64 w, __u32 k)
 {
-	__u32 in = ((__u64)(__u32)(k - lo) - n) >> 63;
+	__u32 d = k - BPFIPT_WIN_LO(w), out = BPFIPT_WIN_BFIRST(w) + k - 1;
+	__u32 in = ((__u64)d - BPFIPT_WIN_N(w)) >> 63;
 
-	return base + k + ((own - base) & -in);
+	return out + ((BPFIPT_WIN_FIRST(w) + d - out) & -in);
 }
 
 /* The pool entry of chunk k of field i's vector vid (i: a BPFIPT_F_* or
- * WIN_CVEC; a windowed pool: once bpfipt_win_top() took the packet's windows).
- * windows is a constant: the walk's flat and windowed searches are two
- * functions (bpfipt_find_slot(), bpfipt_find_slot_win()), so a flat pool's
- * lookups cost what they did before windows. */
+ * WIN_CVEC; a windowed pool: chunk 0 is entry vid, the others through the
+ * window TOP_AND() took). windows is a constant: the walk's flat and windowed
+ * searches are two functions (bpfipt_find_slot(), bpfipt_find_slot_win()), so a
+ * flat pool's lookups cost what they did before windows. */
 static __always_inline __u32 pool_key(struct scratch *sc, __u32 i, __u32 vid, __u32 k,
 				      const bool windows)
 {
+	__u32 nz;
+
 	if (!windows)
 		return vid * RD(sc->nchunks) + k;
-	return win_entry(RD(sc->wlo[i]), RD(sc->wn[i]), RD(sc->wown[i]), RD(sc->wbase[i]), k);
+	nz = ((__u64)0 - k) >> 63;	/* k != 0 */
+	return vid + ((win_entry(RD(sc->wword[i]), k) - vid) & -nz);
 }
 
-/* The same from vid's header in the map, outside the walk (NO_SLOT: none). */
+/* The same from vid's chunk 0 in the map, outside the walk (NO_SLOT: none). */
 static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks, __u32 vid,
 					__u32 k)
 {
-	__u32 key = vid / BPFIPT_HDR_PER;
-	const __u64 *h;
+	const __u64 *c;
 
 	if (!windows)
 		return vid * nchunks + k;
-	h = bpf_map_lookup_elem(pool, &key);
-	if (!h)
-		return NO_SLOT;
-	h += (vid % BPFIPT_HDR_PER) * BPFIPT_HDR_WORDS;
-	return win_entry(h[BPFIPT_HDR_WIN], h[BPFIPT_HDR_WIN] >> 32, h[BPFIPT_HDR_ENT],
-			 h[BPFIPT_HDR_ENT] >> 32, k);
+	if (!k)
+		return vid;
+	c = bpf_map_lookup_elem(pool, &vid);
+	return c ? win_entry(c[BPFIPT_WIN_WORD], k) : NO_SLOT;
 }
 
 /* A pool pointer for chunk k of vector v, or the constant-field vector c when the
@@ -1055,10 +1055,18 @@ static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks,
 /* Every field's pointer for chunk k (p_SRC, p_DST, ...). */
 #define POOL_PTRS()	do { EACH_FIELD(POOL_PTR); } while (0)
 
+/* A windowed pool: field's window, from its chunk 0's entry. */
+#define WIN_TAKE(field, vid)	(sc->wword[BPFIPT_F_##field] = p_##field[BPFIPT_WIN_WORD])
+
 /* The packet's chunk bitmap from chunk 0's entries (pc, p_SRC, ...): a word of
- * it per 64 chunks of the chain, the words past them 0. */
+ * it per 64 chunks of the chain, the words past them 0; a windowed pool's
+ * windows too. */
 #define TOP_AND(j)								\
 	do {									\
+		if (windows) {							\
+			sc->wword[WIN_CVEC] = pc[BPFIPT_WIN_WORD];		\
+			EACH_FIELD(WIN_TAKE);					\
+		}								\
 		_Pragma("unroll")						\
 		for (j = 0; j < BPFIPT_TOP_WORDS; j++) {			\
 			const int e_ = BPFIPT_CHUNK_WORDS + 1 + j;		\
@@ -1074,12 +1082,11 @@ static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks,
 /* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
  * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
  * vectors of more than one chunk. */
-static __always_inline int top_bitmap(struct scratch *sc, void *pool)
+static __always_inline int top_bitmap(struct scratch *sc, void *pool, const bool windows)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
-	__u32 k = 0, key = RD(sc->cvec) * RD(sc->nchunks);
-	const bool windows = false;	/* a flat pool's chunk 0 */
+	__u32 k = 0, key = pool_key(sc, WIN_CVEC, RD(sc->cvec), 0, windows);
 	int j;
 
 	pc = bpf_map_lookup_elem(pool, &key);
@@ -1091,59 +1098,6 @@ static __always_inline int top_bitmap(struct scratch *sc, void *pool)
 	return 0;
 broken:
 	return -1;
-}
-
-/* A windowed pool: vector vid's header (field i's) read into the packet's
- * chunk bitmap (ANDed) and window. */
-static __always_inline int win_hdr(struct scratch *sc, void *pool, __u32 i, __u32 vid)
-{
-	__u32 key = vid / BPFIPT_HDR_PER;
-	const __u64 *h = bpf_map_lookup_elem(pool, &key);
-	int j;
-
-	if (!h)
-		return -1;
-	h += (vid % BPFIPT_HDR_PER) * BPFIPT_HDR_WORDS;
-#pragma unroll
-	for (j = 0; j < BPFIPT_TOP_WORDS; j++)
-		sc->top[j] &= h[j];
-	sc->wlo[i] = h[BPFIPT_HDR_WIN];
-	sc->wn[i] = h[BPFIPT_HDR_WIN] >> 32;
-	sc->wown[i] = h[BPFIPT_HDR_ENT];
-	sc->wbase[i] = h[BPFIPT_HDR_ENT] >> 32;
-	return 0;
-}
-
-#define WIN_HDR(field, vid)							\
-	do {									\
-		if ((RD(sc->look) & (1u << BPFIPT_F_##field)) &&		\
-		    win_hdr(sc, pool, BPFIPT_F_##field, RD(vid)))		\
-			return -1;						\
-	} while (0)
-
-/* A windowed pool (BPFIPT_C_WINDOWS): the packet's chunk bitmap and its
- * vectors' windows, from their headers. Once per walk, before any chunk
- * (bpfipt_step()). */
-__noinline int bpfipt_win_top(struct scratch *sc)
-{
-	__u32 cur;
-	void *pool;
-	int j;
-
-	if (!sc)
-		return -1;
-	cur = sc->cur;
-	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
-	if (!pool)
-		return -1;
-#pragma unroll
-	for (j = 0; j < BPFIPT_TOP_WORDS; j++)
-		sc->top[j] = (__u32)j * 64 < RD(sc->nchunks) ? ~0ULL : 0;
-	if (win_hdr(sc, pool, WIN_CVEC, RD(sc->cvec)))
-		return -1;
-	EACH_FIELD(WIN_HDR);
-	sc->top_ready = 1;
-	return 0;
 }
 
 /* Row r of vector vid's summary rows (bpfipt.h: word j is chunk 64 r + j's
@@ -1415,35 +1369,19 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	if (!sc->top_ready) {
 		/* the walk's first step (cursor in chunk 0) of a ruleset of several
 		 * chunks: chunk 0's entries hold the chunk bitmaps, one visit takes
-		 * the packet's and searches the chunk (an empty one finds nothing);
-		 * a windowed pool's are in its headers (bpfipt_step() took them) */
-		if (windows) {
-			return NO_SLOT - 1;
-		} else if (sc->kc == 0) {
+		 * the packet's and searches the chunk (an empty one finds nothing) */
+		if (sc->kc == 0) {
 			sc->kc = 1;
-			found = chunk_find(sc, pool, 0, true, false, false);
+			found = chunk_find(sc, pool, 0, true, false, windows);
 			if (found != NO_SLOT)
 				return found;
-		} else if (top_bitmap(sc, pool)) {
+		} else if (top_bitmap(sc, pool, windows)) {
 			return NO_SLOT - 1;
 		}
 		/* many candidate chunks left: the rows first (a walk whose first
 		 * step found its slot in chunk 0 goes on without them) */
 		if (RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND)
 			return NEED_ROWS;
-	}
-	/* a windowed pool with many candidate chunks: chunk 0 first when the
-	 * cursor is there and it is a candidate, then the rows (as a flat pool's
-	 * first step) */
-	if (windows && RD(sc->rows_want)) {
-		sc->rows_want = 0;
-		if (sc->kc == 0 && (RD(sc->top[0]) & 1)) {
-			sc->kc = 1;
-			found = chunk_find(sc, pool, 0, false, false, true);
-			if (found != NO_SLOT)
-				return found;
-		}
-		return NEED_ROWS;
 	}
 	if (sc->kc < kfrom)
 		sc->kc = kfrom;
@@ -1983,19 +1921,8 @@ __noinline int bpfipt_step(struct scratch *sc)
 	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
 	if (!conf || !slots)
 		return STEP_BROKEN;
-	/* a windowed pool: the packet's chunk bitmap and windows first (here, not
-	 * in bpfipt_find_slot(), for the stack as below), and the rows when they
-	 * leave many candidate chunks */
-	if (RD(sc->windows)) {
-		if (!RD(sc->top_ready)) {
-			if (bpfipt_win_top(sc))
-				return STEP_BROKEN;
-			sc->rows_want = RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND;
-		}
-		s = bpfipt_find_slot_win(sc, sc->cursor, 0);
-	} else {
-		s = bpfipt_find_slot(sc, sc->cursor, 0);
-	}
+	s = RD(sc->windows) ? bpfipt_find_slot_win(sc, sc->cursor, 0) :
+			      bpfipt_find_slot(sc, sc->cursor, 0);
 	/* many candidate chunks: their candidate words, once per walk, and the
 	 * search again past chunk 0, which the first call saw (called from here,
 	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */

@@ -459,7 +459,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		29	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		30	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -499,7 +499,9 @@ enum bpfipt_stat {
 					 *     prefix's vector words (pword);
 					 * 28: IPv6 tuple groups' address
 					 *     bounds (BPFIPT_TB_WORD6);
-					 * 29: windowed pools (BPFIPT_C_WINDOWS) */
+					 * 29: windowed pools (BPFIPT_C_WINDOWS);
+					 * 30: their windows in chunk 0
+					 *     (BPFIPT_WIN_WORD) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -527,24 +529,25 @@ enum bpfipt_stat {
  * and of its port, 3 have a word of both). */
 #define BPFIPT_ROWS_MIN		8
 #define BPFIPT_ROWS_CAND	4
-#define BPFIPT_POOL_WORDS	(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
-/* A windowed pool (BPFIPT_C_WINDOWS): a vector owns only the chunks where it
- * differs from a base vector (controlplane/compile.h, struct cp_vwin), which the
- * loader picks when that takes less memory: 10 000 user chains, each jumped to
- * from its own rule, are 20 000 vectors of 10 chunks that differ from their
- * field's first in one. Vector v's header is words BPFIPT_HDR_WORDS * (v %
- * BPFIPT_HDR_PER) on of entry v / BPFIPT_HDR_PER: its chunk bitmap
- * (BPFIPT_TOP_WORDS words), then word BPFIPT_HDR_WIN = lo | n << 32 and word
- * BPFIPT_HDR_ENT = own | base << 32: chunk k of v is entry own + k when k - lo < n,
- * else base + k (32-bit arithmetic; a vector stored whole has lo 0 and n
- * nchunks). The chunks' entries follow the headers (their words after the
- * summary are 0); the summary rows as in the flat pool (from rbase). */
-#define BPFIPT_HDR_WORDS	8
-#define BPFIPT_HDR_PER		(BPFIPT_CHUNK_WORDS / BPFIPT_HDR_WORDS)
-#define BPFIPT_HDR_WIN		BPFIPT_TOP_WORDS
-#define BPFIPT_HDR_ENT		(BPFIPT_TOP_WORDS + 1)
-_Static_assert(BPFIPT_HDR_ENT < BPFIPT_HDR_WORDS && !(BPFIPT_HDR_PER & (BPFIPT_HDR_PER - 1)),
-	       "a header fits its words, headers a pool entry");
+/* A windowed pool (BPFIPT_C_WINDOWS): a vector owns, past its chunk 0, only the
+ * chunks where it differs from a base vector (controlplane/compile.h, struct
+ * cp_vwin), which the loader picks when whole vectors would be large and windows
+ * half of that: 10 000 user chains, each jumped to from its own rule, are 20 000
+ * vectors of 10 chunks that differ from their field's first in one. Entry v is
+ * chunk 0 of vector v, with its chunk bitmap and, in word BPFIPT_WIN_WORD, its
+ * window: chunk k >= 1 of v is entry first + k - lo when k - lo < n (32-bit
+ * arithmetic), else bfirst + k - 1, bfirst being its base's chunk 1 (a base owns
+ * chunks 1 .. nchunks - 1; entries < 2^24). The chunks the windows own follow,
+ * then the summary rows (rbase) as in the flat pool. The walk reads the window
+ * with the chunk bitmap, from the entries its first step reads anyway. */
+#define BPFIPT_WIN_WORD		(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
+#define BPFIPT_POOL_WORDS	(BPFIPT_WIN_WORD + 1)
+#define BPFIPT_WIN_LO(w)	((__u32)(w) & 0xff)
+#define BPFIPT_WIN_N(w)		((__u32)((w) >> 8) & 0xff)
+#define BPFIPT_WIN_FIRST(w)	((__u32)((w) >> 16) & 0xffffff)
+#define BPFIPT_WIN_BFIRST(w)	((__u32)((w) >> 40) & 0xffffff)
+#define BPFIPT_WIN_ENTRIES	(1u << 24)
+_Static_assert(64 * BPFIPT_TOP_WORDS <= 256, "a window's lo and n fit 8 bits");
 
 /* Generation maps (inner maps of the outer maps of the same name):
  *   bpfipt_ival    array of struct bpfipt_ival_page: every address set of an IPv4

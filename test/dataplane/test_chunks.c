@@ -255,8 +255,9 @@ static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc
 
 /*
  * A windowed pool (BPFIPT_C_WINDOWS), the loader's choice for many user chains:
- * n chains of two rules ("-s 10.200.i.j -j DROP", "-j ACCEPT"), INPUT jumping to
- * each from "-d 10.0.i.j -p tcp --dport 80", policy DROP: each vector differs
+ * n chains of two rules ("-s 10.200.i.j -j DROP" or "-p tcp --sport 1000+i -j
+ * DROP", then "-j ACCEPT"), INPUT jumping to each from "-d 10.0.i.j -p tcp --dport
+ * 80", policy DROP: each vector differs
  * from its field's first in one rule's chunk. Verdicts and counters of packets
  * that jump and drop, jump and accept, miss every jump, against the reference.
  */
@@ -275,9 +276,14 @@ static void many_chains(unsigned int n, unsigned int packets)
 	for (i = 0; i < n; i++)
 		sb_addf(&sb, "-A INPUT -d 10.0.%u.%u -p tcp --dport 80 -j SVC-%05u\n", i / 250,
 			1 + i % 250, i);
-	for (i = 0; i < n; i++)
-		sb_addf(&sb, "-A SVC-%05u -s 10.200.%u.%u -j DROP\n-A SVC-%05u -j ACCEPT\n", i,
-			i / 250, 1 + i % 250, i);
+	for (i = 0; i < n; i++) {
+		if (i % 2)
+			sb_addf(&sb, "-A SVC-%05u -p tcp --sport %u -j DROP\n", i, 1000 + i);
+		else
+			sb_addf(&sb, "-A SVC-%05u -s 10.200.%u.%u -j DROP\n", i, i / 250,
+				1 + i % 250);
+		sb_addf(&sb, "-A SVC-%05u -j ACCEPT\n", i);
+	}
 	sb_adds(&sb, "COMMIT\n");
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_ge(cc->nchunks, 2);
@@ -289,7 +295,8 @@ static void many_chains(unsigned int n, unsigned int packets)
 			.saddr = htonl(10u << 24 | 200 << 16 | (b / 250) << 8 | (1 + b % 250)),
 			.daddr = htonl(10u << 24 | (a / 250) << 8 | (1 + a % 250)),
 			.proto = 6, .has_ports = true, .has_tcp = true, .tcpflags = 0x02,
-			.sport = 40000, .dport = rnd() % 8 ? 80 : 81, .len = 50,
+			.sport = rnd() % 2 ? 1000 + b : 40000, .dport = rnd() % 8 ? 80 : 81,
+			.len = 50,
 		};
 
 		if (k % 16 == 0)

@@ -74,6 +74,8 @@ add_test(NAME e2e.filter.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/te
 set_tests_properties(e2e.filter.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
 add_test(NAME e2e.scale COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_scale.sh
                                 ${CMAKE_BINARY_DIR} 100000)
+add_test(NAME e2e.chains COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_chains.sh
+                                 ${CMAKE_BINARY_DIR} 9000)
 add_test(NAME e2e.kernel_diff
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff.py
                  --bin ${CMAKE_BINARY_DIR})
@@ -138,7 +140,7 @@ add_test(NAME e2e.ingress COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test
                                   ${CMAKE_BINARY_DIR})
 # Each test builds its own namespaces (names with its pid) and gives iptables-legacy
 # a lock file of its own: these run beside other tests (scripts/test.sh: ctest -j2).
-set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.kernel_diff
+set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.chains e2e.kernel_diff
                      e2e.kernel_diff6 e2e.filter6 e2e.filter6.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
                      e2e.route_memo e2e.route_memo.tc e2e.ingress

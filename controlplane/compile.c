@@ -2018,7 +2018,6 @@ static __u32 intern(struct cctx *x)
 	return id;
 }
 
-
 /* ---------------------------------------------------------------- range fields */
 
 struct event {

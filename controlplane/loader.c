@@ -2893,18 +2893,10 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		__u64 *row = pool + ((size_t)cf->rbase + i * cf->nrows) * BPFIPT_POOL_WORDS;
 
 		for (k = 0; k < nchunks; k++) {
-			size_t n = nwords - k * BPFIPT_CHUNK_WORDS, j;
-			__u64 *dst = pool + (i * nchunks + k) * BPFIPT_POOL_WORDS, sum = 0;
+			size_t n;
+			const __u64 *src = src_chunk(cc, cv, i, k, &n);
+			__u64 sum = chunk_put(pool + (i * nchunks + k) * BPFIPT_POOL_WORDS, src, n);
 
-			if (n > BPFIPT_CHUNK_WORDS)
-				n = BPFIPT_CHUNK_WORDS;
-			memcpy(dst, i < nvecs ? cp_vec_chunk(cc, i, k) :
-				    cv + (i - nvecs) * nwords + k * BPFIPT_CHUNK_WORDS, n * 8);
-			memset(dst + n, 0, (BPFIPT_CHUNK_WORDS - n) * 8);
-			for (j = 0; j < n; j++)
-				sum |= (__u64)(dst[j] != 0) << j;
-			dst[BPFIPT_CHUNK_WORDS] = sum;	/* the summary */
-			memset(dst + BPFIPT_CHUNK_WORDS + 1, 0, BPFIPT_TOP_WORDS * 8);
 			if (sum)	/* the chunk bitmap, in chunk 0 */
 				pool[i * nchunks * BPFIPT_POOL_WORDS + BPFIPT_CHUNK_WORDS + 1 +
 				     k / 64] |= 1ULL << (k % 64);

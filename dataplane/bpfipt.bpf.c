@@ -988,7 +988,7 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
  * path to path, and 12 such bits made 4096 states that never pruned. */
 #define RD(x) (*(volatile typeof(x) *)&(x))
 
-#define WIN_CVEC	BPFIPT_F_MAX	/* struct scratch's w*[]: the constant vector */
+#define WIN_CVEC	BPFIPT_F_MAX	/* struct scratch's wword[]: the constant vector's */
 _Static_assert(WIN_CVEC < BPFIPT_PVALS, "a window per field and the constant vector's");
 
 /* The entry of chunk k >= 1 of a windowed pool's vector whose window is w

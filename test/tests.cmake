@@ -82,6 +82,16 @@ add_test(NAME e2e.kernel_diff
 add_test(NAME e2e.kernel_diff6
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff6.py
                  --bin ${CMAKE_BINARY_DIR} --rulesets 150 --input-fragments)
+# the same against the kernel in windowed pools: 4 200 more rules make the vectors
+# two chunks long, BPF_IPTABLES_POOL=windows windows them
+add_test(NAME e2e.kernel_diff.windows
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff.py
+                 --bin ${CMAKE_BINARY_DIR} --seed 7070 --rulesets 30 --pad 4200)
+add_test(NAME e2e.kernel_diff6.windows
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff6.py
+                 --bin ${CMAKE_BINARY_DIR} --seed 7171 --rulesets 15 --pad 4200)
+set_tests_properties(e2e.kernel_diff.windows e2e.kernel_diff6.windows PROPERTIES
+                     ENVIRONMENT "BPF_IPTABLES_POOL=windows" TIMEOUT 600)
 add_test(NAME e2e.filter6 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter6.sh
                                   ${CMAKE_BINARY_DIR} xdp)
 add_test(NAME e2e.filter6.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter6.sh

@@ -1030,6 +1030,11 @@ def main():
     ap.add_argument("--long-chains", type=float, default=0.1, metavar="P",
                     help="probability that a user chain gets 30-120 rules instead "
                          "of 0-10 (default 0.1)")
+    ap.add_argument("--pad", type=int, default=0, metavar="N",
+                    help="N more rules at the end of the base chain, unlike each other "
+                         "(-s 198.18.x.y -p udp --dport 7, verdicts alternating): 4 200 "
+                         "make the bit vectors two chunks long, and with "
+                         "BPF_IPTABLES_POOL=windows the pool windowed (default 0)")
     ap.add_argument("--oracle", action="store_true",
                     help="check the harness itself: iptables-legacy in both twins "
                          "(must give 0 failures)")
@@ -1084,6 +1089,10 @@ def main():
         gen = fam.generator(rnd, base, args.input_fragments, args.long_chains,
                             truncated=args.truncated)
         rs = gen.ruleset()
+        for i in range(args.pad):
+            src = f"2001:db8:ff:{i:x}::1/128" if args.ipv6 else f"198.18.{i // 256}.{i % 256}/32"
+            rs.chains[rs.base].append(Rule([["-s", src], ["-p", "udp"], ["-m", "udp", "--dport", "7"]],
+                                           ["-j", "DROP" if i % 2 else "ACCEPT"]))
         pkts = [gen.packet() for _ in range(args.packets)]
         per_chain[base] += 1
         text = rs.text()

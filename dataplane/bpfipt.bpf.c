@@ -1379,9 +1379,23 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 			return NO_SLOT - 1;
 		}
 		/* many candidate chunks left: the rows first (a walk whose first
-		 * step found its slot in chunk 0 goes on without them) */
-		if (RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND)
+		 * step found its slot goes on without them); in a windowed pool the
+		 * first candidate chunk before them: its vectors are their bases
+		 * but for a chunk, most chunks hold the user chains' rules that
+		 * name no field, and many user chains' walks find their slot in the
+		 * first candidate, where the rows cost 60 ns and skipped nothing
+		 * (a flat pool of unlike rules pays a chunk that way: +65-95 ns) */
+		if (RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND) {
+			k = windows ? next_chunk(sc) : NO_SLOT;
+			if (k < RD(sc->nchunks)) {
+				k &= CHUNK_MASK;
+				sc->kc = k + 1;
+				found = chunk_find(sc, pool, k, false, false, windows);
+				if (found != NO_SLOT)
+					return found;
+			}
 			return NEED_ROWS;
+		}
 	}
 	if (sc->kc < kfrom)
 		sc->kc = kfrom;
@@ -1924,7 +1938,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 	s = RD(sc->windows) ? bpfipt_find_slot_win(sc, sc->cursor, 0) :
 			      bpfipt_find_slot(sc, sc->cursor, 0);
 	/* many candidate chunks: their candidate words, once per walk, and the
-	 * search again past chunk 0, which the first call saw (called from here,
+	 * search again past the chunks the first call saw (called from here,
 	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
 	if (s == NEED_ROWS) {
 		for (r = 0; r < BPFIPT_TOP_WORDS; r++) {
@@ -1935,7 +1949,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 		}
 		sc->rows_ready = 1;
 		stat_inc(BPFIPT_ST_ROWS);
-		d = sc->cursor < 64 * BPFIPT_CHUNK_WORDS;
+		d = RD(sc->kc);		/* the chunks before it were searched */
 		s = RD(sc->windows) ? bpfipt_find_slot_win(sc, sc->cursor, d) :
 				      bpfipt_find_slot(sc, sc->cursor, d);
 	}

@@ -721,7 +721,7 @@ enum {
 enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */
 	BPFIPT_C_CT	= 1 << 1,	/* a chain tests conntrack state: track connections */
-	BPFIPT_C_WINDOWS = 1 << 2,	/* the pool is windowed (BPFIPT_HDR_*) */
+	BPFIPT_C_WINDOWS = 1 << 2,	/* the pool is windowed (BPFIPT_WIN_WORD) */
 };
 
 /* ------------------------------------------------------------ conntrack ----

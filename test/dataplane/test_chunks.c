@@ -257,9 +257,9 @@ static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc
  * A windowed pool (BPFIPT_C_WINDOWS), the loader's choice for many user chains:
  * n chains of two rules ("-s 10.200.i.j -j DROP" or "-p tcp --sport 1000+i -j
  * DROP", then "-j ACCEPT"), INPUT jumping to each from "-d 10.0.i.j -p tcp --dport
- * 80", policy DROP: each vector differs
- * from its field's first in one rule's chunk. Verdicts and counters of packets
- * that jump and drop, jump and accept, miss every jump, against the reference.
+ * 80", policy DROP: each vector differs from its field's first in one rule's
+ * chunk. Verdicts and counters of packets that jump and drop, jump and accept,
+ * miss every jump, against the reference.
  */
 static void many_chains(unsigned int n, unsigned int packets)
 {

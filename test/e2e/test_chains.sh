@@ -8,7 +8,8 @@
 # chains lie in the first, a middle and the last chunks of the vectors arrive or
 # not as the chains say, the rules that judged them count them, and so after a
 # rule is appended to INPUT and deleted again (the pool rebuilt, the counters
-# carried). Prints the restore and -A times.
+# carried), also through a flat pool and back (BPF_IPTABLES_POOL=flat for one
+# command). Prints the restore and -A times.
 # Usage: test_chains.sh BUILD_DIR [CHAINS]
 BIN=$(cd "${1:?usage: test_chains.sh BUILD_DIR [CHAINS]}" && pwd)
 N=${2:-9000}
@@ -75,4 +76,15 @@ echo "-A into $N chains: $(ms "$start") ms"
 bpt "$SRV" -D INPUT -s 192.0.2.1/32 -j DROP
 for i in $picks; do send_chain "$i"; done
 for i in $picks; do judged "$i" 6; done
+
+# one command with the pool flat, the next windowed again: the counters go
+# across both changes of layout
+BPF_IPTABLES_POOL=flat bpt "$SRV" -A INPUT -s 192.0.2.1/32 -j DROP
+check "BPF_IPTABLES_POOL=flat: the maps are whole (over 40 MiB)" \
+	test "$(nsx "$SRV" "$BIN/pktcost" --running)" -gt $((40 << 20))
+for i in $picks; do judged "$i" 6; done
+bpt "$SRV" -D INPUT -s 192.0.2.1/32 -j DROP
+check "windowed again" test "$(nsx "$SRV" "$BIN/pktcost" --running)" -lt $((40 << 20))
+for i in $picks; do send_chain "$i"; done
+for i in $picks; do judged "$i" 9; done
 finish

@@ -248,10 +248,56 @@ START_TEST(t_rows_two)
 }
 END_TEST
 
-/* The packet's verdict and counters against the reference (send_chain()). */
-static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p);
+/* One packet through the test program; the counters that moved must be the
+ * reference's. */
+static void send_chain(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p, __u32 chain)
+{
+	struct __sk_buff ctx = { .cb = { chain, p->iif, p->oif } };
+	__u8 buf[64];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = packet(buf, p),
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+	__u64 (*a)[2], (*b)[2];
+	unsigned int na, nb, moved = 0;
+	struct ipt_err err = { 0 };
+	struct cp_trace rt;
+
+	ck_assert_int_eq(cp_ref_eval(t, &env, chain, p, &rt), 0);
+	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
+	ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
+	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_msg((int)o.retval == (int)rt.verdict, "src %#x dport %u: verdict %u, reference %d",
+		      ntohl(p->saddr), p->dport, o.retval, rt.verdict);
+	for (unsigned int k = 0; k < nb; k++)
+		moved += b[k][0] - a[k][0];
+	ck_assert_uint_eq(moved, rt.ncounted);
+	for (unsigned int k = 0; k < rt.ncounted && k < CP_TRACE_MAX; k++)
+		ck_assert_msg(b[rt.counted[k]][0] == a[rt.counted[k]][0] + 1 &&
+			      b[rt.counted[k]][1] == a[rt.counted[k]][1] + p->len,
+			      "src %#x: counter %u did not move by one packet", ntohl(p->saddr),
+			      rt.counted[k]);
+	free(a);
+	free(b);
+}
+
+static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p)
+{
+	send_chain(in, t, p, BPFIPT_INPUT);
+}
+
 static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
-				      struct dp_inst **in, struct bpfipt_conf *cf);
+				      struct dp_inst **in, struct bpfipt_conf *cf)
+{
+	struct ipt_table *t = parse(sb_str(sb));
+	struct ipt_err err = { 0 };
+
+	sb_free(sb);
+	ck_assert_msg(cp_compile(t, &env, cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(*in, *cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(*in, cf, &err), 0);
+	return t;
+}
 
 /*
  * A windowed pool (BPFIPT_C_WINDOWS), the loader's choice for many user chains:
@@ -332,57 +378,6 @@ START_TEST(t_windows_rows)
 	ck_assert_int_eq(unsetenv("BPF_IPTABLES_POOL"), 0);
 }
 END_TEST
-
-/* One packet through the test program; the counters that moved must be the
- * reference's. */
-static void send_chain(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p, __u32 chain)
-{
-	struct __sk_buff ctx = { .cb = { chain, p->iif, p->oif } };
-	__u8 buf[64];
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = packet(buf, p),
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
-	__u64 (*a)[2], (*b)[2];
-	unsigned int na, nb, moved = 0;
-	struct ipt_err err = { 0 };
-	struct cp_trace rt;
-
-	ck_assert_int_eq(cp_ref_eval(t, &env, chain, p, &rt), 0);
-	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
-	ck_assert_int_eq(bpf_prog_test_run_opts(dp_inst_prog_fd(in, DP_PROG_TEST), &o), 0);
-	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
-	ck_assert_uint_eq(na, nb);
-	ck_assert_msg((int)o.retval == (int)rt.verdict, "src %#x dport %u: verdict %u, reference %d",
-		      ntohl(p->saddr), p->dport, o.retval, rt.verdict);
-	for (unsigned int k = 0; k < nb; k++)
-		moved += b[k][0] - a[k][0];
-	ck_assert_uint_eq(moved, rt.ncounted);
-	for (unsigned int k = 0; k < rt.ncounted && k < CP_TRACE_MAX; k++)
-		ck_assert_msg(b[rt.counted[k]][0] == a[rt.counted[k]][0] + 1 &&
-			      b[rt.counted[k]][1] == a[rt.counted[k]][1] + p->len,
-			      "src %#x: counter %u did not move by one packet", ntohl(p->saddr),
-			      rt.counted[k]);
-	free(a);
-	free(b);
-}
-
-static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_packet *p)
-{
-	send_chain(in, t, p, BPFIPT_INPUT);
-}
-
-static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
-				      struct dp_inst **in, struct bpfipt_conf *cf)
-{
-	struct ipt_table *t = parse(sb_str(sb));
-	struct ipt_err err = { 0 };
-
-	sb_free(sb);
-	ck_assert_msg(cp_compile(t, &env, cc, &err) == 0, "compile: %s", err.msg);
-	ck_assert_msg(dp_inst_create(in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	ck_assert_msg(dp_inst_install(*in, *cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(dp_inst_conf(*in, cf, &err), 0);
-	return t;
-}
 
 /* Words whose summary bits the packet's vectors share, but no rule: the source's
  * rules sit in even slots, the port's in odd ones, in every word of three chunks.

@@ -184,6 +184,10 @@ struct cp_compiled {
 						 * leaves a hash that holds them alone */
 
 	unsigned int nslots[BPFIPT_NCHAINS];
+	/* The member slots of the chain's verdict maps (BPFIPT_X_VMAP), slots
+	 * nslots .. nslots + nmslots - 1: no bit in any vector, reached only
+	 * through their group slot */
+	unsigned int nmslots[BPFIPT_NCHAINS];
 	struct bpfipt_slot *slots[BPFIPT_NCHAINS];
 	__u32 policy_slot[BPFIPT_NCHAINS];
 

@@ -405,6 +405,16 @@ int cp_lbvs_eval(const struct cp_compiled *cc, enum bpfipt_chain c, const struct
 			trace_count(tr, (__u32)gv);
 		else if (sl->counter != BPFIPT_NO_COUNTER)
 			trace_count(tr, sl->counter);
+		/* a verdict map: the rule's own slot says where it goes */
+		if (sl->xflags & BPFIPT_X_VMAP) {
+			size_t m = (size_t)sl->target + ((__u32)gv - sl->counter);
+
+			if (gv < 0 || m < n || m >= n + cc->nmslots[c]) {
+				rc = -1;
+				goto out;
+			}
+			sl = &cc->slots[c][m];
+		}
 		switch (sl->kind) {
 		case BPFIPT_S_VERDICT:
 		case BPFIPT_S_POLICY:

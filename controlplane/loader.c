@@ -1888,15 +1888,34 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 		    (cc->full_vec[c] >= cc->nvecs || !vec_full(cc, cc->full_vec[c], cc->nslots[c])))
 			return dp_fail(err, -EINVAL, "compiled chain %u: vector %u lacks a slot", c,
 				       cc->full_vec[c]);
-		for (s = 0; s < cc->nslots[c]; s++) {
+		if (cc->nmslots[c] > BPFIPT_MAX_WORDS * 64)
+			return dp_fail(err, -EINVAL, "compiled chain %u: %u member slots", c,
+				       cc->nmslots[c]);
+		for (s = cc->nslots[c]; s < cc->nslots[c] + cc->nmslots[c]; s++) {
 			const struct bpfipt_slot *sl = &cc->slots[c][s];
 
+			/* a verdict map's member: where its rule goes, nothing else */
+			if ((sl->kind != BPFIPT_S_JUMP && sl->kind != BPFIPT_S_GOTO) ||
+			    sl->target >= cc->nslots[c] || sl->xflags ||
+			    sl->counter >= cc->ncounters)
+				return dp_fail(err, -EINVAL, "compiled chain %u: bad member slot %u",
+					       c, s);
+		}
+		for (s = 0; s < cc->nslots[c]; s++) {
+			const struct bpfipt_slot *sl = &cc->slots[c][s];
+			bool vmap = sl->xflags & BPFIPT_X_VMAP;
+
 			if (sl->kind >= BPFIPT_S_MAX || sl->verdict >= BPFIPT_V_MAX ||
-			    ((sl->kind == BPFIPT_S_JUMP || sl->kind == BPFIPT_S_GOTO) &&
+			    ((sl->kind == BPFIPT_S_JUMP || sl->kind == BPFIPT_S_GOTO) && !vmap &&
 			     sl->target >= cc->nslots[c]) ||
+			    (vmap && (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) ||
+				      (sl->kind != BPFIPT_S_JUMP && sl->kind != BPFIPT_S_GOTO) ||
+				      sl->target < cc->nslots[c] ||
+				      sl->target >= cc->nslots[c] + cc->nmslots[c])) ||
 			    (sl->counter != BPFIPT_NO_COUNTER && sl->counter >= cc->ncounters) ||
 			    ((sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST |
-					     BPFIPT_X_GROUP_TUPLE | BPFIPT_X_PROTO6)) &&
+					     BPFIPT_X_GROUP_TUPLE | BPFIPT_X_PROTO6 |
+					     BPFIPT_X_VMAP)) &&
 			     sl->extra >= cc->nextras) ||
 			    ((sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) &&
 			     sl->group >= cc->ngroups) ||
@@ -2414,7 +2433,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		cf->oif_dflt[c] = cc->oif.dflt[c];
 		cf->cvec[c] = cc->nvecs + c;
 		cf->full[c] = cc->full_vec[c];
-		total += cc->nslots[c];
+		total += cc->nslots[c] + cc->nmslots[c];
 		for (f = -4; f < NFA; f++) {
 			bool hasf = false;
 			int field;
@@ -2821,7 +2840,8 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	if ((r = gen_conf(in, cc, cf, cv, err)))
 		goto out;
 	nchunks = cf->nchunks;
-	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT];
+	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT] +
+		cc->nmslots[BPFIPT_OUTPUT];
 
 	if ((r = sets_flatten(cc, cf, &sets, err)) ||
 	    (r = inner_get(in, v6 ? OM_IVAL6 : OM_IVAL, slot, cf->npages, 0, g, err)))
@@ -2919,8 +2939,8 @@ pool_done:
 	for (i = 0; i < BPFIPT_NCHAINS; i++) {
 		struct bpfipt_slot *sl = (struct bpfipt_slot *)p + cf->slot_base[i];
 
-		memcpy(sl, cc->slots[i], cc->nslots[i] * sizeof(struct bpfipt_slot));
-		for (k = 0; k < cc->nslots[i]; k++) {
+		memcpy(sl, cc->slots[i], (cc->nslots[i] + cc->nmslots[i]) * sizeof(struct bpfipt_slot));
+		for (k = 0; k < cc->nslots[i] + cc->nmslots[i]; k++) {
 			if (sl[k].xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
 				unsigned int d = !(sl[k].xflags & BPFIPT_X_GROUP_SRC);
 

@@ -282,6 +282,7 @@ struct scratch {
 	__u32 rows_ready;		/* csum[] too (bpfipt_chunk_row()) */
 	__u32 nrows, rbase;		/* bpfipt_conf's */
 	__u32 rnb;			/* bpfipt_chunk_row(): the row's blocks of 8 chunks */
+	__u32 vslot;			/* bpfipt_step(): a verdict map's member slot */
 	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps (rows: bits
 					 * where csum[] is 0 cleared) */
 	/* a folded group slot (bpfipt_conf.gfold) per address field: its counter
@@ -1912,6 +1913,23 @@ static __always_inline bool cut_fields_ok(struct scratch *sc, __u32 s)
 	return !(sc->cutlook & (1u << BPFIPT_F_CTSTATE)) || vec_bit(sc, pool, sc->v.ctstate, s);
 }
 
+/* Where the member slot sc->vslot of a verdict map goes (bpfipt_step()): a
+ * function of its own, so that the step's frame does not grow (the walk's
+ * deepest calls are at 512 bytes of stack). A bad slot gives a cursor past the
+ * chain, which the next step finds broken. */
+static __noinline __u32 vmap_target(struct scratch *sc)
+{
+	__u32 cur = sc->cur;
+	struct bpfipt_slot *m;
+	void *slots;
+
+	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
+	if (!slots)
+		return NO_SLOT;
+	m = bpf_map_lookup_elem(slots, &sc->vslot);
+	return m ? m->target : NO_SLOT;
+}
+
 /* One step of the walk (bpfipt.h): the next matching slot from sc->cursor and its
  * action. A global function, and all the walk's state (cursor, depth, stack,
  * verdict) lives in the scratch map: the verifier checks the step once, and the
@@ -2003,7 +2021,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 		}
 	}
 	if (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST | BPFIPT_X_GROUP_TUPLE |
-			   BPFIPT_X_PROTO6)) {
+			   BPFIPT_X_PROTO6 | BPFIPT_X_VMAP)) {
 		switch (extra_ok(cur, sl, sc)) {
 		case X_OK:
 			break;
@@ -2014,6 +2032,10 @@ __noinline int bpfipt_step(struct scratch *sc)
 			return STEP_BROKEN;
 		}
 	}
+	/* a verdict map: the rule's own slot says where it goes (its counter's
+	 * offset in the group is its offset in the map), vmap_target() */
+	if (sl->xflags & BPFIPT_X_VMAP)
+		sc->vslot = conf->slot_base[chain] + sl->target + (ctr - sl->counter);
 	count(cur, conf, ctr, p);
 	switch (sl->kind) {
 	case BPFIPT_S_VERDICT:
@@ -2035,10 +2057,10 @@ __noinline int bpfipt_step(struct scratch *sc)
 		}
 		sc->stack[d & (BPFIPT_MAX_DEPTH - 1)] = s + 1;
 		sc->depth = d + 1;
-		sc->cursor = sl->target;
+		sc->cursor = sl->xflags & BPFIPT_X_VMAP ? vmap_target(sc) : sl->target;
 		return STEP_MORE;
 	case BPFIPT_S_GOTO:
-		sc->cursor = sl->target;
+		sc->cursor = sl->xflags & BPFIPT_X_VMAP ? vmap_target(sc) : sl->target;
 		return STEP_MORE;
 	case BPFIPT_S_RETURN:
 		d = sc->depth;

@@ -225,6 +225,10 @@ enum {
 						 * counted (ip6_packet_match's hotdrop) */
 	BPFIPT_X_GROUP_TUPLE	= 1 << 10,	/* tuple group slot: counter from bpfipt_tuple
 						 * (struct bpfipt_tuple_key), no entry: no match */
+	BPFIPT_X_VMAP		= 1 << 11,	/* a group of -j/-g rules that name different
+						 * chains (a verdict map): the rule's own
+						 * slot, target + (counter - the slot's
+						 * counter), says where it goes */
 };
 
 /* A tuple group: a run of rules alike but for the values of their source and
@@ -348,7 +352,9 @@ struct bpfipt_slot {
 	__u8 reject_with;	/* REJECT: BPFIPT_REJ_* (issue 5) */
 	__u8 log;		/* CONTINUE: 1 = LOG (an event, bpfipt_log), 2 = NFLOG */
 	__u32 xflags;		/* BPFIPT_X_* */
-	__u32 target;		/* JUMP/GOTO: first slot of the block */
+	__u32 target;		/* JUMP/GOTO: first slot of the block; a verdict
+				 * map (BPFIPT_X_VMAP): its first member slot,
+				 * at nslots or after (bpfipt_conf.nslots) */
 	__u32 counter;		/* index in the counters map, or BPFIPT_NO_COUNTER */
 	__u32 extra;		/* index in the extras map, or BPFIPT_NO_EXTRA */
 	union {			/* BPFIPT_X_GROUP_* only: */
@@ -459,7 +465,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		30	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		31	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -501,7 +507,10 @@ enum bpfipt_stat {
 					 *     bounds (BPFIPT_TB_WORD6);
 					 * 29: windowed pools (BPFIPT_C_WINDOWS);
 					 * 30: their windows in chunk 0
-					 *     (BPFIPT_WIN_WORD) */
+					 *     (BPFIPT_WIN_WORD);
+					 * 31: verdict maps (BPFIPT_X_VMAP),
+					 *     their member slots after a
+					 *     chain's nslots */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

@@ -186,6 +186,12 @@ struct pfx6 {
 	__u32 counter;
 };
 
+/* An address of a run as the interval it covers, and its rule's place in the run. */
+struct span {
+	unsigned __int128 lo, hi;
+	unsigned int k;
+};
+
 struct atom {
 	bool neg;
 	bool ip;		/* from the rule's IP part (-s/-d, a group's prefixes) */
@@ -203,6 +209,7 @@ struct unit {
 	unsigned int nrules;		/* > 1: a group */
 	__u8 kind, verdict, reject_with, log;
 	int target;			/* JUMP/GOTO: model chain index */
+	int *mtarget;			/* a verdict map (BPFIPT_X_VMAP): each rule's */
 	__u32 counter, xflags, extra, group;
 	__u8 tp_splen, tp_dplen, tp_ports;	/* a tuple group (BPFIPT_X_GROUP_TUPLE) */
 	struct iset *rs[RF_N];		/* NULL: unconstrained */
@@ -269,6 +276,10 @@ struct cctx {
 	__u64 *cur;			/* the vector being built (cur_set(), cur_clr()) */
 	__u64 curhash;			/* ... its hash (word_hash()) */
 	__u32 *first;			/* build_range's buckets, for the largest field */
+
+	/* disjoint_run()'s arrays */
+	struct span *spans, *stk;
+	unsigned int nspans;
 
 	/* per base chain: slot -> unit (NULL: POLICY/RETURN, always matches) */
 	const struct unit **sl[BPFIPT_NCHAINS];
@@ -1122,6 +1133,21 @@ static bool groupable(const struct ipt_rule *r)
 	return false;
 }
 
+/* A rule after which a matching packet goes on along the chain (no target, LOG,
+ * NFLOG, TCPMSS) or comes back to it (-j CHAIN). A run of them is one group
+ * only when no packet matches two of its rules: the group acts for the one rule
+ * the packet matches, then the walk goes on after the run (disjoint_run()). */
+static bool passable(const struct ipt_rule *r)
+{
+	if (has_limit(r))
+		return false;
+	if (r->tkind == IPT_T_NONE || r->tkind == IPT_T_JUMP)
+		return true;
+	return r->tkind == IPT_T_EXT && (ext_is(&r->target, "LOG") ||
+					 ext_is(&r->target, "NFLOG") ||
+					 ext_is(&r->target, "TCPMSS"));
+}
+
 /* 1...10...0: a prefix mask */
 static bool mask_contiguous(__u32 m)
 {
@@ -1143,8 +1169,10 @@ static bool addr_groupable(const struct ipt_rule *r, int which, bool v6)
 	return mask_contiguous(m) && !(a & ~m);
 }
 
-/* Equal but for the address that varies along a run (which: 1 = -d, 0 = -s). */
-static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, int which)
+/* Equal but for the address that varies along a run (which: 1 = -d, 0 = -s)
+ * and, with anychain, the chain a -j or -g names (a verdict map). */
+static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, int which,
+			   bool anychain)
 {
 	struct ipt_rule x = *a, y = *b;	/* shallow: only compared */
 
@@ -1159,28 +1187,129 @@ static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, i
 		memset(&x.ip.smsk, 0, sizeof(x.ip.smsk));
 		memset(&y.ip.smsk, 0, sizeof(y.ip.smsk));
 	}
+	if (anychain)
+		memcpy(y.chain, x.chain, sizeof(y.chain));
 	return ipt_rule_equal(&x, &y);
 }
 
-/* Length of the run starting at rule i, and which address varies. */
-static unsigned int run_length(const struct ipt_chain *ch, unsigned int i, int *which, bool v6)
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *p = a, *q = b;
+
+	/* by start, the wider first: a prefix comes before those it holds */
+	if (p->lo != q->lo)
+		return p->lo < q->lo ? -1 : 1;
+	if (p->hi != q->hi)
+		return p->hi > q->hi ? -1 : 1;
+	return p->k < q->k ? -1 : p->k > q->k;
+}
+
+/* The length of the longest beginning of the n rules from i whose addresses on
+ * field w are pairwise disjoint: the first rule that overlaps an earlier one
+ * ends it. Prefixes nest or are disjoint: sorted by start, each one overlaps
+ * exactly the prefixes on the stack of those that still hold its start. */
+static unsigned int overlap_cut(struct cctx *x, const struct ipt_chain *ch, unsigned int i,
+				unsigned int n, int w)
+{
+	struct span *sp = x->spans;
+	unsigned int cut = n, top = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		const struct ipt_rule *r = ch->rules[i + k];
+		unsigned __int128 a, m;	/* IPv4: m is the host part */
+
+		if (x->v6) {
+			a = ipt_be128(w ? r->ip.dst.b : r->ip.src.b);
+			m = ipt_be128(w ? r->ip.dmsk.b : r->ip.smsk.b);
+		} else {
+			a = ntohl(w ? r->ip.dst.v4 : r->ip.src.v4);
+			m = ~(__u32)ntohl(w ? r->ip.dmsk.v4 : r->ip.smsk.v4);
+		}
+		sp[k].lo = a;
+		sp[k].hi = a | (x->v6 ? ~m : m);
+		sp[k].k = k;
+	}
+	xqsort(sp, n, sizeof(*sp), cmp_span);
+	/* the stack in place: entries 0 .. top - 1 of x->stk, each the end of an
+	 * open prefix and the earliest rule among it and those below it */
+	for (unsigned int k = 0; k < n; k++) {
+		const struct span *q = &sp[k];
+
+		while (top && x->stk[top - 1].hi < q->lo)
+			top--;
+		if (top) {
+			unsigned int first = x->stk[top - 1].k;
+
+			if ((q->k > first ? q->k : first) < cut)
+				cut = q->k > first ? q->k : first;
+		}
+		x->stk[top].hi = q->hi;
+		x->stk[top].k = top && x->stk[top - 1].k < q->k ? x->stk[top - 1].k : q->k;
+		top++;
+	}
+	return cut;
+}
+
+/* The run from rule i of rules that may let a packet go on (passable()):
+ * alike but for the address on field w (and the chain, for -j/-g) while
+ * their addresses are disjoint (overlap_cut()). Read in windows that double,
+ * so that a run cut often costs what its pieces do, not what the rest of the
+ * chain does each time. */
+static unsigned int disjoint_run(struct cctx *x, const struct ipt_chain *ch, unsigned int i,
+				 int w, bool chains)
 {
 	const struct ipt_rule *r = ch->rules[i];
+	unsigned int end = i + 1;
+
+	for (unsigned int lim = x->group_min > 8 ? x->group_min : 8;; lim *= 2) {
+		unsigned int n, cut;
+
+		while (end < ch->nrules && end - i < lim && addr_groupable(ch->rules[end], w, x->v6) &&
+		       rule_eq_except(r, ch->rules[end], w, chains))
+			end++;
+		n = end - i;
+		if (n < x->group_min)
+			return n;
+		if (n > x->nspans) {
+			free(x->spans);
+			free(x->stk);
+			x->nspans = 2 * n;
+			x->spans = xmalloc(x->nspans * sizeof(*x->spans));
+			x->stk = xmalloc(x->nspans * sizeof(*x->stk));
+		}
+		cut = overlap_cut(x, ch, i, n, w);
+		if (cut < n || n < lim)
+			return cut;
+	}
+}
+
+/* Length of the run starting at rule i, and which address varies. A run of
+ * -j CHAIN or -g CHAIN rules may name different chains (a verdict map). */
+static unsigned int run_length(struct cctx *x, const struct ipt_chain *ch, unsigned int i,
+			       int *which)
+{
+	const struct ipt_rule *r = ch->rules[i];
+	bool ends = groupable(r), chains = r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO;
 	unsigned int best = 1;
 
 	*which = 0;
-	if (!groupable(r))
+	if (!ends && !passable(r))
 		return 1;
 	for (int w = 0; w < 2; w++) {
-		unsigned int j = i;
+		unsigned int j = i, n;
 
-		if (!addr_groupable(r, w, v6))
+		if (!addr_groupable(r, w, x->v6))
 			continue;
-		while (j + 1 < ch->nrules && addr_groupable(ch->rules[j + 1], w, v6) &&
-		       rule_eq_except(r, ch->rules[j + 1], w))
-			j++;
-		if (j - i + 1 > best) {
-			best = j - i + 1;
+		if (!ends) {
+			n = disjoint_run(x, ch, i, w, chains);
+		} else {
+			while (j + 1 < ch->nrules && addr_groupable(ch->rules[j + 1], w, x->v6) &&
+			       rule_eq_except(r, ch->rules[j + 1], w, chains))
+				j++;
+			n = j - i + 1;
+		}
+		if (n > best) {
+			best = n;
 			*which = w;
 		}
 	}
@@ -1205,6 +1334,31 @@ static struct atom *run_atom(struct cctx *x, unsigned int ci, const struct ipt_r
 	at[0].ip = true;
 	at[0].n = len;
 	return at;
+}
+
+/* A run of -j or -g rules that name different chains: each rule's chain. */
+static int vmap_targets(struct cctx *x, unsigned int ci, unsigned int i, unsigned int len,
+			struct unit *u)
+{
+	const struct ipt_chain *ch = x->t->chains[ci];
+	unsigned int k = 1;
+
+	if (u->kind != BPFIPT_S_JUMP && u->kind != BPFIPT_S_GOTO)
+		return 0;
+	while (k < len && !strcmp(ch->rules[i + k]->chain, ch->rules[i]->chain))
+		k++;
+	if (k == len)
+		return 0;
+	u->mtarget = arena_alloc(&x->ar, len * sizeof(*u->mtarget));
+	for (k = 0; k < len; k++) {
+		const struct ipt_rule *r = ch->rules[i + k];
+
+		u->mtarget[k] = ipt_chain_index(x->t, r->chain);
+		if (u->mtarget[k] < 0 || x->t->chains[u->mtarget[k]]->builtin)
+			return rule_error(x, ci, r, "jump to a missing or builtin chain");
+	}
+	u->xflags |= BPFIPT_X_VMAP;
+	return 0;
 }
 
 static int build_group(struct cctx *x, unsigned int ci, unsigned int i, unsigned int len,
@@ -1246,7 +1400,7 @@ done:
 	u->atoms[which] = at;
 	u->natoms[which]++;
 	u->nrules = len;
-	return 0;
+	return vmap_targets(x, ci, i, len, u);
 }
 
 /* ---- tuple groups (bpfipt.h, "A tuple group"): IPv4 only */
@@ -1587,7 +1741,7 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 	for (unsigned int i = 0; i < ch->nrules;) {
 		struct unit *u = &mc->u[mc->nu];
 		int which;
-		unsigned int len = run_length(ch, i, &which, x->v6), tlen = 1;
+		unsigned int len = run_length(x, ch, i, &which), tlen = 1;
 		unsigned int tmin = i == 0 && ch->builtin ? x->tuple_top : x->tuple_min;
 		struct tshape sh;
 
@@ -1640,6 +1794,20 @@ static bool unit_ends_chain(const struct unit *u)
 	       !memcmp(&r->ip, &none, sizeof(none));
 }
 
+/* The chains a unit goes to: none, its -j/-g chain, or a verdict map's, rule by
+ * rule (the same chain may come more than once). */
+static unsigned int unit_ntargets(const struct unit *u)
+{
+	if (u->kind != BPFIPT_S_JUMP && u->kind != BPFIPT_S_GOTO)
+		return 0;
+	return u->mtarget ? u->nrules : 1;
+}
+
+static unsigned int unit_target(const struct unit *u, unsigned int m)
+{
+	return (unsigned int)(u->mtarget ? u->mtarget[m] : u->target);
+}
+
 /* Depth-first over -j/-g from chain ci: builds units, computes need (stack frames
  * pushed at most), finds loops. dead: reached only behind an unconditional
  * verdict, where a loop is harmless (never entered) and iptables accepts it. */
@@ -1656,8 +1824,8 @@ static int walk_chain(struct cctx *x, unsigned int ci, bool reach[], bool dead)
 		for (unsigned int k = 0; k < mc->nu; k++) {
 			const struct unit *u = &mc->u[k];
 
-			if (u->kind == BPFIPT_S_JUMP || u->kind == BPFIPT_S_GOTO)
-				walk_chain(x, (unsigned int)u->target, reach, true);
+			for (unsigned int m = 0; m < unit_ntargets(u); m++)
+				walk_chain(x, unit_target(u, m), reach, true);
 		}
 		return 0;
 	}
@@ -1680,38 +1848,61 @@ static int walk_chain(struct cctx *x, unsigned int ci, bool reach[], bool dead)
 		const struct unit *u = &mc->u[k];
 		unsigned int n;
 
-		if (u->kind != BPFIPT_S_JUMP && u->kind != BPFIPT_S_GOTO) {
+		if (!unit_ntargets(u)) {
 			past = past || unit_ends_chain(u);
 			continue;
 		}
-		if (walk_chain(x, (unsigned int)u->target, reach, past))
-			return -1;
-		if (x->ch[u->target].state != 2)
-			continue;	/* a harmless loop behind a verdict */
-		n = x->ch[u->target].need + (u->kind == BPFIPT_S_JUMP);
-		if (n > need)
-			need = n;
+		for (unsigned int m = 0; m < unit_ntargets(u); m++) {
+			unsigned int tc = unit_target(u, m);
+
+			if (walk_chain(x, tc, reach, past))
+				return -1;
+			if (x->ch[tc].state != 2)
+				continue;	/* a harmless loop behind a verdict */
+			n = x->ch[tc].need + (u->kind == BPFIPT_S_JUMP);
+			if (n > need)
+				need = n;
+		}
 	}
 	mc->need = need;
 	mc->state = 2;
 	return 0;
 }
 
-static void fill_slot(struct bpfipt_slot *s, const struct unit *u, const __u32 *block)
+/* Slot s of chain slots sl from unit u; a verdict map's member slots at *mnext
+ * and after (it moves past them). */
+static void fill_slot(struct bpfipt_slot *sl, unsigned int s, const struct unit *u,
+		      const __u32 *block, unsigned int *mnext)
 {
-	memset(s, 0, sizeof(*s));
-	s->kind = u->kind;
-	s->verdict = u->verdict;
-	s->reject_with = u->reject_with;
-	s->log = u->log;
-	s->xflags = u->xflags;
-	s->target = (u->kind == BPFIPT_S_JUMP || u->kind == BPFIPT_S_GOTO) ? block[u->target] : 0;
-	s->counter = u->counter;
-	s->extra = u->extra;
-	s->group = u->group;
-	s->tp_splen = u->tp_splen;
-	s->tp_dplen = u->tp_dplen;
-	s->tp_ports = u->tp_ports;
+	struct bpfipt_slot *d = &sl[s];
+
+	memset(d, 0, sizeof(*d));
+	d->kind = u->kind;
+	d->verdict = u->verdict;
+	d->reject_with = u->reject_with;
+	d->log = u->log;
+	d->xflags = u->xflags;
+	d->target = unit_ntargets(u) ? block[u->target] : 0;
+	d->counter = u->counter;
+	d->extra = u->extra;
+	d->group = u->group;
+	d->tp_splen = u->tp_splen;
+	d->tp_dplen = u->tp_dplen;
+	d->tp_ports = u->tp_ports;
+	if (!u->mtarget)
+		return;
+	/* a verdict map: rule k's slot is member target + k, counter + k its
+	 * counter (a group's rules are consecutive) */
+	d->target = *mnext;
+	for (unsigned int k = 0; k < u->nrules; k++) {
+		struct bpfipt_slot *m = &sl[*mnext + k];
+
+		m->kind = u->kind;
+		m->target = block[u->mtarget[k]];
+		m->counter = u->counter + k;
+		m->extra = BPFIPT_NO_EXTRA;
+	}
+	*mnext += u->nrules;
 }
 
 /* cc->gfold[c]: the chain's only group slot per address field, if any. */
@@ -1766,17 +1957,27 @@ static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach
 		x->failed = true;
 		return -1;
 	}
+	/* the verdict maps' member slots follow the chain's */
+	size_t nm = 0;
+
+	for (unsigned int ci = 0; ci < t->nchains; ci++)
+		if (reach[ci] || (int)ci == bi)
+			for (unsigned int k = 0; k < x->ch[ci].nu; k++)
+				if (x->ch[ci].u[k].mtarget)
+					nm += x->ch[ci].u[k].nrules;
 	cc->nslots[c] = (unsigned int)n;
-	cc->slots[c] = xcalloc(n, sizeof(struct bpfipt_slot));
+	cc->nmslots[c] = (unsigned int)nm;
+	cc->slots[c] = xcalloc(n + nm, sizeof(struct bpfipt_slot));
 	x->sl[c] = xcalloc(n, sizeof(*x->sl[c]));
-	if (mem_add(x, n * (sizeof(struct bpfipt_slot) + sizeof(void *))))
+	if (mem_add(x, n * (sizeof(struct bpfipt_slot) + sizeof(void *)) +
+		       nm * sizeof(struct bpfipt_slot)))
 		return -1;
 
-	unsigned int s = 0;
+	unsigned int s = 0, mnext = (unsigned int)n;
 
 	if (bi >= 0)
 		for (unsigned int k = 0; k < x->ch[bi].nu; k++, s++) {
-			fill_slot(&cc->slots[c][s], &x->ch[bi].u[k], block);
+			fill_slot(cc->slots[c], s, &x->ch[bi].u[k], block, &mnext);
 			x->sl[c][s] = &x->ch[bi].u[k];
 		}
 	cc->policy_slot[c] = s;
@@ -1790,7 +1991,7 @@ static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach
 		if (!reach[ci] || (int)ci == bi)
 			continue;
 		for (unsigned int k = 0; k < x->ch[ci].nu; k++, s++) {
-			fill_slot(&cc->slots[c][s], &x->ch[ci].u[k], block);
+			fill_slot(cc->slots[c], s, &x->ch[ci].u[k], block, &mnext);
 			x->sl[c][s] = &x->ch[ci].u[k];
 		}
 		cc->slots[c][s].kind = BPFIPT_S_RETURN;
@@ -2402,6 +2603,8 @@ out:
 	free(x.hh);
 	free(x.cur);
 	free(x.first);
+	free(x.spans);
+	free(x.stk);
 	arena_free(&x.ar);
 	if (cc)
 		cp_compiled_free(&cc);

@@ -1175,6 +1175,30 @@ static struct ipt_table *ruleset(struct strbuf *sb)
 				inet_ntop(AF_INET, &(__be32){ htonl(a) }, b, sizeof(b)), l);
 		}
 	}
+	if (nuser && chance(30)) {
+		/* a run alike but for the address and the chain: a verdict map where
+		 * the addresses are disjoint (-j), cut where one holds another; or
+		 * one of rules without a target, or -j LOG */
+		unsigned int len = 4 + rn(chance(20) ? 300 : 12), ch = rn(3), d = rn(2);
+		unsigned int kind = rn(4);
+
+		for (unsigned int i = 0; i < len; i++) {
+			unsigned int l = chance(5) ? 24 : chance(10) ? 30 : 32;
+			unsigned int a = 10u << 24 | rn(3) << 16 | rn(8) << 8 | rn(256);
+			char b[16];
+
+			a &= ~0u << (32 - l);
+			if (ndeny < sizeof(deny) / sizeof(deny[0]))
+				deny[ndeny++] = (struct deny){ a, l };
+			sb_addf(sb, "-A %s %s %s/%u -p tcp", ch == 0 ? "INPUT" : ch == 1 ? "FORWARD"
+				: "OUTPUT", d ? "-d" : "-s",
+				inet_ntop(AF_INET, &(__be32){ htonl(a) }, b, sizeof(b)), l);
+			if (kind < 2)
+				sb_addf(sb, " -%c u%u\n", kind ? 'g' : 'j', rn(nuser));
+			else
+				sb_adds(sb, kind == 2 ? "\n" : " -j LOG\n");
+		}
+	}
 	sb_adds(sb, "COMMIT\n");
 	ipt_table_new(&t);
 	fflush(stderr);
@@ -1330,7 +1354,7 @@ static const char *shown(struct strbuf *sb)
 START_TEST(t_compiled_differential)
 {
 	struct strbuf sb = STRBUF_INIT;
-	unsigned long pairs = 0, sets = 0, refused = 0, verdicts[3] = { 0 };
+	unsigned long pairs = 0, sets = 0, refused = 0, verdicts[3] = { 0 }, vmaps = 0;
 	static __u8 buf[1024];
 	struct dp_inst *in = inst_new(1u << DP_PROG_TEST);
 
@@ -1350,6 +1374,9 @@ START_TEST(t_compiled_differential)
 			      shown(&sb));
 		install(in, cc);	/* a new generation each time: the switch is tested too */
 		sets++;
+		for (int c = 0; c < BPFIPT_NCHAINS; c++)
+			for (unsigned int k = 0; k < cc->nslots[c]; k++)
+				vmaps += !!(cc->slots[c][k].xflags & BPFIPT_X_VMAP);
 		for (int i = 0; i < 50; i++, pairs++) {
 			struct cp_packet p;
 			struct cp_trace rt, lt;
@@ -1405,8 +1432,9 @@ next:
 		ipt_table_free(&t);
 	}
 	fprintf(stderr, "compiled differential: %lu rulesets, %lu packets, ACCEPT %lu DROP %lu "
-		"REJECT %lu, %lu refused rulesets\n", sets, pairs, verdicts[0], verdicts[1],
-		verdicts[2], refused);
+		"REJECT %lu, %lu refused rulesets, %lu verdict maps\n", sets, pairs, verdicts[0],
+		verdicts[1], verdicts[2], refused, vmaps);
+	ck_assert_uint_gt(vmaps, 20);
 	ck_assert_uint_gt(verdicts[0], 1000);
 	ck_assert_uint_gt(verdicts[1], 1000);
 	dp_inst_free(&in);

@@ -836,6 +836,7 @@ static void dump(const struct ipt_table *t, const struct cp_packet *p)
  * cp_lbvs_eval(): verdicts and counters of random packets, in C and through the
  * data plane. *ntg: the tuple groups the rulesets made. */
 static int diff_sets = 300;	/* rulesets a differential() draws */
+static unsigned int nvmaps;	/* ... their verdict map slots (BPFIPT_X_VMAP) */
 
 static void differential(const char *what, struct ipt_table *(*gen)(void),
 			 const struct cp_env *env, unsigned int *ntg)
@@ -860,6 +861,9 @@ static void differential(const char *what, struct ipt_table *(*gen)(void),
 		install(in, cc);
 		nsets++;
 		*ntg += cc->ntgroups;
+		for (int c = 0; c < BPFIPT_NCHAINS; c++)
+			for (unsigned int k = 0; k < cc->nslots[c]; k++)
+				nvmaps += !!(cc->slots[c][k].xflags & BPFIPT_X_VMAP);
 		for (int k = 0; k < 60; k++) {
 			struct cp_packet p;
 			struct cp_trace rt, lt;
@@ -915,8 +919,8 @@ static void differential(const char *what, struct ipt_table *(*gen)(void),
 		cp_compiled_free(&cc);
 		ipt_table_free(&t);
 	}
-	printf("ipv6 %s: %u rulesets (%u refused), %u packets (%u cut chains), %u tuple groups\n",
-	       what, nsets, refused, npk, hot, *ntg);
+	printf("ipv6 %s: %u rulesets (%u refused), %u packets (%u cut chains), %u tuple groups, "
+	       "%u verdict map slots so far\n", what, nsets, refused, npk, hot, *ntg, nvmaps);
 	ck_assert_uint_gt(nsets, (unsigned int)diff_sets * 2 / 3);
 	dp_inst_free(&in);
 }
@@ -1011,6 +1015,49 @@ START_TEST(t_tuple_diff)
 
 	differential("tuple runs", rruns, &env, &ntg);
 	ck_assert_uint_gt(ntg, 100);
+}
+END_TEST
+
+/* Runs of rules alike but for one address and the chain each jumps (or goes)
+ * to, u1 or u2 (a verdict map while the addresses are disjoint: /127s, /64s
+ * and the same address twice cut it), or without a target, with -p or
+ * without (a cut chain drops at a -p run), among random rules. */
+static struct ipt_table *rvmaps(void)
+{
+	static const char *const chains[] = { "INPUT", "FORWARD", "OUTPUT" };
+	static const int plens[] = { 128, 128, 128, 127, 64 };
+	struct ipt_table *t = rruleset();	/* random rules, u1 and u2 made */
+	int nruns = 1 + rn(3);
+
+	for (int r = 0; r < nruns; r++) {
+		const char *ch = chains[rn(3)];
+		int dst = rn(2), proto = rn(2) ? 6 : -1, kind = rn(4), len = 4 + rn(8);
+
+		for (int i = 0; i < len; i++) {
+			char a[64], p[96];
+			struct ipt_rule *x;
+
+			raddr(a, sizeof(a));
+			snprintf(p, sizeof(p), "%s/%d", a, plens[rn(5)]);
+			x = rule(dst ? NULL : p, dst ? p : NULL, proto, -1);
+			if (kind < 3) {
+				x->tkind = kind == 1 ? IPT_T_GOTO : IPT_T_JUMP;
+				snprintf(x->chain, sizeof(x->chain), "%s",
+					 kind == 2 || rn(2) ? "u1" : "u2");
+			}
+			add(t, ch, x);
+		}
+	}
+	return t;
+}
+
+START_TEST(t_vmap_diff)
+{
+	unsigned int ntg;
+
+	nvmaps = 0;
+	differential("verdict maps", rvmaps, NULL, &ntg);
+	ck_assert_uint_gt(nvmaps, 50);
 }
 END_TEST
 
@@ -1466,6 +1513,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_differential);
 	tcase_add_test(t, t_windows_diff);
 	tcase_add_test(t, t_tuple_diff);
+	tcase_add_test(t, t_vmap_diff);
 	tcase_add_test(t, t_tuple_pairs);
 	tcase_add_test(t, t_tuple_bounds);
 	suite_add_tcase(s, t);

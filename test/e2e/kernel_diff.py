@@ -30,7 +30,7 @@ Matches: -s/-d (CIDR, dotted masks, host bits, !), -p tcp/udp/icmp/number/!,
 length, -f, -i/-o with wildcards where iptables allows them (anywhere in user
 chains, where the missing interface must never match); targets ACCEPT, DROP,
 RETURN, none, user chains; now and then a run of rules that differ only in -s
-or -d (compiled into one set lookup).  Not generated (later issues):
+or -d (compiled into one set lookup; -j/-g to a chain each: a verdict map).  Not generated (later issues):
 conntrack/state, LOG/REJECT, limit, mark, mac, IPv6.
 
 Packets: biased toward the ruleset's prefixes, ranges, ports, flags, ICMP
@@ -195,10 +195,11 @@ class Generator:
             pkt.options = True
 
     def __init__(self, rnd, base, input_fragments=False, long_chains=0.1, runs=0.03,
-                 truncated=0.0):
+                 truncated=0.0, vmaps=False):
         self.r = rnd
         self.truncated = truncated
         self.runs = runs
+        self.vmaps = vmaps
         self.base = base
         self.input_fragments = input_fragments
         self.long_chains = long_chains
@@ -435,13 +436,25 @@ class Generator:
     def run(self, chain, callable_chains, n):
         """n rules that differ only in -s (or only in -d): the compiler turns
         such runs (deny lists) into one set lookup.  Prefixes overlap and
-        nest; now and then a member breaks the run (negated, host bits)."""
+        nest; now and then a member breaks the run (negated, host bits).
+        Without a target or with -j/-g to user chains (now and then a chain
+        per rule: a verdict map), the compiler groups them only while the
+        prefixes are disjoint."""
         r = self.r
         which = r.choice(["-s", "-d"])
         tmpl = self.rule(chain, callable_chains)
         tmpl.clauses = [c for c in tmpl.clauses if c[-2:-1] != [which]]
-        if not tmpl.target or tmpl.target == ["-j", "RETURN"] and r.random() < .5:
+        if tmpl.target == ["-j", "RETURN"] and r.random() < .5:
             tmpl.target = ["-j", r.choice(["ACCEPT", "DROP"])]
+        # -j/-g to a chain of its own each (a verdict map), where the
+        # compiler groups the run only while its prefixes are disjoint
+        vary = False
+        if len(callable_chains) > 1:
+            if len(tmpl.target) == 2 and tmpl.target[1] in callable_chains:
+                vary = r.random() < .6
+            elif r.random() < (.8 if self.vmaps else .3):
+                tmpl.target = [r.choice(["-j", "-j", "-g"]), callable_chains[0]]
+                vary = True
         anchors, ivs = (self.s_anchor, self.s_iv) if which == "-s" else (self.d_anchor, self.d_iv)
         out = []
         base = self.nl.a2i(r.choice(anchors))
@@ -461,7 +474,8 @@ class Generator:
                 clause = ["!"] + clause
             elif r.random() < .03 and plen < self.W:
                 clause = [which, f"{self.nl.i2a(a | 1)}/{plen}"]
-            out.append(Rule([clause] + [list(c) for c in tmpl.clauses], list(tmpl.target)))
+            tgt = [tmpl.target[0], r.choice(callable_chains)] if vary else list(tmpl.target)
+            out.append(Rule([clause] + [list(c) for c in tmpl.clauses], tgt))
         return out
 
     def trun(self, chain, callable_chains, n):
@@ -517,7 +531,8 @@ class Generator:
 
     def ruleset(self):
         r = self.r
-        nuser = r.choices([0, 1, 2, 3], [45, 25, 18, 12])[0]
+        nuser = r.choices([0, 1, 2, 3], [45, 25, 18, 12])[0] if not self.vmaps else \
+            r.randint(3, 6)
         users = [f"uc{i}" for i in range(nuser)]
         chains = {self.base: []}
         for u in users:
@@ -1030,6 +1045,12 @@ def main():
     ap.add_argument("--long-chains", type=float, default=0.1, metavar="P",
                     help="probability that a user chain gets 30-120 rules instead "
                          "of 0-10 (default 0.1)")
+    ap.add_argument("--runs", type=float, default=0.03, metavar="P",
+                    help="probability that a rule begins a run of rules that differ "
+                         "only in -s or -d (default 0.03; half as often a tuple run)")
+    ap.add_argument("--vmaps", action="store_true",
+                    help="3-6 user chains, and most runs jump (or go) to a chain each "
+                         "(a verdict map; with --runs 0.3, a few per ruleset)")
     ap.add_argument("--pad", type=int, default=0, metavar="N",
                     help="N more rules at the end of the base chain, unlike each other "
                          "(-s 198.18.x.y -p udp --dport 7, verdicts alternating): 4 200 "
@@ -1087,7 +1108,7 @@ def main():
         base = rnd.choice(args.chain or list(BASE))
         mode = args.ingress if args.ingress != "mixed" else rnd.choice(["tc", "xdp"])
         gen = fam.generator(rnd, base, args.input_fragments, args.long_chains,
-                            truncated=args.truncated)
+                            runs=args.runs, truncated=args.truncated, vmaps=args.vmaps)
         rs = gen.ruleset()
         for i in range(args.pad):
             src = f"2001:db8:ff:{i:x}::1/128" if args.ipv6 else f"198.18.{i // 256}.{i % 256}/32"

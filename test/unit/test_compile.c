@@ -805,8 +805,8 @@ START_TEST(t_groups)
 	       "OUTPUT:0 OUTPUT:P");
 	fx_free(&f);
 
-	/* LOG and -j CHAIN runs are not grouped (several rules of the run may act);
-	 * limit neither */
+	/* LOG and -j CHAIN runs whose addresses overlap are not grouped (several
+	 * rules of the run may act; t_vmaps); limit neither */
 	f = fx("-N x\n"
 	       "-A INPUT -s 1.0.0.0/8 -j LOG\n-A INPUT -s 1.1.0.0/16 -j LOG\n"
 	       "-A INPUT -s 1.0.0.0/8 -j LOG\n-A INPUT -s 1.1.0.0/16 -j LOG\n"
@@ -819,6 +819,68 @@ START_TEST(t_groups)
 	EXPECT(f, BPFIPT_INPUT, pkt("1.1.1.1", "9.9.9.9", 47), "DROP",
 	       "INPUT:0 INPUT:1 INPUT:2 INPUT:3 INPUT:4 x:0 INPUT:5 x:0 INPUT:6 x:0 INPUT:7 x:0 "
 	       "INPUT:8");
+	fx_free(&f);
+}
+END_TEST
+
+/* A run of -j rules to different chains is one group slot (a verdict map):
+ * its member slots after the chain's say where each rule goes. Runs of LOG
+ * rules and of rules without a target group too; each such run ends where an
+ * address overlaps an earlier one of the run (nested, repeated), and a -g
+ * does not continue a -j run. */
+START_TEST(t_vmaps)
+{
+	struct fixture f = fx("-N a\n-N b\n-N c\n"
+			      "-A INPUT -s 10.0.0.1 -p udp -j a\n"
+			      "-A INPUT -s 10.0.0.2 -p udp -j b\n"
+			      "-A INPUT -s 10.0.1.0/24 -p udp -j c\n"
+			      "-A INPUT -s 10.0.0.4/30 -p udp -j a\n"
+			      "-A INPUT -s 10.0.0.5 -p udp -j b\n"
+			      "-A INPUT -s 10.0.0.9 -p udp -g c\n"
+			      "-A INPUT -d 10.9.0.1 -j LOG\n-A INPUT -d 10.9.0.2 -j LOG\n"
+			      "-A INPUT -d 10.9.0.3 -j LOG\n-A INPUT -d 10.9.0.4 -j LOG\n"
+			      "-A INPUT -s 10.8.0.1\n-A INPUT -s 10.8.0.2\n-A INPUT -s 10.8.0.3\n"
+			      "-A INPUT -s 10.8.0.4\n-A INPUT -s 10.8.0.1\n"
+			      "-A a -p udp --dport 1 -j DROP\n"
+			      "-A b -j ACCEPT\n"
+			      "-A c -p udp --dport 2 -j DROP\n", &env);
+	const struct bpfipt_slot *sl = f.cc->slots[BPFIPT_INPUT];
+	unsigned int n = f.cc->nslots[BPFIPT_INPUT];
+
+	ck_assert_uint_eq(n, 7 + 3 * 2);
+	ck_assert_uint_eq(f.cc->nmslots[BPFIPT_INPUT], 4);
+	ck_assert_uint_eq(sl[0].kind, BPFIPT_S_JUMP);
+	ck_assert_uint_eq(sl[0].xflags, BPFIPT_X_GROUP_SRC | BPFIPT_X_VMAP);
+	ck_assert_uint_eq(sl[0].target, n);
+	for (unsigned int k = 0; k < 4; k++) {
+		ck_assert_uint_eq(sl[n + k].kind, BPFIPT_S_JUMP);
+		ck_assert_uint_eq(sl[n + k].counter, sl[0].counter + k);
+	}
+	ck_assert_uint_eq(sl[n].target, sl[n + 3].target);
+	ck_assert_uint_ne(sl[n].target, sl[n + 1].target);
+	ck_assert_uint_ne(sl[n + 1].target, sl[n + 2].target);
+	ck_assert_uint_eq(sl[1].kind, BPFIPT_S_JUMP);	/* 10.0.0.5: in 10.0.0.4/30 */
+	ck_assert_uint_eq(sl[1].xflags, 0);
+	ck_assert_uint_eq(sl[2].kind, BPFIPT_S_GOTO);
+	ck_assert_uint_eq(sl[3].kind, BPFIPT_S_CONTINUE);
+	ck_assert_uint_eq(sl[3].xflags, BPFIPT_X_GROUP_DST);
+	ck_assert_uint_eq(sl[4].xflags, BPFIPT_X_GROUP_SRC);
+	ck_assert_uint_eq(sl[5].xflags, 0);		/* 10.8.0.1 again */
+	ck_assert_uint_eq(f.cc->nmslots[BPFIPT_OUTPUT], 0);
+
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.0.1", "9.9.9.9", 5, 1), "DROP", "INPUT:0 a:0");
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.0.2", "9.9.9.9", 5, 1), "ACCEPT", "INPUT:1 b:0");
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.1.7", "9.9.9.9", 5, 2), "DROP", "INPUT:2 c:0");
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.0.5", "9.9.9.9", 5, 1), "DROP", "INPUT:3 a:0");
+	/* back from a: the rule after the group, which holds the address too */
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.0.5", "9.9.9.9", 5, 9), "ACCEPT", "INPUT:3 INPUT:4 b:0");
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.0.9", "9.9.9.9", 5, 2), "DROP", "INPUT:5 c:0");
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.0.9", "9.9.9.9", 5, 9), "ACCEPT", "INPUT:5 INPUT:P");
+	EXPECT(f, BPFIPT_INPUT, udp("10.0.0.3", "9.9.9.9", 5, 1), "ACCEPT", "INPUT:P");
+	EXPECT(f, BPFIPT_INPUT, pkt("1.2.3.4", "10.9.0.3", 47), "ACCEPT", "INPUT:8 INPUT:P");
+	EXPECT(f, BPFIPT_INPUT, pkt("10.8.0.1", "10.9.0.2", 47), "ACCEPT",
+	       "INPUT:7 INPUT:10 INPUT:14 INPUT:P");
+	EXPECT(f, BPFIPT_INPUT, pkt("10.8.0.4", "10.9.0.9", 47), "ACCEPT", "INPUT:13 INPUT:P");
 	fx_free(&f);
 }
 END_TEST
@@ -1147,6 +1209,55 @@ static void gen_trun(struct strbuf *sb, unsigned int chain, unsigned int len)
 	}
 }
 
+/* A run of rules alike but for -s (or -d) and the chain each jumps (or goes) to:
+ * a verdict map when their addresses are disjoint, cut where one overlaps an
+ * earlier one (nested prefixes, the same address twice). Only when gen_vmaps is
+ * set (t_digests keeps its rulesets). */
+static bool gen_vmaps;
+
+static void gen_vrun(struct strbuf *sb, unsigned int chain, unsigned int nuser, unsigned int len)
+{
+	unsigned int first_user = chain < 3 ? 0 : chain - 3 + 1;
+	struct strbuf one = STRBUF_INIT;
+	bool dst = chance(50), go = chance(25);
+	const char *rest, *tgt;
+
+	gen_rule(&one, chain, 0, true);
+	/* the rule without its target; the address after "-A CHAIN" */
+	tgt = strstr(sb_str(&one), " -j ");
+	if (!tgt)
+		tgt = strchr(sb_str(&one), '\n');
+	rest = strchr(strchr(sb_str(&one), ' ') + 1, ' ');
+	if (!rest || rest > tgt)
+		rest = tgt;
+	for (unsigned int i = 0; i < len; i++) {
+		char buf[64];
+
+		switch (rn(6)) {
+		case 0:
+			snprintf(buf, sizeof(buf), "10.1.2.%u/30", 4 * rn(64));
+			break;
+		case 1:
+			snprintf(buf, sizeof(buf), "10.1.2.%u", rn(256));
+			break;
+		case 2:
+			snprintf(buf, sizeof(buf), "10.1.%u.0/24", rn(4));
+			break;
+		case 3:
+			snprintf(buf, sizeof(buf), "192.168.1.%u", rn(4));
+			break;
+		default:
+			snprintf(buf, sizeof(buf), "10.1.2.%u/29", 8 * rn(32));
+			break;
+		}
+		sb_addn(sb, sb_str(&one), rest - sb_str(&one));
+		sb_addf(sb, " %s %s", dst ? "-d" : "-s", buf);
+		sb_addn(sb, rest, tgt - rest);
+		sb_addf(sb, " -%c u%u\n", go ? 'g' : 'j', first_user + rn(nuser - first_user));
+	}
+	sb_free(&one);
+}
+
 static void gen_ruleset(struct strbuf *sb, unsigned int *nrules_out)
 {
 	unsigned int nuser = rn(5), nrules = chance(3) ? 61 + rn(240) : 1 + rn(60);
@@ -1160,7 +1271,12 @@ static void gen_ruleset(struct strbuf *sb, unsigned int *nrules_out)
 	for (unsigned int i = 0; i < nrules;) {
 		unsigned int chain = rn(3 + nuser);
 
-		if (gen_tuples && chance(10)) {
+		if (gen_vmaps && chance(15) && (chain < 3 ? 0 : chain - 2) < nuser) {
+			unsigned int len = 2 + rn(30);
+
+			gen_vrun(sb, chain, nuser, len);
+			i += len;
+		} else if (gen_tuples && chance(10)) {
 			unsigned int len = 2 + rn(8);
 
 			gen_trun(sb, chain, len);
@@ -1269,6 +1385,7 @@ START_TEST(t_random_differential)
 	struct strbuf sb = STRBUF_INIT;
 	unsigned long pairs = 0, evals = 0, skipped = 0, bad_sets = 0, fails = 0, groups = 0;
 	unsigned long tgroups = 0, by_rule = 0, long_traces = 0, verdicts[3] = { 0, 0, 0 };
+	unsigned long vmaps = 0;
 	double t0 = now();
 
 	rng_state = getenv("BPFIPT_DIFF_SEED") ? strtoull(getenv("BPFIPT_DIFF_SEED"), NULL, 0)
@@ -1287,8 +1404,9 @@ START_TEST(t_random_differential)
 		const struct cp_env *e = set % 3 == 2 ? &env_t2 : set % 3 ? &env_g2 : &env;
 
 		gen_tuples = set % 3 == 2;
+		gen_vmaps = set % 3 == 1;
 		gen_ruleset(&sb, &nrules);
-		gen_tuples = false;
+		gen_tuples = gen_vmaps = false;
 		t = load_err(sb_str(&sb), &err);
 		if (!t) {
 			/* a combination iptables refuses: fine, but it must stay rare */
@@ -1302,6 +1420,9 @@ START_TEST(t_random_differential)
 			      sb_str(&sb));
 		groups += cc->ngroups;
 		tgroups += cc->ntgroups;
+		for (int c = 0; c < BPFIPT_NCHAINS; c++)
+			for (unsigned int s = 0; s < cc->nslots[c]; s++)
+				vmaps += !!(cc->slots[c][s].xflags & BPFIPT_X_VMAP);
 		for (unsigned int k = 0; k < 50; k++, pairs++) {
 			struct cp_packet p = gen_packet();
 
@@ -1343,14 +1464,15 @@ START_TEST(t_random_differential)
 	}
 	fprintf(stderr, "random differential: %lu (ruleset, packet) pairs, %lu evaluations, "
 		"%lu skipped (step limit), %lu refused rulesets, %lu groups, %lu tuple groups, "
-		"%.2f s; decided by a rule %lu, traces >= 3 counters %lu, ACCEPT %lu DROP %lu "
-		"REJECT %lu\n", pairs, evals, skipped, bad_sets, groups, tgroups, now() - t0, by_rule, long_traces, verdicts[0],
-		verdicts[1], verdicts[2]);
+		"%lu verdict map slots, %.2f s; decided by a rule %lu, traces >= 3 counters %lu, "
+		"ACCEPT %lu DROP %lu REJECT %lu\n", pairs, evals, skipped, bad_sets, groups, tgroups,
+		vmaps, now() - t0, by_rule, long_traces, verdicts[0], verdicts[1], verdicts[2]);
 	ck_assert_uint_eq(fails, 0);
 	ck_assert_uint_ge(pairs, want);
 	ck_assert_uint_lt(skipped, evals / 1000 + 1);
 	ck_assert_uint_gt(groups, 100);
 	ck_assert_uint_gt(tgroups, 100);
+	ck_assert_uint_gt(vmaps, 100);
 	sb_free(&sb);
 }
 END_TEST
@@ -1617,6 +1739,13 @@ static struct digest digest(const struct cp_compiled *cc)
 			fnv_u32(&h, sl->extra);
 			fnv_u32(&h, sl->group);
 		}
+		/* verdict maps' member slots (none before them: the digests of
+		 * rulesets without stay) */
+		for (unsigned int s = cc->nslots[c]; s < cc->nslots[c] + cc->nmslots[c]; s++) {
+			fnv_u32(&h, cc->slots[c][s].kind);
+			fnv_u32(&h, cc->slots[c][s].target);
+			fnv_u32(&h, cc->slots[c][s].counter);
+		}
 	}
 	fnv_u32(&h, cc->ncounters);
 	fnv_u32(&h, cc->ngroups);
@@ -1705,8 +1834,9 @@ static void digest_files(void)
 		struct digest d = digest(cc);
 
 		printf("%s lbvs %016llx full %016llx compile %.1f ms (%u vectors of %u words, "
-		       "%zu bytes)\n", p, (unsigned long long)d.lbvs, (unsigned long long)d.full,
-		       (t1 - t0) * 1e3, cc->nvecs, cc->nwords, cc->mem);
+		       "%zu chunks of %u owned, %zu bytes)\n", p, (unsigned long long)d.lbvs,
+		       (unsigned long long)d.full, (t1 - t0) * 1e3, cc->nvecs, cc->nwords, cc->nowned,
+		       cc->nchunks, cc->mem);
 		cp_compiled_free(&cc);
 		ipt_table_free(&t);
 		sb_free(&sb);
@@ -1715,12 +1845,14 @@ static void digest_files(void)
 }
 
 /* Random rulesets (gen_ruleset) and deny lists, compiled with and without small
- * groups: the digests recorded from the compiler before its speed-ups. */
+ * groups: the digests recorded from the compiler before its speed-ups (15 of
+ * them again when runs of rules without a target, with LOG or NFLOG became
+ * groups where their addresses are disjoint). */
 START_TEST(t_digests)
 {
 	static const __u64 want[] = {
-		0xef529484912a39dfull,
-		0x0990a9a18cfab4fcull,
+		0xdc89fd7ab9a7ff34ull,
+		0xf4197b64c41f75f9ull,
 		0xa60294424dce808aull,
 		0xf352f4ef02bae895ull,
 		0xe543a76b7bea00afull,
@@ -1728,13 +1860,13 @@ START_TEST(t_digests)
 		0x753cd4c02bb73dd0ull,
 		0x384721f8f0db9776ull,
 		0x50cf4629e0df3d55ull,
-		0x65785c79cdd25957ull,
-		0xaf2488e9d45c5538ull,
-		0x0d7bc71ea9daf59full,
-		0xcccb215e0e9307a5ull,
-		0x79f043e70d588a9cull,
+		0xa27da6a8f81fc95dull,
+		0xfa30223bf5cb302dull,
+		0xe81b08900dc9ad06ull,
+		0x0da109eace0abf50ull,
+		0xf81970e1811150a4ull,
 		0x851c5bcbd963a8feull,
-		0x7fc926f87b11d868ull,
+		0x959dfe6df2fae1c0ull,
 		0xc36ecc811a87b20aull,
 		0xc36ecc811a87b20aull,
 		0xd02be6f08d3156b2ull,
@@ -1744,7 +1876,7 @@ START_TEST(t_digests)
 		0xb2e18c51f2358995ull,
 		0xb2e18c51f2358995ull,
 		0x5c97bd5efcccbed6ull,
-		0x5c97bd5efcccbed6ull,
+		0x6735f404670c1e3bull,
 		0x376787bd68f9472bull,
 		0x376787bd68f9472bull,
 		0x83dc33153e1ad91eull,
@@ -1753,14 +1885,14 @@ START_TEST(t_digests)
 		0xea3de568e5841030ull,
 		0x00a351c1b914cb80ull,
 		0x04a6af72ac658fa3ull,
-		0xe210568f02d64043ull,
-		0xbc3055135b09cbdfull,
+		0xeaeccc5c74d9563eull,
+		0x691853ea864388a9ull,
 		0x3786b03564d05af7ull,
 		0x3786b03564d05af7ull,
 		0xd6387ec49d5e5fa1ull,
 		0xd6387ec49d5e5fa1ull,
 		0xcb0dafcb5aaa8377ull,
-		0xcb0dafcb5aaa8377ull,
+		0x37a2097d251146a5ull,
 		0xc5251b3b674bca03ull,
 		0x07a3d42ffef40bf8ull,
 		0xe66241ac5f7ef6f5ull,
@@ -1774,17 +1906,17 @@ START_TEST(t_digests)
 		0x53e1ada1c6d70c62ull,
 		0x53e1ada1c6d70c62ull,
 		0xf5fe61372df75bdcull,
-		0x2e7f640bab341438ull,
+		0x337d73b17e00de82ull,
 		0x86d5f8e24f2974a0ull,
 		0x5ff1198aa3e866c8ull,
 		0x477bf29014552b26ull,
 		0x477bf29014552b26ull,
 		0x4b2772685ebfbe4cull,
-		0xdb1879ebebff0af0ull,
+		0xef3dfb629c4f4902ull,
 		0xad9be42dfd0a1b42ull,
 		0x17ebf323fd3b1de7ull,
 		0x6787c09a99180ac8ull,
-		0x6787c09a99180ac8ull,
+		0x9f82265d2fa32ce7ull,
 		0xcd588be412c89cbcull,
 		0xcd588be412c89cbcull,
 		0x7b7b588d897e0631ull,
@@ -1919,6 +2051,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_chains);
 	tcase_add_test(tc, t_first_match);
 	tcase_add_test(tc, t_groups);
+	tcase_add_test(tc, t_vmaps);
 	tcase_add_test(tc, t_tuples);
 	tcase_add_test(tc, t_refusals);
 	tcase_add_test(tc, t_lpm_sort6);

@@ -248,8 +248,9 @@ struct pred_memo {
 struct vpool {
 	__u32 base[POOL_BASES];
 	unsigned int nbases;
-	bool fresh;			/* the next vector begins a field: whole unless
-					 * it differs from a base in one chunk */
+	bool fresh;			/* the next vector begins a field: whole, even
+					 * one chunk from a base (a window on it would
+					 * widen every window of the field on it) */
 	size_t vwcap, wcap;		/* cp_compiled.vw, .words (chunks) allocated */
 };
 
@@ -2095,7 +2096,7 @@ static size_t pool_add(struct cp_compiled *cc, struct vpool *vp, const __u64 *v)
 			best = i;
 		}
 	}
-	if (2 * n > nc || (vp->fresh && n > 1)) {
+	if (2 * n > nc || vp->fresh) {
 		lo = 0;
 		n = nc;
 		best = POOL_BASES;

@@ -278,8 +278,10 @@ struct cctx {
 	__u64 curhash;			/* ... its hash (word_hash()) */
 	__u32 *first;			/* build_range's buckets, for the largest field */
 
-	/* disjoint_run()'s arrays */
-	struct span *spans, *stk;
+	/* disjoint_run()'s arrays: the run's spans, the stack of open ones (the
+	 * span's index and the earliest rule among it and those below it) */
+	struct span *spans;
+	struct { __u32 at, first; } *stk;
 	unsigned int nspans;
 
 	/* per base chain: slot -> unit (NULL: POLICY/RETURN, always matches) */
@@ -1231,21 +1233,23 @@ static unsigned int overlap_cut(struct cctx *x, const struct ipt_chain *ch, unsi
 		sp[k].k = k;
 	}
 	xqsort(sp, n, sizeof(*sp), cmp_span);
-	/* the stack in place: entries 0 .. top - 1 of x->stk, each the end of an
-	 * open prefix and the earliest rule among it and those below it */
+	/* the stack: entries 0 .. top - 1 of x->stk, the open prefixes */
 	for (unsigned int k = 0; k < n; k++) {
 		const struct span *q = &sp[k];
+		unsigned int first = q->k;
 
-		while (top && x->stk[top - 1].hi < q->lo)
+		while (top && sp[x->stk[top - 1].at].hi < q->lo)
 			top--;
 		if (top) {
-			unsigned int first = x->stk[top - 1].k;
+			unsigned int f = x->stk[top - 1].first, later = q->k > f ? q->k : f;
 
-			if ((q->k > first ? q->k : first) < cut)
-				cut = q->k > first ? q->k : first;
+			if (later < cut)
+				cut = later;
+			if (f < first)
+				first = f;
 		}
-		x->stk[top].hi = q->hi;
-		x->stk[top].k = top && x->stk[top - 1].k < q->k ? x->stk[top - 1].k : q->k;
+		x->stk[top].at = k;
+		x->stk[top].first = first;
 		top++;
 	}
 	return cut;
@@ -1272,9 +1276,11 @@ static unsigned int disjoint_run(struct cctx *x, const struct ipt_chain *ch, uns
 		if (n < x->group_min)
 			return n;
 		if (n > x->nspans) {
+			if (mem_add(x, (lim - x->nspans) * (sizeof(*x->spans) + sizeof(*x->stk))))
+				return 1;
 			free(x->spans);
 			free(x->stk);
-			x->nspans = 2 * n;
+			x->nspans = lim;
 			x->spans = xmalloc(x->nspans * sizeof(*x->spans));
 			x->stk = xmalloc(x->nspans * sizeof(*x->stk));
 		}

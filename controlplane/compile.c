@@ -1172,12 +1172,38 @@ static bool addr_groupable(const struct ipt_rule *r, int which, bool v6)
 	return mask_contiguous(m) && !(a & ~m);
 }
 
-/* Equal but for the address that varies along a run (which: 1 = -d, 0 = -s)
- * and, with anychain, the chain a -j or -g names (a verdict map). */
+/* A comment does not change what a rule matches: the rules of a run may differ
+ * in theirs (kube-proxy names each service's rule). x and y, shallow copies of
+ * rules compared, take match arrays mx and my where y's comments are x's. */
+static void same_comments(struct ipt_rule *x, struct ipt_rule *y, struct ipt_match *mx,
+			  struct ipt_match *my)
+{
+	unsigned int i, n = x->nmatches;
+
+	if (n != y->nmatches || n > IPT_MAX_MATCHES)
+		return;
+	for (i = 0; i < n && !ext_is(&y->matches[i], "comment"); i++)
+		;
+	if (i == n)
+		return;
+	if (x->matches != mx)
+		memcpy(mx, x->matches, n * sizeof(*mx));
+	if (y->matches != my)
+		memcpy(my, y->matches, n * sizeof(*my));
+	x->matches = mx;
+	y->matches = my;
+	for (; i < n; i++)
+		if (mx[i].ext == my[i].ext && ext_is(&my[i], "comment"))
+			my[i].data = mx[i].data;
+}
+
+/* Equal but for the address that varies along a run (which: 1 = -d, 0 = -s),
+ * the comments and, with anychain, the chain a -j or -g names (a verdict map). */
 static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, int which,
 			   bool anychain)
 {
 	struct ipt_rule x = *a, y = *b;	/* shallow: only compared */
+	struct ipt_match mx[IPT_MAX_MATCHES], my[IPT_MAX_MATCHES];
 
 	if (which) {
 		memset(&x.ip.dst, 0, sizeof(x.ip.dst));
@@ -1192,6 +1218,7 @@ static bool rule_eq_except(const struct ipt_rule *a, const struct ipt_rule *b, i
 	}
 	if (anychain)
 		memcpy(y.chain, x.chain, sizeof(y.chain));
+	same_comments(&x, &y, mx, my);
 	return ipt_rule_equal(&x, &y);
 }
 
@@ -1532,6 +1559,7 @@ static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const s
 		x.matches = mx;
 		y.matches = my;
 	}
+	same_comments(&x, &y, mx, my);
 	return ipt_rule_equal(&x, &y);
 }
 

@@ -882,6 +882,24 @@ START_TEST(t_vmaps)
 	       "INPUT:7 INPUT:10 INPUT:14 INPUT:P");
 	EXPECT(f, BPFIPT_INPUT, pkt("10.8.0.4", "10.9.0.9", 47), "ACCEPT", "INPUT:13 INPUT:P");
 	fx_free(&f);
+
+	/* rules that differ in their comments too (kube-proxy's): one verdict map;
+	 * a rule without the comment match ends the run */
+	f = fx("-N a\n-N b\n"
+	       "-A OUTPUT -d 10.96.0.1 -p tcp --dport 443 -m comment --comment \"ns/a\" -j a\n"
+	       "-A OUTPUT -d 10.96.0.2 -p tcp --dport 443 -m comment --comment \"ns/b\" -j b\n"
+	       "-A OUTPUT -d 10.96.0.3 -p tcp --dport 443 -m comment --comment \"ns/c\" -j a\n"
+	       "-A OUTPUT -d 10.96.0.4 -p tcp --dport 443 -m comment --comment \"ns/d\" -j b\n"
+	       "-A OUTPUT -d 10.96.0.5 -p tcp --dport 443 -j a\n"
+	       "-A a -j DROP\n-A b -j ACCEPT\n", &env);
+	sl = f.cc->slots[BPFIPT_OUTPUT];
+	ck_assert_uint_eq(sl[0].xflags, BPFIPT_X_GROUP_DST | BPFIPT_X_VMAP);
+	ck_assert_uint_eq(sl[1].xflags, 0);
+	ck_assert_uint_eq(f.cc->nmslots[BPFIPT_OUTPUT], 4);
+	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.3", 5, 443, 2), "DROP", "OUTPUT:2 a:0");
+	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.4", 5, 443, 2), "ACCEPT", "OUTPUT:3 b:0");
+	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.5", 5, 443, 2), "DROP", "OUTPUT:4 a:0");
+	fx_free(&f);
 }
 END_TEST
 
@@ -1219,7 +1237,7 @@ static void gen_vrun(struct strbuf *sb, unsigned int chain, unsigned int nuser, 
 {
 	unsigned int first_user = chain < 3 ? 0 : chain - 3 + 1;
 	struct strbuf one = STRBUF_INIT;
-	bool dst = chance(50), go = chance(25);
+	bool dst = chance(50), go = chance(25), named = chance(30);
 	const char *rest, *tgt;
 
 	gen_rule(&one, chain, 0, true);
@@ -1253,6 +1271,8 @@ static void gen_vrun(struct strbuf *sb, unsigned int chain, unsigned int nuser, 
 		sb_addn(sb, sb_str(&one), rest - sb_str(&one));
 		sb_addf(sb, " %s %s", dst ? "-d" : "-s", buf);
 		sb_addn(sb, rest, tgt - rest);
+		if (named)	/* a comment of its own (kube-proxy's) */
+			sb_addf(sb, " -m comment --comment r%u", i);
 		sb_addf(sb, " -%c u%u\n", go ? 'g' : 'j', first_user + rn(nuser - first_user));
 	}
 	sb_free(&one);

@@ -278,6 +278,12 @@ struct cctx {
 	__u64 curhash;			/* ... its hash (word_hash()) */
 	__u32 *first;			/* build_range's buckets, for the largest field */
 
+	/* tuple_run()'s keys of a run (tuple_seen()) */
+	struct bpfipt_tuple6_key *tkeys;
+	__u64 *tseen;
+	size_t ntkeys, tscap;
+	__u32 trun;
+
 	/* disjoint_run()'s arrays: the run's spans, the stack of open ones (the
 	 * span's index and the earliest rule among it and those below it) */
 	struct span *spans;
@@ -1482,7 +1488,8 @@ static bool tuple_of(const struct ipt_rule *r, bool v6, struct tshape *sh,
 	memset(sh, 0, sizeof(*sh));
 	memset(k, 0, sizeof(*k));
 	sh->pm = -1;
-	if (!groupable(r) || !addr_groupable(r, 0, v6) || !addr_groupable(r, 1, v6))
+	if ((!groupable(r) && !passable(r)) || !addr_groupable(r, 0, v6) ||
+	    !addr_groupable(r, 1, v6))
 		return false;
 	if (v6) {
 		sh->splen = plen_of6(r->ip.smsk.b);
@@ -1529,7 +1536,8 @@ static bool tuple_of(const struct ipt_rule *r, bool v6, struct tshape *sh,
 }
 
 /* a and b (of shape sh) are equal but for their keys. */
-static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const struct tshape *sh)
+static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const struct tshape *sh,
+		     bool anychain)
 {
 	struct ipt_rule x = *a, y = *b;		/* shallow: only compared */
 	struct ipt_match mx[IPT_MAX_MATCHES], my[IPT_MAX_MATCHES];
@@ -1559,6 +1567,8 @@ static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const s
 		x.matches = mx;
 		y.matches = my;
 	}
+	if (anychain)
+		memcpy(y.chain, x.chain, sizeof(y.chain));
 	same_comments(&x, &y, mx, my);
 	return ipt_rule_equal(&x, &y);
 }
@@ -1612,20 +1622,71 @@ static void tuples_finish(struct cp_compiled *cc)
 	cc->tuple_sum = h ? h : 1;
 }
 
-/* Length of the tuple run starting at rule i (1: none) and its shape. */
-static unsigned int tuple_run(const struct ipt_chain *ch, unsigned int i, bool v6,
+/* Where key k is, or goes, in x->tseen: an open-addressing set of the current
+ * run's keys (x->tkeys), an entry the key's index and the run's number above it
+ * (an entry of an earlier run is free). */
+static size_t tuple_pos(const struct cctx *x, const struct bpfipt_tuple6_key *k)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+	const __u8 *b = (const __u8 *)k;
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	for (i = h & (x->tscap - 1);; i = (i + 1) & (x->tscap - 1))
+		if (x->tseen[i] >> 32 != x->trun ||
+		    !memcmp(&x->tkeys[(__u32)x->tseen[i]], k, sizeof(*k)))
+			return i;
+}
+
+/* Whether key k is among the run's already; adds it if not. */
+static bool tuple_seen(struct cctx *x, const struct bpfipt_tuple6_key *k)
+{
+	size_t i;
+
+	if (2 * (x->ntkeys + 1) > x->tscap) {
+		size_t cap = x->tscap ? 2 * x->tscap : 1024;
+
+		free(x->tseen);
+		x->tseen = xcalloc(cap, sizeof(*x->tseen));
+		x->tscap = cap;
+		x->tkeys = xrealloc(x->tkeys, cap / 2 * sizeof(*x->tkeys));
+		x->trun++;	/* never 0: the calloc'ed entries are free */
+		for (i = 0; i < x->ntkeys; i++)
+			x->tseen[tuple_pos(x, &x->tkeys[i])] = (__u64)x->trun << 32 | i;
+	}
+	i = tuple_pos(x, k);
+	if (x->tseen[i] >> 32 == x->trun)
+		return true;
+	x->tkeys[x->ntkeys] = *k;
+	x->tseen[i] = (__u64)x->trun << 32 | x->ntkeys++;
+	return false;
+}
+
+/* Length of the tuple run starting at rule i (1: none) and its shape. A run of
+ * rules after which a packet goes on (passable()) ends before the first tuple
+ * it repeats: tuples of one shape are equal or disjoint, so no packet matches
+ * two of its rules; such a run, or a -g run, may name a chain per rule. */
+static unsigned int tuple_run(struct cctx *x, const struct ipt_chain *ch, unsigned int i,
 			      struct tshape *sh)
 {
 	const struct ipt_rule *r = ch->rules[i];
+	bool once = !groupable(r), chains = r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO;
 	struct bpfipt_tuple6_key k;
 	struct tshape s2;
 	unsigned int j = i;
 
-	if (!tuple_of(r, v6, sh, &k))
+	if (!tuple_of(r, x->v6, sh, &k))
 		return 1;
-	while (j + 1 < ch->nrules && tuple_of(ch->rules[j + 1], v6, &s2, &k) &&
+	if (once) {
+		x->trun++;	/* a new run: the set empty */
+		x->ntkeys = 0;
+		tuple_seen(x, &k);
+	}
+	while (j + 1 < ch->nrules && tuple_of(ch->rules[j + 1], x->v6, &s2, &k) &&
 	       s2.splen == sh->splen && s2.dplen == sh->dplen && s2.ports == sh->ports &&
-	       s2.pm == sh->pm && tuple_eq(r, ch->rules[j + 1], sh))
+	       s2.pm == sh->pm && tuple_eq(r, ch->rules[j + 1], sh, chains) &&
+	       !(once && tuple_seen(x, &k)))
 		j++;
 	return j - i + 1;
 }
@@ -1722,7 +1783,7 @@ static int build_tuple_group(struct cctx *x, unsigned int ci, unsigned int i, un
 	u->tp_dplen = sh->dplen;
 	u->tp_ports = sh->ports;
 	cc->ntgroups++;
-	return 0;
+	return vmap_targets(x, ci, i, len, u);
 }
 
 /* IPv6: ip6_packet_match() drops a packet whose extension-header chain is cut
@@ -1781,7 +1842,7 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 		struct tshape sh;
 
 		if (tmin <= ch->nrules - i)
-			tlen = tuple_run(ch, i, x->v6, &sh);
+			tlen = tuple_run(x, ch, i, &sh);
 		if (tlen >= tmin && (len < x->group_min || tlen > len)) {
 			len = tlen;
 			if (build_tuple_group(x, ci, i, len, &sh, u))
@@ -2640,6 +2701,8 @@ out:
 	free(x.first);
 	free(x.spans);
 	free(x.stk);
+	free(x.tkeys);
+	free(x.tseen);
 	arena_free(&x.ar);
 	if (cc)
 		cp_compiled_free(&cc);

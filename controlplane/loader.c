@@ -1908,7 +1908,8 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 			if (sl->kind >= BPFIPT_S_MAX || sl->verdict >= BPFIPT_V_MAX ||
 			    ((sl->kind == BPFIPT_S_JUMP || sl->kind == BPFIPT_S_GOTO) && !vmap &&
 			     sl->target >= cc->nslots[c]) ||
-			    (vmap && (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) ||
+			    (vmap && (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST |
+						   BPFIPT_X_GROUP_TUPLE)) ||
 				      (sl->kind != BPFIPT_S_JUMP && sl->kind != BPFIPT_S_GOTO) ||
 				      sl->target < cc->nslots[c] ||
 				      sl->target >= cc->nslots[c] + cc->nmslots[c])) ||

@@ -967,7 +967,8 @@ END_TEST
  * run) and exact ports, the shapes of tuple groups, among random rules: with
  * -p and ports or without, one address varying or both (with -p both: the
  * group's address pairs judge a cut chain, bpfipt.h), now and then a tuple
- * repeated. */
+ * repeated; a third of them jump or go to u1 or u2, a chain each (a verdict
+ * map, a -j run cut at a repeated tuple). */
 static struct ipt_table *rruns(void)
 {
 	static const char *const chains[] = { "INPUT", "FORWARD", "OUTPUT", "u1" };
@@ -982,6 +983,7 @@ static struct ipt_table *rruns(void)
 		int proto = rn(3) ? (rn(2) ? 6 : 17) : -1;
 		int ports = proto > 0 ? rn(4) : 0;	/* bit 0: --sport, bit 1: --dport */
 		int verdict = rn(2) ? DRP : ACC, len = 2 + rn(10);
+		int call = rn(3) ? 0 : rn(3) ? IPT_T_JUMP : IPT_T_GOTO;	/* a chain each */
 		char fixs[64], fixd[64];
 
 		raddr(fixs, sizeof(fixs));
@@ -997,6 +999,11 @@ static struct ipt_table *rruns(void)
 			snprintf(d, sizeof(d), "%s/%d", vary & 2 ? sa : fixd, dplen);
 			x = rule(vary & 1 || rn(2) ? s : NULL, vary & 2 || rn(2) ? d : NULL, proto,
 				 verdict);
+			if (call) {
+				x->tkind = call;
+				snprintf(x->chain, sizeof(x->chain), "%s",
+					 !strcmp(ch, "u1") || rn(2) ? "u2" : "u1");
+			}
 			if (proto == 6)
 				tcp_ports(x, ports & 1 ? sp : 0, ports & 1 ? sp : 65535,
 					  ports & 2 ? dp : 0, ports & 2 ? dp : 65535, 0, 0);
@@ -1013,8 +1020,10 @@ START_TEST(t_tuple_diff)
 	struct cp_env env = { .tuple_min = 2 };
 	unsigned int ntg;
 
+	nvmaps = 0;
 	differential("tuple runs", rruns, &env, &ntg);
 	ck_assert_uint_gt(ntg, 100);
+	ck_assert_uint_gt(nvmaps, 30);
 }
 END_TEST
 

@@ -492,10 +492,20 @@ class Generator:
         sport = r.random() < .4
         tgt = r.choice([["-j", "ACCEPT"], ["-j", "DROP"], ["-j", "RETURN"]] +
                        ([["-g", r.choice(callable_chains)]] if callable_chains else []))
+        # --vmaps: most runs -j/-g to a chain each (a verdict map; a -j run
+        # ends before a tuple it repeats), some without a target
+        each = None
+        if self.vmaps and callable_chains and r.random() < .8:
+            each = r.choice(["-j", "-j", "-g"])
+        elif self.vmaps and r.random() < .3:
+            tgt = []
+
+        def target():
+            return [each, r.choice(callable_chains)] if each else list(tgt)
         out, made = [], []
         for _ in range(n):
             if made and r.random() < .1:
-                out.append(Rule([list(c) for c in r.choice(made)], list(tgt)))
+                out.append(Rule([list(c) for c in r.choice(made)], target()))
                 continue
             cl = [["-p", proto]]
             for which in whichs:
@@ -512,7 +522,7 @@ class Generator:
                 self.port_iv.append((v, v))
                 cl.append([opt, str(v) if r.random() > .05 else f"{v}:{min(v + 9, 65535)}"])
             made.append(cl)
-            out.append(Rule([list(c) for c in cl], list(tgt)))
+            out.append(Rule([list(c) for c in cl], target()))
         return out
 
     def chain_rules(self, chain, callable_chains, n):

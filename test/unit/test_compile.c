@@ -738,8 +738,9 @@ START_TEST(t_tuples)
 		sb_free(&sb);
 	}
 
-	/* not grouped: an inverted port, a port range, two port matches, a jump, and
-	 * a run alike in everything (a single-field group takes it) */
+	/* not grouped: an inverted port, a port range, two port matches, and a run
+	 * alike in everything (a single-field group takes it); the LOG rules are a
+	 * tuple group (their tuples differ: a packet matches one of them) */
 	struct fixture f = fx("-A INPUT -p tcp -s 1.1.1.1 ! --dport 22 -j DROP\n"
 			      "-A INPUT -p tcp -s 1.1.1.2 ! --dport 23 -j DROP\n"
 			      "-A INPUT -p tcp -s 1.1.1.3 --dport 20:21 -j DROP\n"
@@ -750,8 +751,10 @@ START_TEST(t_tuples)
 			      "-A INPUT -p tcp -s 1.1.1.8 --dport 6 -j LOG\n"
 			      "-A INPUT -p tcp -s 1.1.1.9 --dport 7 -j ACCEPT\n"
 			      "-A INPUT -p tcp -s 1.1.1.10 --dport 7 -j ACCEPT\n", &env_t2);
-	ck_assert_uint_eq(f.cc->ntgroups, 0);
+	ck_assert_uint_eq(f.cc->ntgroups, 1);
 	ck_assert_uint_eq(f.cc->ngroups, 1);
+	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.8", "9.9.9.9", 1, 6, 2), "ACCEPT", "INPUT:7 INPUT:P");
+	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.8", "9.9.9.9", 1, 5, 2), "ACCEPT", "INPUT:P");
 	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.2", "9.9.9.9", 1, 22, 2), "DROP", "INPUT:1");
 	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.4", "9.9.9.9", 1, 22, 2), "DROP", "INPUT:3");
 	EXPECT(f, BPFIPT_INPUT, tcp("1.1.1.6", "9.9.9.9", 4, 3, 2), "DROP", "INPUT:5");
@@ -899,6 +902,25 @@ START_TEST(t_vmaps)
 	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.3", 5, 443, 2), "DROP", "OUTPUT:2 a:0");
 	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.4", 5, 443, 2), "ACCEPT", "OUTPUT:3 b:0");
 	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.5", 5, 443, 2), "DROP", "OUTPUT:4 a:0");
+	fx_free(&f);
+
+	/* and with a port each, a tuple group (kube-proxy's KUBE-SERVICES); the
+	 * run ends before a tuple it repeats */
+	f = fx("-N a\n-N b\n"
+	       "-A OUTPUT -d 10.96.0.1 -p tcp --dport 443 -m comment --comment \"ns/a\" -j a\n"
+	       "-A OUTPUT -d 10.96.0.2 -p tcp --dport 53 -m comment --comment \"ns/b\" -j b\n"
+	       "-A OUTPUT -d 10.96.0.1 -p tcp --dport 80 -m comment --comment \"ns/c\" -j b\n"
+	       "-A OUTPUT -d 10.96.0.2 -p tcp --dport 53 -m comment --comment \"ns/d\" -j a\n"
+	       "-A a -j DROP\n-A b -p tcp --dport 80 -j ACCEPT\n", &env_t2);
+	sl = f.cc->slots[BPFIPT_OUTPUT];
+	ck_assert_uint_eq(sl[0].xflags, BPFIPT_X_GROUP_TUPLE | BPFIPT_X_VMAP);
+	ck_assert_uint_eq(f.cc->nmslots[BPFIPT_OUTPUT], 3);
+	ck_assert_uint_eq(sl[1].xflags, 0);
+	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.1", 5, 443, 2), "DROP", "OUTPUT:0 a:0");
+	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.1", 5, 80, 2), "ACCEPT", "OUTPUT:2 b:0");
+	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.2", 5, 53, 2), "DROP",
+	       "OUTPUT:1 OUTPUT:3 a:0");
+	EXPECT(f, BPFIPT_OUTPUT, tcp("1.1.1.1", "10.96.0.2", 5, 443, 2), "ACCEPT", "OUTPUT:P");
 	fx_free(&f);
 }
 END_TEST
@@ -1199,13 +1221,16 @@ static void gen_run(struct strbuf *sb, unsigned int chain, unsigned int len)
  * recorded digests (t_digests) keep their rulesets. */
 static bool gen_tuples;
 
-static void gen_trun(struct strbuf *sb, unsigned int chain, unsigned int len)
+static void gen_trun(struct strbuf *sb, unsigned int chain, unsigned int nuser, unsigned int len)
 {
 	static const char *const base[] = { "INPUT", "FORWARD", "OUTPUT" };
-	static const char *const tgt[] = { "ACCEPT", "DROP", "REJECT", "RETURN" };
+	static const char *const tgt[] = { "ACCEPT", "DROP", "REJECT", "RETURN", "LOG", "" };
 	static const char *const net[] = { "10.1.2", "192.168.1", "10.0.1", "10.1.3" };
 	bool dst = chance(40), sp = chance(40), dp = !sp || chance(60), tcp = chance(50);
-	const char *t = tgt[rn(4)], *iif = chance(20) ? if_pool[rn(11)] : NULL;
+	const char *t = tgt[rn(6)], *iif = chance(20) ? if_pool[rn(11)] : NULL;
+	unsigned int first_user = chain < 3 ? 0 : chain - 3 + 1;
+	/* -j/-g to a chain each (a verdict map; -j: cut at a repeated tuple) */
+	int call = first_user < nuser && chance(40) ? (chance(70) ? 'j' : 'g') : 0;
 
 	for (unsigned int i = 0; i < len; i++) {
 		if (chain < 3)
@@ -1223,7 +1248,10 @@ static void gen_trun(struct strbuf *sb, unsigned int chain, unsigned int len)
 			sb_addf(sb, " --sport %d", port_pool[rn(11)] + rn(2));
 		if (dp)
 			sb_addf(sb, " --dport %d", port_pool[rn(11)] + rn(2));
-		sb_addf(sb, " -j %s\n", t);
+		if (call)
+			sb_addf(sb, " -%c u%u\n", call, first_user + rn(nuser - first_user));
+		else
+			sb_addf(sb, "%s%s\n", *t ? " -j " : "", t);
 	}
 }
 
@@ -1299,7 +1327,7 @@ static void gen_ruleset(struct strbuf *sb, unsigned int *nrules_out)
 		} else if (gen_tuples && chance(10)) {
 			unsigned int len = 2 + rn(8);
 
-			gen_trun(sb, chain, len);
+			gen_trun(sb, chain, nuser, len);
 			i += len;
 		} else if (chance(10)) {
 			unsigned int len = 2 + rn(5);

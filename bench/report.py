@@ -417,8 +417,8 @@ if up:
     t = {}
     for r in up:
         t[(r["tool"], r["operation"], int(r["rules"]))] = num(r["seconds"])
-    def side(op):	# the deny list's and the chains' rows have tables of their own
-        return op.startswith("deny") or op.startswith("chains")
+    def side(op):	# the deny list's, the chains' and kube's rows have tables of their own
+        return op.startswith("deny") or op.startswith("chains") or op.startswith("kube")
     sizes = sorted({k[2] for k in t if not side(k[1])})
     keys = []
     for k in t:
@@ -438,6 +438,13 @@ if up:
           "chains`): restore, `-A` / `-D` of one rule in INPUT, `-L -n`:")
         P("")
         table(["tool", "operation", "seconds"], [[k[0], k[1], fmt(v, 3)] for k, v in ch])
+    ku = [(k, v) for k, v in t.items() if k[1].startswith("kube")]
+    if ku:
+        P(f"{fmt(ku[0][0][2])} services as kube-proxy's filter rules (`rules.py kube`: "
+          "`KUBE-SERVICES` a rule a service, each its own address, port and comment, "
+          "jumping to a chain each): restore, one service `-A` / `-D`:")
+        P("")
+        table(["tool", "operation", "seconds"], [[k[0], k[1], fmt(v, 3)] for k, v in ku])
     plot("update.png", "restore of N rules", "rules", "seconds",
          [(f"{a} {b}", [(n, t.get((a, b, n))) for n in sizes]) for a, b in keys
           if b.startswith("restore")], logy=True)

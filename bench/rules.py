@@ -18,6 +18,12 @@ KIND   mixed: N rules "-s 172.x.y.0/24 -p udp --dport P -j DROP" (source
                "-d 10.x.y.1 -p tcp --dport 80 -j SVC-i" (kube-proxy's and
                Docker's shape: many chains, few rules a chain); iptables
                format only
+       kube:  N services as kube-proxy's filter rules: CHAIN jumping to
+               KUBE-SERVICES, one rule a service there ("-d 10.96.x.y/32 -p
+               tcp -m comment --comment ... -m tcp --dport P -j
+               KUBE-SVC-i", an address, port and comment each), each
+               KUBE-SVC-i "-s ADDR -j DROP", "-j ACCEPT"; iptables format
+               only
 CHAIN  INPUT, FORWARD or OUTPUT
 FORMAT iptables  an iptables-restore file (iptables-legacy, iptables-nft,
                  bpf-iptables)
@@ -65,6 +71,25 @@ def chains(chain, n, w):
     w("COMMIT\n")
 
 
+def kube(chain, n, w):
+    """kube-proxy's filter rules for n services, each its own address, port and
+    comment: CHAIN jumping to KUBE-SERVICES, which jumps to KUBE-SVC-i"""
+    w("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n")
+    w(":KUBE-SERVICES - [0:0]\n")
+    for i in range(n):
+        w(f":KUBE-SVC-{i:05d} - [0:0]\n")
+    w(f'-A {chain} -m comment --comment "kubernetes service portals" -j KUBE-SERVICES\n')
+    for i in range(n):
+        port = (80, 443, 8080, 53)[i % 4]
+        w(f"-A KUBE-SERVICES -d 10.96.{i // 250}.{i % 250 + 1}/32 -p tcp -m comment "
+          f'--comment "ns{i % 50}/svc{i}:p{port} cluster IP" -m tcp --dport {port} '
+          f"-j KUBE-SVC-{i:05d}\n")
+    for i in range(n):
+        w(f"-A KUBE-SVC-{i:05d} -s 10.244.{i // 250}.{i % 250}/32 -j DROP\n"
+          f"-A KUBE-SVC-{i:05d} -j ACCEPT\n")
+    w("COMMIT\n")
+
+
 def flood_rule(kind):
     if kind == "mixed":
         return ("-s 10.1.0.2/32 -p udp --dport 9000 -j ACCEPT",
@@ -105,10 +130,10 @@ def main():
         family = int(args[i + 1])
         del args[i:i + 2]
     kind, chain, n, fmt = args[0], args[1], int(args[2]), args[3]
-    if kind == "chains":
+    if kind in ("chains", "kube"):
         if fmt != "iptables" or family != 4 or n > 250 * 250:
-            sys.exit("rules.py: chains: iptables format, IPv4, at most 62500 chains")
-        chains(chain, n, sys.stdout.write)
+            sys.exit(f"rules.py: {kind}: iptables format, IPv4, at most 62500 chains")
+        (chains if kind == "chains" else kube)(chain, n, sys.stdout.write)
         return
     gen = mixed(n) if kind == "mixed" else deny(n)
     addr = "-s" if kind == "mixed" else "-d"

@@ -543,6 +543,19 @@ if [[ " $ONLY " == *" update "* ]]; then
 	upd iptables-legacy chains-delete "$CHAINS" x iptables-legacy -D INPUT $one
 	upd iptables-legacy chains-list "$CHAINS" x iptables-legacy -L -n
 	fw_clear "$U"
+	# kube-proxy's shape: a service each (address, port, comment) in
+	# KUBE-SERVICES, a chain each; a service in and out
+	f=$WORK/kube
+	rules kube INPUT "$CHAINS" iptables > "$f"
+	svc="-d 10.97.0.1/32 -p tcp -m comment --comment new -m tcp --dport 80 -j KUBE-SVC-00001"
+	upd bpf-iptables kube-restore "$CHAINS" nsx "$U" "$BIN/bpf-iptables-restore" "$f"
+	upd bpf-iptables kube-append "$CHAINS" nsx "$U" "$BIN/bpf-iptables" -A KUBE-SERVICES $svc
+	upd bpf-iptables kube-delete "$CHAINS" nsx "$U" "$BIN/bpf-iptables" -D KUBE-SERVICES $svc
+	fw_clear "$U"
+	upd iptables-legacy kube-restore "$CHAINS" x iptables-legacy-restore "$f"
+	upd iptables-legacy kube-append "$CHAINS" x iptables-legacy -A KUBE-SERVICES $svc
+	upd iptables-legacy kube-delete "$CHAINS" x iptables-legacy -D KUBE-SERVICES $svc
+	fw_clear "$U"
 	footer "$OUT/update.csv"
 	footer "$OUT/memory.csv"
 	footer "$OUT/verifier.csv"

@@ -1140,6 +1140,19 @@ static void rule(struct strbuf *sb, unsigned int chain, unsigned int nuser)
 	sb_addc(sb, '\n');
 }
 
+/* "-A CHAIN -s|-d A/L" of a run's rule in base chain ch (source, d: destination),
+ * its prefix kept in deny[] for addr() to send packets there */
+static void run_head(struct strbuf *sb, unsigned int ch, unsigned int d, __u32 a, unsigned int l)
+{
+	char b[16];
+
+	a &= ~0u << (32 - l);
+	if (ndeny < sizeof(deny) / sizeof(deny[0]))
+		deny[ndeny++] = (struct deny){ a, l };
+	sb_addf(sb, "-A %s %s %s/%u", ch == 0 ? "INPUT" : ch == 1 ? "FORWARD" : "OUTPUT",
+		d ? "-d" : "-s", inet_ntop(AF_INET, &(__be32){ htonl(a) }, b, sizeof(b)), l);
+}
+
 static struct ipt_table *ruleset(struct strbuf *sb)
 {
 	static const char *const pol[] = { "ACCEPT", "DROP" };
@@ -1164,15 +1177,9 @@ static struct ipt_table *ruleset(struct strbuf *sb)
 
 		for (unsigned int i = 0; i < len; i++) {
 			unsigned int l = chance(2) ? 16 : chance(10) ? 24 : 32;
-			unsigned int a = 10u << 24 | rn(3) << 16 | rn(64) << 8 | rn(256);
-			char b[16];
 
-			a &= ~0u << (32 - l);
-			if (ndeny < sizeof(deny) / sizeof(deny[0]))
-				deny[ndeny++] = (struct deny){ a, l };
-			sb_addf(sb, "-A %s %s %s/%u -p tcp -j DROP\n",
-				ch == 0 ? "INPUT" : ch == 1 ? "FORWARD" : "OUTPUT", d ? "-d" : "-s",
-				inet_ntop(AF_INET, &(__be32){ htonl(a) }, b, sizeof(b)), l);
+			run_head(sb, ch, d, 10u << 24 | rn(3) << 16 | rn(64) << 8 | rn(256), l);
+			sb_adds(sb, " -p tcp -j DROP\n");
 		}
 	}
 	if (nuser && chance(30)) {
@@ -1184,15 +1191,9 @@ static struct ipt_table *ruleset(struct strbuf *sb)
 
 		for (unsigned int i = 0; i < len; i++) {
 			unsigned int l = chance(5) ? 24 : chance(10) ? 30 : 32;
-			unsigned int a = 10u << 24 | rn(3) << 16 | rn(8) << 8 | rn(256);
-			char b[16];
 
-			a &= ~0u << (32 - l);
-			if (ndeny < sizeof(deny) / sizeof(deny[0]))
-				deny[ndeny++] = (struct deny){ a, l };
-			sb_addf(sb, "-A %s %s %s/%u -p tcp", ch == 0 ? "INPUT" : ch == 1 ? "FORWARD"
-				: "OUTPUT", d ? "-d" : "-s",
-				inet_ntop(AF_INET, &(__be32){ htonl(a) }, b, sizeof(b)), l);
+			run_head(sb, ch, d, 10u << 24 | rn(3) << 16 | rn(8) << 8 | rn(256), l);
+			sb_adds(sb, " -p tcp");
 			if (kind < 2)
 				sb_addf(sb, " -%c u%u\n", kind ? 'g' : 'j', rn(nuser));
 			else

@@ -1647,6 +1647,9 @@ static bool tuple_seen(struct cctx *x, const struct bpfipt_tuple6_key *k)
 	if (2 * (x->ntkeys + 1) > x->tscap) {
 		size_t cap = x->tscap ? 2 * x->tscap : 1024;
 
+		/* counted as the compile's: a failure ends the run (and the compile) */
+		if (mem_add(x, (cap - x->tscap) * (sizeof(*x->tseen) + sizeof(*x->tkeys) / 2)))
+			return true;
 		free(x->tseen);
 		x->tseen = xcalloc(cap, sizeof(*x->tseen));
 		x->tscap = cap;

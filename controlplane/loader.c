@@ -2940,7 +2940,8 @@ pool_done:
 	for (i = 0; i < BPFIPT_NCHAINS; i++) {
 		struct bpfipt_slot *sl = (struct bpfipt_slot *)p + cf->slot_base[i];
 
-		memcpy(sl, cc->slots[i], (cc->nslots[i] + cc->nmslots[i]) * sizeof(struct bpfipt_slot));
+		memcpy(sl, cc->slots[i],
+		       (cc->nslots[i] + cc->nmslots[i]) * sizeof(struct bpfipt_slot));
 		for (k = 0; k < cc->nslots[i] + cc->nmslots[i]; k++) {
 			if (sl[k].xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
 				unsigned int d = !(sl[k].xflags & BPFIPT_X_GROUP_SRC);

@@ -28,6 +28,8 @@
  *     CONTINUE: (LOG, NFLOG, no target, ...) cursor = s + 1
  *     JUMP:     push s + 1 (depth < BPFIPT_MAX_DEPTH), cursor = slot[s].target
  *     GOTO:     cursor = slot[s].target
+ *       (a verdict map, BPFIPT_X_VMAP: the target of the member slot of the
+ *       rule whose counter was counted, after the chain's slots)
  *     RETURN:   if depth == 0: cursor = policy slot of c, else cursor = pop()
  *     POLICY:   done, slot[s].verdict (the chain policy)
  * A rule in a base chain with -j RETURN is a RETURN slot (depth 0: policy).

@@ -97,6 +97,9 @@ set_tests_properties(e2e.kernel_diff.windows e2e.kernel_diff6.windows PROPERTIES
 add_test(NAME e2e.kernel_diff.vmaps
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff.py
                  --bin ${CMAKE_BINARY_DIR} --seed 8181 --rulesets 60 --runs 0.3 --vmaps)
+add_test(NAME e2e.kernel_diff6.vmaps
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff6.py
+                 --bin ${CMAKE_BINARY_DIR} --seed 8282 --rulesets 60 --runs 0.3 --vmaps)
 add_test(NAME e2e.filter6 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter6.sh
                                   ${CMAKE_BINARY_DIR} xdp)
 add_test(NAME e2e.filter6.tc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_filter6.sh
@@ -156,7 +159,8 @@ add_test(NAME e2e.ingress COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test
 # Each test builds its own namespaces (names with its pid) and gives iptables-legacy
 # a lock file of its own: these run beside other tests (scripts/test.sh: ctest -j2).
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.chains e2e.kernel_diff
-                     e2e.kernel_diff6 e2e.kernel_diff.vmaps e2e.filter6 e2e.filter6.tc
+                     e2e.kernel_diff6 e2e.kernel_diff.vmaps e2e.kernel_diff6.vmaps
+                     e2e.filter6 e2e.filter6.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
                      e2e.route_memo e2e.route_memo.tc e2e.ingress
                      PROPERTIES TIMEOUT 600)

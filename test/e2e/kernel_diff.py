@@ -442,6 +442,12 @@ class Generator:
         prefixes are disjoint."""
         r = self.r
         which = r.choice(["-s", "-d"])
+        # --vmaps: half the runs are sources next to one anchor, each its own
+        # host (now and then a pair: the run is cut there), so that long
+        # disjoint runs form and the packets reach their rules
+        hosts = self.vmaps and r.random() < .5
+        if hosts:
+            which = "-s"
         tmpl = self.rule(chain, callable_chains)
         tmpl.clauses = [c for c in tmpl.clauses if c[-2:-1] != [which]]
         if tmpl.target == ["-j", "RETURN"] and r.random() < .5:
@@ -458,9 +464,11 @@ class Generator:
         anchors, ivs = (self.s_anchor, self.s_iv) if which == "-s" else (self.d_anchor, self.d_iv)
         out = []
         base = self.nl.a2i(r.choice(anchors))
-        for _ in range(n):
+        for j in range(n):
             k = r.random()
-            if k < .5:          # around one address: nested prefixes
+            if hosts:
+                a, plen = base ^ j, self.W if k < .95 else self.W - 1
+            elif k < .5:        # around one address: nested prefixes
                 a, plen = base, r.choice(self.RUN_PLENS[0])
             elif k < .8:
                 a, plen = self.nl.a2i(r.choice(anchors)), r.choice(self.RUN_PLENS[1])

@@ -31,6 +31,10 @@
  *            --chain-sizes, none by default): "first" and "last" jump to chain 0 /
  *            N-1 and are dropped there, "none-worst" jumps to N-1 and is accepted
  *            by its second rule, "none" jumps nowhere
+ *   kube N   the same chains, INPUT's jump to chain i from "-s 172.16.0.0+i/32 -p
+ *            udp --dport P" with P 53, 80, 443, 8080 in turn (kube-proxy's
+ *            KUBE-SERVICES: an address and a port a service; a tuple group
+ *            whose rules each jump to their own chain; --kube-sizes)
  *   host N   a host's firewall, policy DROP: "--ctstate ESTABLISHED,RELATED
  *            -j ACCEPT", "-i lo -j ACCEPT", "--ctstate INVALID -j DROP", the deny
  *            list of N entries, then ICMP echo, tcp 22, 80, 443 and udp 53
@@ -59,7 +63,7 @@
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
  *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
  *                [--packets first,last,none,none-worst,listed] [--hook xdp|tc]
- *                [--host-sizes a,b] [--chain-sizes a,b]
+ *                [--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  *        pktcost --verified  CSV program,verified_insns,xlated_insns of its programs:
@@ -185,9 +189,9 @@ static __u32 rnd(void)
 	return rng >> 32;
 }
 
-enum kind { MIXED, DENY, DENSE, DENYACC, HOST, PAIRS, CHAINS, KIND_MAX };
+enum kind { MIXED, DENY, DENSE, DENYACC, HOST, PAIRS, CHAINS, KUBE, KIND_MAX };
 static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense", "denyacc", "host",
-						 "pairs", "chains" };
+						 "pairs", "chains", "kube" };
 
 struct pk {
 	__be32 src;
@@ -259,6 +263,9 @@ static void pairs_rule(unsigned int i, unsigned int *s, unsigned int *d, unsigne
  * drops */
 #define CHAIN_SRC(i)	(0xac100000u + (i))
 #define CHAIN_SPORT(i)	(1024 + (i) % 30000)
+/* kube: INPUT's jump to chain i names a port too (a tuple run, kube-proxy's
+ * KUBE-SERVICES: an address and a port a service) */
+#define KUBE_DPORT(i)	((const unsigned int[]){ 53, 80, 443, 8080 }[(i) % 4])
 
 /* " -s a.b.c.d/plen" (opt "-s", host order a), or its IPv6 form (--family 6) */
 static void addr_opt(struct strbuf *sb, const char *opt, __u32 a, int plen)
@@ -296,14 +303,16 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 		sb_adds(&sb, "-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
 			     "-A INPUT -i lo -j ACCEPT\n"
 			     "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
-	for (unsigned int i = 0; k == CHAINS && i < n; i++)
+	for (unsigned int i = 0; (k == CHAINS || k == KUBE) && i < n; i++)
 		sb_addf(&sb, ":SVC-%05u - [0:0]\n", i);
 	rng = 0x9e3779b97f4a7c15ULL;
 	for (unsigned int i = 0; i < n; i++) {
 		switch (k) {
 		case CHAINS:
+		case KUBE:
 			src_opt(&sb, CHAIN_SRC(i), 32);
-			sb_addf(&sb, " -p udp --dport 53 -j SVC-%05u\n", i);
+			sb_addf(&sb, " -p udp --dport %u -j SVC-%05u\n",
+				k == KUBE ? KUBE_DPORT(i) : 53, i);
 			break;
 		case MIXED:
 			mixed_rule(i, &s, &p);
@@ -336,7 +345,7 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 		}
 		}
 	}
-	for (unsigned int i = 0; k == CHAINS && i < n; i++)
+	for (unsigned int i = 0; (k == CHAINS || k == KUBE) && i < n; i++)
 		sb_addf(&sb, "-A SVC-%05u -p udp --sport %u -j DROP\n-A SVC-%05u -j ACCEPT\n", i,
 			CHAIN_SPORT(i), i);
 	if (k == DENYACC) {
@@ -406,14 +415,16 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 		}
 		break;
 	case CHAINS:
+	case KUBE:
+		d = k == KUBE ? KUBE_DPORT(n - 1) : 53;
 		pk[P_FIRST] = (struct pk){ .src = htonl(CHAIN_SRC(0)), .sport = CHAIN_SPORT(0),
 					   .dport = 53 };
 		pk[P_LAST] = (struct pk){ .src = htonl(CHAIN_SRC(n - 1)),
-					  .sport = CHAIN_SPORT(n - 1), .dport = 53 };
+					  .sport = CHAIN_SPORT(n - 1), .dport = d };
 		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1), .sport = 40000, .dport = 53 };
 		/* the last chain's jump, and its second rule (ACCEPT) */
 		pk[P_WORST] = (struct pk){ .src = htonl(CHAIN_SRC(n - 1)), .sport = 40000,
-					   .dport = 53 };
+					   .dport = d };
 		break;
 	case HOST:
 		/* the reply of 10.1.0.1:40000 -> 192.168.7.7:443 (primed) */
@@ -790,12 +801,12 @@ int main(int argc, char **argv)
 		{ "running", 0, 0, 'R' }, { "family", 1, 0, 'f' }, { "forwarding", 0, 0, 'F' },
 		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' },
 		{ "tuple-min", 1, 0, 'T' }, { "host-sizes", 1, 0, 'h' },
-		{ "chain-sizes", 1, 0, 'C' },
+		{ "chain-sizes", 1, 0, 'C' }, { "kube-sizes", 1, 0, 'K' },
 		{ "verified", 0, 0, 'V' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
-		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 }, cz[32];
+		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 }, cz[32], kz[32];
 	unsigned int dense_max = 100000;
-	int nsz = 6, ndz = 6, nhz = 3, ncz = 0, c;
+	int nsz = 6, ndz = 6, nhz = 3, ncz = 0, nkz = 0, c;
 	bool ct = true;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -805,6 +816,7 @@ int main(int argc, char **argv)
 		case 'd': ndz = sizes(optarg, dz, 32); break;
 		case 'h': nhz = sizes(optarg, hz, 32); break;
 		case 'C': ncz = sizes(optarg, cz, 32); break;
+		case 'K': nkz = sizes(optarg, kz, 32); break;
 		case 'm': dense_max = strtoul(optarg, NULL, 10); break;
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
 		case 'T': tuple_min = strtoul(optarg, NULL, 10); if (!tuple_min) tuple_min = ~0u; break;
@@ -826,7 +838,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
 				"[--dense-max N] [--group-min N] [--tuple-min N] [--no-ct] [--family 6] "
 				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc] "
-				"[--host-sizes a,b] [--chain-sizes a,b]\n");
+				"[--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b]\n");
 			return 2;
 		}
 	}
@@ -851,6 +863,8 @@ int main(int argc, char **argv)
 		measure(HOST, hz[i], true);
 	for (int i = 0; i < ncz; i++)
 		measure(CHAINS, cz[i], false);
+	for (int i = 0; i < nkz; i++)
+		measure(KUBE, kz[i], false);
 	run_cells();
 	return 0;
 }

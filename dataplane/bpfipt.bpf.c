@@ -283,6 +283,8 @@ struct scratch {
 	__u32 nrows, rbase;		/* bpfipt_conf's */
 	__u32 rnb;			/* bpfipt_chunk_row(): the row's blocks of 8 chunks */
 	__u32 vslot;			/* bpfipt_step(): a verdict map's member slot */
+	__u32 t0ctr, t0set;		/* fast_tuple()'s hit on slot 0 that it could not
+					 * judge (t0set): its counter, for the walk */
 	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps (rows: bits
 					 * where csum[] is 0 cleared) */
 	/* a folded group slot (bpfipt_conf.gfold) per address field: its counter
@@ -1997,7 +1999,9 @@ __noinline int bpfipt_step(struct scratch *sc)
 	 * below when a rule has its addresses: its vectors told so when one address
 	 * varies along the run, the pairs in the hash when both do (bpfipt.h) */
 	if (sl->xflags & BPFIPT_X_GROUP_TUPLE) {
-		if (!(p->cut && (sl->xflags & BPFIPT_X_PROTO6)))
+		if (s == 0 && sc->t0set)	/* searched by fast_tuple() */
+			ctr = sc->t0ctr;
+		else if (!(p->cut && (sl->xflags & BPFIPT_X_PROTO6)))
 			ctr = tuple_counter(cur, sl->group, sl->counter, sl->tp_splen,
 					    sl->tp_dplen, sl->tp_ports, p, sc);
 		else if (sl->tp_splen && sl->tp_dplen)
@@ -2181,9 +2185,15 @@ static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf,
 	    p->sport - t->lo[BPFIPT_TB_SPORT] <= t->span[BPFIPT_TB_SPORT] &&
 	    p->dport - t->lo[BPFIPT_TB_DPORT] <= t->span[BPFIPT_TB_DPORT])
 		ctr = tuple_counter(cur, t->group, t->counter, t->splen, t->dplen, t->ports, p, sc);
-	if (ctr != BPFIPT_IVAL_NONE)
-		return fast & BPFIPT_FAST_HIT ? fast_verdict(cur, conf, ctr, t->verdict,
-							     t->reject_with, sc) : -1;
+	if (ctr != BPFIPT_IVAL_NONE) {
+		if (fast & BPFIPT_FAST_HIT)
+			return fast_verdict(cur, conf, ctr, t->verdict, t->reject_with, sc);
+		/* a jump, a LOG, an extra match: the walk, which need not search
+		 * the hash again for slot 0 */
+		sc->t0ctr = ctr;
+		sc->t0set = 1;
+		return -1;
+	}
 	if (!(fast & BPFIPT_FAST_MISS)) {
 		sc->cursor = 1;
 		return -1;
@@ -2466,6 +2476,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->gskip_w[0] = NO_SLOT;
 	sc->gskip_w[1] = NO_SLOT;
 	sc->gdone = 0;
+	sc->t0set = 0;
 	sc->cursor = 0;
 	sc->chain = chain;
 	sc->vhave = 0;

@@ -1109,6 +1109,56 @@ START_TEST(t_group_fast)
 }
 END_TEST
 
+/* A tuple group at the top of INPUT whose rules each jump to a chain of their own
+ * (kube-proxy's shape: an address and a port a service, a verdict map): the
+ * fast path finds the rule without judging the packet, and the walk takes the
+ * rule's counter from there (fast_tuple()'s t0ctr) and jumps. Packets that jump
+ * and drop, jump and accept, come back to the rule after the group (odd chains
+ * have no ACCEPT), or miss it, against the reference. */
+START_TEST(t_tuple_vmap)
+{
+	static const unsigned int ports[] = { 53, 80, 443, 8080 };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < 40; i++)
+		sb_addf(&sb, ":SVC-%02u - [0:0]\n", i);
+	for (unsigned int i = 0; i < 40; i++)
+		sb_addf(&sb, "-A INPUT -s 172.16.0.%u/32 -p udp --dport %u -j SVC-%02u\n", 1 + i,
+			ports[i % 4], i);
+	sb_adds(&sb, "-A INPUT -p udp --dport 53 -j ACCEPT\n");
+	for (unsigned int i = 0; i < 40; i++) {
+		sb_addf(&sb, "-A SVC-%02u -p udp --sport %u -j DROP\n", i, 1000 + i);
+		if (i % 2 == 0)
+			sb_addf(&sb, "-A SVC-%02u -j ACCEPT\n", i);
+	}
+	sb_adds(&sb, "COMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(cc->slots[BPFIPT_INPUT][0].xflags,
+			  BPFIPT_X_GROUP_TUPLE | BPFIPT_X_VMAP);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT] & (BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT),
+			  BPFIPT_FAST_TUPLE);
+	for (unsigned int k = 0; k < 600; k++) {
+		unsigned int i = k < 40 ? k : rnd() % 48;
+		struct cp_packet p = {
+			.saddr = htonl(0xac100001u + i), .daddr = inet_addr("10.1.0.1"),
+			.proto = 17, .has_ports = true, .sport = rnd() % 2 ? 1000 + i : 40000,
+			.dport = rnd() % 4 ? ports[i % 4] : 53, .len = 50,
+		};
+
+		send_checked(in, t, &p);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* INPUT begins with three rules of one field each (-s, -p, -s with REJECT) and
  * one of three (-p udp --dport 53: the protocol and both ports), then the mixed
  * rules of four, which the walk tests (a prefix the walk follows has at most
@@ -1712,6 +1762,7 @@ int main(void)
 	tcase_add_test(tc, t_fields_when_needed);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);
+	tcase_add_test(tc, t_tuple_vmap);
 	tcase_add_test(tc, t_prefix);
 	tcase_add_test(tc, t_prefix_open);
 	tcase_add_test(tc, t_prefix_host);

@@ -261,15 +261,17 @@ if chn:
     P("last jump to chain 0 / N-1 and are dropped there, none-worst jumps to N-1 and is")
     P("accepted, none jumps nowhere. The pool is windowed where the loader picks it (a")
     P("vector owns only the chunks where it differs from its base), `flat` is")
-    P("`BPF_IPTABLES_POOL=flat` on the same ruleset, in the same run (XDP, ns per packet):")
+    P("`BPF_IPTABLES_POOL=flat` on the same ruleset, in the same run; `kube`: INPUT's jump to")
+    P("chain i names a port too (53, 80, 443, 8080 in turn: kube-proxy's services, a tuple")
+    P("group whose rules each jump to their own chain) (XDP, ns per packet):")
     P("")
     cn = pk_ns(chn)
     ci = pk_inst(chn)
     rows = []
-    for kind in ("chains", "chains-flat"):
+    for kind in ("chains", "chains-flat", "kube"):
         for n in sorted({k[1] for k in cn if k[0] == kind}):
             i = ci.get((kind, n, "off"), (None, None))
-            rows.append([fmt(n), "flat" if kind == "chains-flat" else "as loaded"] +
+            rows.append([fmt(n), {"chains-flat": "flat", "kube": "kube"}.get(kind, "as loaded")] +
                         [fmt(cn.get((kind, n, p, "xdp", "off")))
                          for p in ("first", "last", "none", "none-worst")] +
                         [fmt(i[0]), fmt(i[1] / 2**20 if i[1] else None, 1)])

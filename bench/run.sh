@@ -167,11 +167,12 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 	footer "$OUT/pktcost6.csv"
 	# many user chains, each jumped to from its own rule: the pool as the loader
 	# picks it (windowed from a few thousand chains), and flat beside it
-	# (BPF_IPTABLES_POOL=flat), rows chains-flat
+	# (BPF_IPTABLES_POOL=flat), rows chains-flat; and the jumps with a port each
+	# (kube-proxy's services: a tuple group), rows kube
 	header "$OUT/pktcost_chains.csv"
 	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" --deny-sizes "" --host-sizes "" \
-		--no-ct --chain-sizes "$CHAIN_SIZES" >> "$OUT/pktcost_chains.csv" ||
-		log "pktcost (chains) FAILED"
+		--no-ct --chain-sizes "$CHAIN_SIZES" --kube-sizes "$CHAIN_SIZES" \
+		>> "$OUT/pktcost_chains.csv" || log "pktcost (chains) FAILED"
 	BPF_IPTABLES_POOL=flat "$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" \
 		--deny-sizes "" --host-sizes "" --no-ct --chain-sizes "$CHAIN_FLAT" |
 		sed -n 's/^chains,/chains-flat,/p' >> "$OUT/pktcost_chains.csv" ||

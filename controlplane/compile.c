@@ -1573,8 +1573,6 @@ static bool tuple_eq(const struct ipt_rule *a, const struct ipt_rule *b, const s
 	return ipt_rule_equal(&x, &y);
 }
 
-/* Sorted (cp_tuple_cmp), each key once: a rule of a run whose tuple an
- * earlier rule of the run has never judges a packet. */
 static __u64 hash_mix(__u64 h, __u64 w)
 {
 	h ^= w;
@@ -1591,6 +1589,8 @@ static __u64 hash_end(__u64 h)
 #define TUPLE_WORDS 6
 _Static_assert(sizeof(struct cp_tuple) == 8 * TUPLE_WORDS, "a tuple is six words (tuples_finish)");
 
+/* Sorted (cp_tuple_cmp), each key once: a rule of a run whose tuple an
+ * earlier rule of the run has never judges a packet. */
 static void tuples_finish(struct cp_compiled *cc)
 {
 	unsigned int m = 0;
@@ -1627,12 +1627,13 @@ static void tuples_finish(struct cp_compiled *cc)
  * (an entry of an earlier run is free). */
 static size_t tuple_pos(const struct cctx *x, const struct bpfipt_tuple6_key *k)
 {
-	__u64 h = 0xcbf29ce484222325ull;
-	const __u8 *b = (const __u8 *)k;
+	__u64 w[TUPLE_WORDS] = { 0 }, h = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
+	memcpy(w, k, sizeof(*k));
+	for (i = 0; i < TUPLE_WORDS; i++)
+		h = hash_mix(h, w[i]);
+	h = hash_end(h);
 	for (i = h & (x->tscap - 1);; i = (i + 1) & (x->tscap - 1))
 		if (x->tseen[i] >> 32 != x->trun ||
 		    !memcmp(&x->tkeys[(__u32)x->tseen[i]], k, sizeof(*k)))

@@ -565,6 +565,8 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, struct 
 	return r;
 }
 
+static struct dp_inst *early_inst_take(void);
+
 static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct_settings *ct,
 		       struct ipt_err *err)
 {
@@ -574,7 +576,7 @@ static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct
 	struct bpfipt_ct_conf cc;
 	struct dp_inst *in;
 	__u32 zero = 0;
-	int r;
+	int r = 0;
 
 	dp_log_init();
 	*out = NULL;
@@ -583,11 +585,17 @@ static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct
 		ct = &dflt;
 	}
 	ct_conf_from_settings(ct, &cc);
-	in = inst_alloc();
-	if (!in)
-		return dp_fail(err, -ENOMEM, "out of memory");
+	/* loaded early, or now; what a link made since needs: inst_need() */
+	in = early_inst_take();
+	if (in) {
+		dp_log(DP_DEBUG, "the programs loaded while the command read its input");
+	} else {
+		in = inst_alloc();
+		if (!in)
+			return dp_fail(err, -ENOMEM, "out of memory");
+		r = inst_load(in, progs, false, err);
+	}
 	in->ct_max = ct->max;
-	r = inst_load(in, progs, false, err);
 	if (!r && bpf_map_update_elem(in->map[IM_CT_CONF], &zero, &cc, BPF_ANY))
 		r = dp_fail(err, -errno, "cannot write bpfipt_ct_conf");
 	if (!r && bpf_map_update_elem(in->map[IM_INST], &zero, &iv, BPF_ANY))
@@ -1274,6 +1282,67 @@ bool dp_running(void)
 		r = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h) != 0;
 	free(v);
 	return r;
+}
+
+/* A namespace's first install loads its programs while the command reads the
+ * state, parses and compiles: dp_prepare_begin() starts inst_load() on a thread
+ * of its own where no instance runs, and inst_create() takes what it made. The
+ * verifier is most of that command; nothing is attached or pinned here, so a
+ * command that fails first leaves nothing (its fds close with it). */
+static struct {
+	pthread_t th;
+	bool started;
+	struct dp_inst *in;	/* loaded: maps and the programs of `progs` */
+} early_inst;
+
+static void *early_inst_run(void *arg)
+{
+	unsigned int progs = 1u << DP_PROG_TC_IN | 1u << DP_PROG_TC_OUT;
+	struct iface *v = NULL;
+	struct dp_inst *in;
+	bool running = false;
+	__u32 h;
+	int n, i;
+
+	(void)arg;
+	if (iface_list(&v, &n, NULL))
+		return NULL;
+	for (i = 0; i < n && !running; i++) {
+		running = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h) != 0;
+		if (v[i].cls == IF_L3)
+			progs |= 1u << DP_PROG_TC_IN3 | 1u << DP_PROG_TC_OUT3;
+	}
+	free(v);
+	if (running || !(in = inst_alloc()))
+		return NULL;
+	/* a failure is the install's to report: it loads again */
+	if (inst_load(in, progs, false, NULL))
+		dp_inst_free(&in);
+	early_inst.in = in;
+	return NULL;
+}
+
+/* What dp_prepare_begin() loaded (NULL: nothing, or it failed), once. */
+static struct dp_inst *early_inst_take(void)
+{
+	struct dp_inst *in;
+
+	if (!early_inst.started)
+		return NULL;
+	pthread_join(early_inst.th, NULL);
+	early_inst.started = false;
+	in = early_inst.in;
+	early_inst.in = NULL;
+	return in;
+}
+
+void dp_prepare_begin(void)
+{
+	struct dp_inst *in = early_inst_take();	/* a long-lived caller's last */
+
+	dp_inst_free(&in);
+	dp_log_init();
+	early_inst.started = !pthread_create(&early_inst.th, NULL, early_inst_run, NULL);
 }
 
 /* ------------------------------------------------------ generations ---- */
@@ -3786,6 +3855,11 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	if ((r = dp_inst_open(&in, err)))
 		goto out;
 	fresh = !in;
+	if (!fresh) {
+		struct dp_inst *early = early_inst_take();
+
+		dp_inst_free(&early);
+	}
 	if (fresh && (r = inst_create(&in, need, o->ct, err)))
 		goto out;
 	if (o->ct)

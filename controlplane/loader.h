@@ -131,6 +131,11 @@ int dp_zero_counters(struct ipt_err *err);
  * Without it the install waits for a whole one. */
 void dp_grace_begin(void);
 
+/* Where no instance runs in this namespace, begin loading its programs in a
+ * thread of its own, for the next dp_load() (its first install) to take: called
+ * with dp_grace_begin(). */
+void dp_prepare_begin(void);
+
 /* The data plane's own statistics (enum bpfipt_stat), summed over the CPUs;
  * zeros when nothing runs. */
 int dp_read_stats(__u64 st[BPFIPT_ST_MAX], struct ipt_err *err);

@@ -37,8 +37,10 @@ static unsigned int count_rules(const struct ipt_table *t)
 
 void cp_sync_begin(void)
 {
-	if (cp_dataplane_enabled())
-		dp_grace_begin();
+	if (!cp_dataplane_enabled())
+		return;
+	dp_grace_begin();
+	dp_prepare_begin();
 }
 
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err)

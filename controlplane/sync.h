@@ -11,7 +11,8 @@
  * loaded (tooling, and the rule-language tests). */
 bool cp_dataplane_enabled(void);
 /* A command that may change the ruleset, holding the lock: the data plane's
- * wait for the previous switch begins now (dp_grace_begin()). */
+ * wait for the previous switch begins now (dp_grace_begin()), and a namespace's
+ * first install loads its programs meanwhile (dp_prepare_begin()). */
 void cp_sync_begin(void);
 /* Read the running generation's counters into t's rules and policies. */
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);

@@ -1851,6 +1851,9 @@ START_TEST(t_loader_xdp_and_interfaces)
 	struct dp_opts xdp = { .ingress = DP_INGRESS_XDP }, tc = { .ingress = DP_INGRESS_TC };
 	char *s;
 
+	/* the first install's programs, loaded before these links exist
+	 * (dp_prepare_begin()): the install adds what they need */
+	dp_prepare_begin();
 	ck_assert_int_eq(sh("ip link set lo up && ip link add vX type veth peer name vY && "
 			    "ip link set vX up && ip link set vY up && "
 			    "ip tuntap add dev tn0 mode tun && ip link set tn0 up && "

@@ -565,7 +565,8 @@ static int inst_load(struct dp_inst *in, unsigned int progs, bool reuse, struct 
 	return r;
 }
 
-static struct dp_inst *early_inst_take(void);
+static struct dp_inst *early_inst_maps(void);
+static void early_inst_join(void);
 
 static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct_settings *ct,
 		       struct ipt_err *err)
@@ -585,10 +586,10 @@ static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct
 		ct = &dflt;
 	}
 	ct_conf_from_settings(ct, &cc);
-	/* loaded early, or now; what a link made since needs: inst_need() */
-	in = early_inst_take();
+	/* made early (its programs loading: early_inst_join()), or now */
+	in = early_inst_maps();
 	if (in) {
-		dp_log(DP_DEBUG, "the programs loaded while the command read its input");
+		dp_log(DP_DEBUG, "the maps made while the command read its input");
 	} else {
 		in = inst_alloc();
 		if (!in)
@@ -601,6 +602,7 @@ static int inst_create(struct dp_inst **out, unsigned int progs, const struct ct
 	if (!r && bpf_map_update_elem(in->map[IM_INST], &zero, &iv, BPF_ANY))
 		r = dp_fail(err, -errno, "cannot write bpfipt_inst");
 	if (r) {
+		early_inst_join();	/* its programs may be loading into `in` */
 		dp_inst_free(&in);
 		return r;
 	}
@@ -1285,62 +1287,95 @@ bool dp_running(void)
 }
 
 /* A namespace's first install loads its programs while the command reads the
- * state, parses and compiles: dp_prepare_begin() starts inst_load() on a thread
- * of its own where no instance runs, and inst_create() takes what it made. The
+ * state, parses and compiles, and builds its first generation while they are
+ * verified: dp_prepare_begin() starts a thread where no instance runs, which
+ * creates the maps (inst_create_maps()), hands them over (early_inst_maps(),
+ * for inst_create()) and loads the programs into them (early_inst_join()). The
  * verifier is most of that command; nothing is attached or pinned here, so a
  * command that fails first leaves nothing (its fds close with it). */
 static struct {
 	pthread_t th;
 	bool started;
-	struct dp_inst *in;	/* loaded: maps and the programs of `progs` */
-} early_inst;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool maps_done;		/* under mu: `in` holds the maps, or is NULL */
+	struct dp_inst *in;
+} early_inst = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void early_inst_maps_done(struct dp_inst *in)
+{
+	pthread_mutex_lock(&early_inst.mu);
+	early_inst.in = in;
+	early_inst.maps_done = true;
+	pthread_cond_broadcast(&early_inst.cv);
+	pthread_mutex_unlock(&early_inst.mu);
+}
 
 static void *early_inst_run(void *arg)
 {
 	unsigned int progs = 1u << DP_PROG_TC_IN | 1u << DP_PROG_TC_OUT;
 	struct iface *v = NULL;
-	struct dp_inst *in;
+	struct dp_inst *in = NULL;
 	bool running = false;
 	__u32 h;
 	int n, i;
 
 	(void)arg;
-	if (iface_list(&v, &n, NULL))
+	if (iface_list(&v, &n, NULL)) {
+		early_inst_maps_done(NULL);
 		return NULL;
+	}
 	for (i = 0; i < n && !running; i++) {
 		running = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h) != 0;
 		if (v[i].cls == IF_L3)
 			progs |= 1u << DP_PROG_TC_IN3 | 1u << DP_PROG_TC_OUT3;
 	}
 	free(v);
-	if (running || !(in = inst_alloc()))
-		return NULL;
-	/* a failure is the install's to report: it loads again */
-	if (inst_load(in, progs, false, NULL))
+	if (!running && (in = inst_alloc()) && inst_create_maps(in, NULL))
 		dp_inst_free(&in);
-	early_inst.in = in;
+	early_inst_maps_done(in);
+	/* a failure is the install's to report: inst_need() loads again what
+	 * is missing */
+	if (in)
+		inst_load(in, progs, true, NULL);
 	return NULL;
 }
 
-/* What dp_prepare_begin() loaded (NULL: nothing, or it failed), once. */
-static struct dp_inst *early_inst_take(void)
+/* Wait for the early load: the programs are in the instance early_inst_maps()
+ * returned, or are not (inst_need() loads them). An instance not taken is
+ * dropped. */
+static void early_inst_join(void)
+{
+	if (!early_inst.started)
+		return;
+	pthread_join(early_inst.th, NULL);
+	early_inst.started = false;
+	early_inst.maps_done = false;
+	dp_inst_free(&early_inst.in);
+}
+
+/* The maps dp_prepare_begin() made, for the first install (NULL: none, or no
+ * early load); its programs are still loading until early_inst_join(). */
+static struct dp_inst *early_inst_maps(void)
 {
 	struct dp_inst *in;
 
 	if (!early_inst.started)
 		return NULL;
-	pthread_join(early_inst.th, NULL);
-	early_inst.started = false;
+	pthread_mutex_lock(&early_inst.mu);
+	while (!early_inst.maps_done)
+		pthread_cond_wait(&early_inst.cv, &early_inst.mu);
 	in = early_inst.in;
 	early_inst.in = NULL;
+	pthread_mutex_unlock(&early_inst.mu);
+	if (!in)
+		early_inst_join();
 	return in;
 }
 
 void dp_prepare_begin(void)
 {
-	struct dp_inst *in = early_inst_take();	/* a long-lived caller's last */
-
-	dp_inst_free(&in);
+	early_inst_join();	/* a long-lived caller's last */
 	dp_log_init();
 	early_inst.started = !pthread_create(&early_inst.th, NULL, early_inst_run, NULL);
 }
@@ -3577,101 +3612,137 @@ void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes)
 	in->spare_keep = bytes ? bytes : DP_SPARE_KEEP;
 }
 
-int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
-		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
-		    unsigned int ncarry, struct ipt_err *err)
-{
-	struct bpfipt_conf run = {}, spare = {};
-	struct bpfipt_inst iv;
-	__u64 (*tot)[2] = NULL;
-	__u32 *rc_ids = NULL;
-	unsigned int ntot = 0, i;
-	__u32 zero = 0, cur, nxt;
-	unsigned int fam = fam_of(cc->family);
-	int r, z, lz[LZ_MAX];
+/* An install up to its switch (inst_stage()): the spare generation built, in
+ * its slots and described; inst_switch() makes it the running one. */
+struct stage {
+	struct bpfipt_conf run;		/* the running generation's */
 	struct gen g;
+	bool built;			/* g holds maps */
+	__u32 *rc_ids;
+	int lz[LZ_MAX];
+	__u32 cur, nxt;
+	unsigned int fam;
+};
 
-	dp_log_init();
+static void stage_release(struct stage *st)
+{
+	for (int z = 0; z < LZ_MAX; z++)
+		if (st->lz[z] >= 0)
+			close(st->lz[z]);
+	free(st->rc_ids);
+	if (st->built)
+		gen_release(&st->g);
+	st->rc_ids = NULL;
+	st->built = false;
+}
+
+static int inst_stage(struct dp_inst *in, const struct cp_compiled *cc,
+		      const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
+		      unsigned int ncarry, struct stage *st, struct ipt_err *err)
+{
+	struct bpfipt_conf spare = {};
+	struct bpfipt_inst iv;
+	__u32 zero = 0;
+	int r, z;
+
+	memset(st, 0, sizeof(*st));
 	for (z = 0; z < LZ_MAX; z++)
-		lz[z] = -1;
+		st->lz[z] = -1;
+	st->fam = fam_of(cc->family);
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
 		return dp_fail(err, -errno, "cannot read bpfipt_inst");
 	/* the other family's generations are left alone */
-	cur = cur_of(&iv, fam);
-	nxt = cur ^ 1;
-	if (bpf_map_lookup_elem(in->map[IM_CONF], &cur, &run) ||
-	    bpf_map_lookup_elem(in->map[IM_CONF], &nxt, &spare))
+	st->cur = cur_of(&iv, st->fam);
+	st->nxt = st->cur ^ 1;
+	if (bpf_map_lookup_elem(in->map[IM_CONF], &st->cur, &st->run) ||
+	    bpf_map_lookup_elem(in->map[IM_CONF], &st->nxt, &spare))
 		return dp_fail(err, -errno, "cannot read bpfipt_conf");
 	/* the spare generation is about to be rewritten: no packet may still use
 	 * it, and what it counted after the last carry goes to the running one */
-	if (iv.flags & (BPFIPT_I_PENDING | BPFIPT_I_FOLD(fam))) {
-		bool fold = iv.flags & BPFIPT_I_FOLD(fam);
+	if (iv.flags & (BPFIPT_I_PENDING | BPFIPT_I_FOLD(st->fam))) {
+		bool fold = iv.flags & BPFIPT_I_FOLD(st->fam);
 
 		if ((iv.flags & BPFIPT_I_PENDING) && !grace_wait())
 			return dp_fail(err, -errno, "membarrier");
 		cp_crash_point("grace");
 		/* cleared first: a command killed while folding loses those few
 		 * packets rather than count them twice */
-		iv.flags &= ~(BPFIPT_I_PENDING | BPFIPT_I_FOLD(fam));
+		iv.flags &= ~(BPFIPT_I_PENDING | BPFIPT_I_FOLD(st->fam));
 		if ((r = write_inst(in, &iv, err)) ||
-		    (fold && (r = gen_fold(in, nxt, &spare, cur, &run, err))))
+		    (fold && (r = gen_fold(in, st->nxt, &spare, st->cur, &st->run, err))))
 			return r;
 		cp_crash_point("folded");
 	}
-	rc_ids = calloc(cc->nrecent + 1, sizeof(*rc_ids));
-	if (!rc_ids)
+	st->rc_ids = calloc(cc->nrecent + 1, sizeof(*st->rc_ids));
+	if (!st->rc_ids)
 		return dp_fail(err, -ENOMEM, "out of memory");
-	r = recent_prepare(in, cc, rc_ids, err);
+	r = recent_prepare(in, cc, st->rc_ids, err);
 	if (!r)
-		r = gen_build(in, nxt, &spare, cc, seed, nseed, run.nwords ? carry : NULL, ncarry,
-			      rc_ids, &g, err);
-	if (r) {
-		free(rc_ids);
+		r = gen_build(in, st->nxt, &spare, cc, seed, nseed, st->run.nwords ? carry : NULL,
+			      ncarry, st->rc_ids, &st->g, err);
+	if (r)
 		return r;
-	}
-	if (((g.conf.flags & BPFIPT_C_CT) && ((r = lazy_new(in, LZ_CT, &lz[LZ_CT], err)) ||
-					       (r = lazy_new(in, LZ_FRAG, &lz[LZ_FRAG], err)))) ||
-	    (cc_logs(cc) && (r = lazy_new(in, LZ_LOG, &lz[LZ_LOG], err))))
-		goto out;
-	r = outer_set_all(in, nxt, &g, lz, err);
+	st->built = true;
+	if (((st->g.conf.flags & BPFIPT_C_CT) &&
+	     ((r = lazy_new(in, LZ_CT, &st->lz[LZ_CT], err)) ||
+	      (r = lazy_new(in, LZ_FRAG, &st->lz[LZ_FRAG], err)))) ||
+	    (cc_logs(cc) && (r = lazy_new(in, LZ_LOG, &st->lz[LZ_LOG], err))))
+		return r;
+	r = outer_set_all(in, st->nxt, &st->g, st->lz, err);
 	for (z = 0; !r && z < LZ_MAX; z++)
-		if (lz[z] >= 0) {
-			in->lazy_fd[z] = lz[z];
-			lz[z] = -1;
+		if (st->lz[z] >= 0) {
+			in->lazy_fd[z] = st->lz[z];
+			st->lz[z] = -1;
 		}
 	if (r)
-		goto out;
-	if (bpf_map_update_elem(in->map[IM_CONF], &nxt, &g.conf, BPF_ANY)) {
-		r = dp_fail(err, -errno, "cannot install the generation");
-		goto out;
-	}
+		return r;
+	if (bpf_map_update_elem(in->map[IM_CONF], &st->nxt, &st->g.conf, BPF_ANY))
+		return dp_fail(err, -errno, "cannot install the generation");
+	return 0;
+}
+
+static int inst_switch(struct dp_inst *in, const struct cp_compiled *cc,
+		       const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
+		       unsigned int ncarry, struct stage *st, struct ipt_err *err)
+{
+	const struct bpfipt_conf *run = &st->run;
+	struct gen *g = &st->g;
+	struct bpfipt_inst iv;
+	__u64 (*tot)[2] = NULL;
+	unsigned int ntot = 0, i, fam = st->fam;
+	__u32 zero = 0;
+	int r;
+
+	/* read again: the interfaces' flags may have changed since the stage */
+	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
+		return dp_fail(err, -errno, "cannot read bpfipt_inst");
 	cp_crash_point("switch");
 	/* The switch: one write; every packet from now on uses generation nxt. The
 	 * tag names the ruleset it runs (controlplane/state.h), in the same write. */
-	iv.cur[fam] = nxt;
+	iv.cur[fam] = st->nxt;
 	iv.flags |= BPFIPT_I_PENDING;
 	iv.tag[fam] = in->tag;
 	if ((r = write_inst(in, &iv, err)))
-		goto out;
+		return r;
 	cp_crash_point("switched");
-	dp_log(DP_DEBUG, "switched to generation %u", nxt);
-	recent_gc(in, cc, rc_ids);
+	dp_log(DP_DEBUG, "switched to generation %u", st->nxt);
+	recent_gc(in, cc, st->rc_ids);
 	/* The carry, at once: each counter continues the one of the old generation
 	 * it comes from, read now. The old one's counts are then taken out of it,
 	 * so that it counts only the runs still under way at the switch (a grace
 	 * period would make them final: the next install waits for it anyway, and
 	 * adds them, gen_fold()). */
-	if (run.nwords && carry) {
-		r = gen_counters(in, cur, &run, &tot, &ntot, err);
+	if (run->nwords && carry) {
+		r = gen_counters(in, st->cur, run, &tot, &ntot, err);
 		if (r)
 			goto out;
 		for (i = 0; i < ncarry && i < cc->ncounters; i++) {
-			__u32 P = cnt_phys(&g.conf, i);
-			struct bpfipt_counter *b = &g.cnt[cnt_carry_at(&g.conf, P)];
+			__u32 P = cnt_phys(&g->conf, i);
+			struct bpfipt_counter *b = &g->cnt[cnt_carry_at(&g->conf, P)];
 
 			if (carry[i] == BPFIPT_NO_COUNTER || carry[i] >= ntot)
 				continue;
-			if (P >= g.conf.nper) {
+			if (P >= g->conf.nper) {
 				/* shared: the data plane adds to it already, on top of the
 				 * seed gen_build() wrote there; the carried value replaces
 				 * the seed (unsigned: the difference may be negative) */
@@ -3686,20 +3757,30 @@ int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
 			b->bytes = tot[carry[i]][1];
 		}
 		cp_crash_point("carried");
-		if ((r = cnt_add(in, cur, &run, tot, ntot, true, err)))
+		if ((r = cnt_add(in, st->cur, run, tot, ntot, true, err)))
 			goto out;
 		iv.flags |= BPFIPT_I_FOLD(fam);
 		if ((r = write_inst(in, &iv, err)))
 			goto out;
 	}
-	spare_drop(in, &iv, fam, cur, &run, nxt, &g.conf);
+	spare_drop(in, &iv, fam, st->cur, run, st->nxt, &g->conf);
 out:
-	for (z = 0; z < LZ_MAX; z++)
-		if (lz[z] >= 0)
-			close(lz[z]);
 	free(tot);
-	free(rc_ids);
-	gen_release(&g);
+	return r;
+}
+
+int dp_inst_install(struct dp_inst *in, const struct cp_compiled *cc,
+		    const __u64 (*seed)[2], unsigned int nseed, const __u32 *carry,
+		    unsigned int ncarry, struct ipt_err *err)
+{
+	struct stage st;
+	int r;
+
+	dp_log_init();
+	r = inst_stage(in, cc, seed, nseed, carry, ncarry, &st, err);
+	if (!r)
+		r = inst_switch(in, cc, seed, nseed, carry, ncarry, &st, err);
+	stage_release(&st);
 	return r;
 }
 
@@ -3837,7 +3918,8 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	struct iface *v = NULL;
 	struct bpfipt_inst iv = {};
 	unsigned int need = 1u << DP_PROG_TC_IN | 1u << DP_PROG_TC_OUT;
-	bool fresh = false, was_xdp, was_auto, xdp = false;
+	bool fresh = false, was_xdp, was_auto, xdp = false, staged = false;
+	struct stage st;
 	enum dp_ingress ing;
 	enum xdp_how how;
 	__u32 zero = 0;
@@ -3855,15 +3937,24 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	if ((r = dp_inst_open(&in, err)))
 		goto out;
 	fresh = !in;
-	if (!fresh) {
-		struct dp_inst *early = early_inst_take();
-
-		dp_inst_free(&early);
-	}
+	if (!fresh)
+		early_inst_join();
 	if (fresh && (r = inst_create(&in, need, o->ct, err)))
 		goto out;
 	if (o->ct)
 		in->ct_max = o->ct->max;	/* for a table made by this install */
+	in->tag = o->tag;
+	dp_inst_set_spare_keep(in, o->spare_keep);
+	/* the first generation, built while the verifier takes the programs made
+	 * early (dp_prepare_begin()): nothing runs it before the switch, after the
+	 * attach below */
+	if (fresh && early_inst.started) {
+		r = inst_stage(in, cc, seed, nseed, NULL, o->ncarry, &st, err);
+		staged = true;
+		early_inst_join();
+		if (r)
+			goto out;
+	}
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
 		r = dp_fail(err, -errno, "cannot read bpfipt_inst");
 		goto out;
@@ -3903,15 +3994,17 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	}
 	if (r)
 		goto out;
-	in->tag = o->tag;
-	dp_inst_set_spare_keep(in, o->spare_keep);
-	r = dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
+	r = staged ? inst_switch(in, cc, seed, nseed, NULL, o->ncarry, &st, err) :
+	     dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
 	if (r)
 		goto out;
 	r = xdp_retire(in, v, n, was_xdp, err);
 out:
 	if (r && fresh && in)
 		detach_all(in, v, n);	/* no half-attached first install */
+	if (staged)
+		stage_release(&st);
+	early_inst_join();	/* before its instance is freed */
 	dp_inst_free(&in);
 	free(v);
 	return r;

@@ -23,7 +23,7 @@ Trials:
   - the same for a single -A (--single trials), also one whose switch drops
     the generation it leaves (BPF_IPTABLES_SPARE_KEEP=1);
   - the first command of a namespace (no data plane yet) killed while
-    attaching to the interfaces.
+    writing its first generation or attaching to the interfaces.
 Leaks: the namespace's attachments, the programs they run and the maps those
 reach (inner maps of the generations included) are counted before and after;
 no snapshot.new or temporary file stays in the state directory; after --unload
@@ -326,9 +326,11 @@ def main():
     pins0 = pins()
     tr = Trials(topo, probes, files, rep)
 
-    # the first command of the namespace, killed while attaching: nothing, or all
+    # the first command of the namespace, killed while writing its first
+    # generation (before it attaches: the programs are still being verified)
+    # or while attaching: nothing, or all
     tr.show["NONE"] = "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n"
-    for at in ("attach:2", "attach:3", "switch"):
+    for at in ("map-write:2", "attach:2", "attach:3", "switch"):
         tr.cur = "NONE"
         tr.run_killed([os.path.join(topo.bin, "bpf-iptables-restore"), files["OLD"]], at=at)
         verdicts = set(probes.judge().values())
@@ -431,8 +433,8 @@ def main():
     links = [ln for ln in bpftool_json(["link", "show"]) or []
              if ln.get("prog_id") in seen_progs]
     rep.check(not links, f"bpf links to our programs: {links}")
-    print(f"trials: {tr.n + 3} ({named} at named points, {a.random} at random moments over "
-          f"{restore_s * 1000:.0f} ms ({rand_s:.1f} s), {singles} of a single -A, 3 first "
+    print(f"trials: {tr.n + 4} ({named} at named points, {a.random} at random moments over "
+          f"{restore_s * 1000:.0f} ms ({rand_s:.1f} s), {singles} of a single -A, 4 first "
           f"commands); outcome old {tr.stats.get('old', 0)}, new {tr.stats.get('new', 0)}, "
           f"mixed {tr.stats.get('bad', 0)}; attachments {len(inv1['attach'])}, programs "
           f"{len(inv1['progs'])}, maps {len(inv0['maps'])} before and {len(inv1['maps'])} "

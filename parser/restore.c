@@ -237,7 +237,8 @@ int rs_commit(struct rs_state *s, unsigned int line)
 	}
 	/* --test keeps the result too: the caller checks it against the data plane
 	 * (cp_check) and stores nothing */
-	ipt_table_free(&s->result);
+	if (s->result != s->orig)
+		ipt_table_free(&s->result);
 	s->result = s->work;
 	s->work = NULL;
 	return 0;
@@ -322,7 +323,9 @@ int ipt_restore(const char *text, size_t len, struct ipt_table **t,
 	if (len == 0 || buf[len - 1] != '\n')
 		buf[len++] = '\n';
 	buf[len] = '\0';
-	ipt_table_copy(*t, &s.result);
+	/* the caller's table stands for the result until a COMMIT replaces it (a
+	 * copy of a large ruleset would take as long as its read) */
+	s.orig = s.result = *t;
 	if (restorescan_lex_init(&s.scanner))
 		abort();
 	YY_BUFFER_STATE b = restorescan__scan_bytes(buf, (int)len, s.scanner);
@@ -337,11 +340,14 @@ int ipt_restore(const char *text, size_t len, struct ipt_table **t,
 		if (!s.failed)
 			rs_error(&s, 0, IPT_EXIT_PARAM, "syntax error");
 		*err_line = s.err_line;
-		ipt_table_free(&s.result);
+		if (s.result != s.orig)
+			ipt_table_free(&s.result);
 		return -1;
 	}
-	ipt_table_free(t);
-	*t = s.result;
+	if (s.result != s.orig) {
+		ipt_table_free(t);
+		*t = s.result;
+	}
 	return 0;
 }
 

@@ -19,9 +19,9 @@ struct rs_val {
 struct rs_state {
 	void *scanner;
 	const struct ipt_restore_opts *o;
-	struct ipt_table *orig;		/* what was there before the file */
+	struct ipt_table *orig;		/* what was there before the file: the caller's */
 	struct ipt_table *work;		/* the table being built, NULL outside *filter */
-	struct ipt_table *result;	/* the last committed state */
+	struct ipt_table *result;	/* the last committed state (orig: none yet) */
 	bool in_table, skip_table;
 	unsigned int table_line;
 	struct ipt_err *err;

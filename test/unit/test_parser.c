@@ -411,6 +411,9 @@ static const struct { const char *text; unsigned int line; int code; const char 
 	{ "*filter\n-A INPUT -t filter -j ACCEPT\nCOMMIT\n", 2, 2, NULL },
 	{ "garbage\n", 1, 1, "line 1 failed" },
 	{ "*filter\n:a - [0:0]\n-A INPUT -j a\n-A a -j INPUT\nCOMMIT\n", 5, 1, NULL },
+	/* a table committed, then a failure: none of it stays */
+	{ "*filter\n-A INPUT -j DROP\nCOMMIT\n*filter\n-A NOPE -j ACCEPT\nCOMMIT\n", 5, 1,
+	  "line 5 failed\nNo chain/target/match by that name." },
 };
 
 START_TEST(restore_failures)
@@ -434,6 +437,34 @@ START_TEST(restore_failures)
 	ck_assert_str_eq(sb_str(&after), sb_str(&before));
 	sb_free(&before);
 	sb_free(&after);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* A restore without a table leaves the caller's table as it is, the same
+ * object; each COMMIT replaces what the one before committed. */
+START_TEST(restore_commits)
+{
+	struct ipt_table *t, *t0;
+	struct ipt_err err;
+	struct ipt_restore_opts o = { .prog = "test" };
+	unsigned int line;
+	struct strbuf sb = STRBUF_INIT;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(run(t, "-A INPUT -j ACCEPT", &err), 0);
+	t0 = t;
+	ck_assert_int_eq(ipt_restore("# nothing\n", 10, &t, &o, &err, &line), 0);
+	ck_assert_ptr_eq(t, t0);
+	ipt_save_table(&sb, t, false);
+	ck_assert_ptr_nonnull(strstr(sb_str(&sb), "-A INPUT -j ACCEPT\n"));
+	sb_free(&sb);
+	ck_assert_int_eq(ipt_restore("*filter\n-A INPUT -j DROP\nCOMMIT\n*filter\n"
+				     "-A OUTPUT -j DROP\nCOMMIT\n", 65, &t, &o, &err, &line), 0);
+	ipt_save_table(&sb, t, false);
+	ck_assert_ptr_null(strstr(sb_str(&sb), "-A INPUT"));
+	ck_assert_ptr_nonnull(strstr(sb_str(&sb), "-A OUTPUT -j DROP\n"));
+	sb_free(&sb);
 	ipt_table_free(&t);
 }
 END_TEST
@@ -599,6 +630,7 @@ static Suite *parser_suite(void)
 	tcase_add_test(tc, restore_save_roundtrip);
 	tcase_add_test(tc, restore_8bit);
 	tcase_add_loop_test(tc, restore_failures, 0, sizeof(bad_restores) / sizeof(bad_restores[0]));
+	tcase_add_test(tc, restore_commits);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -133,9 +133,10 @@ int dp_zero_counters(struct ipt_err *err);
  * Without it the install waits for a whole one. */
 void dp_grace_begin(void);
 
-/* Where no instance runs in this namespace, begin loading its programs in a
- * thread of its own, for the next dp_load() (its first install) to take: called
- * with dp_grace_begin(). */
+/* Where no instance runs in this namespace, begin making its maps and loading
+ * its programs in a thread of its own, for the next dp_load() (its first
+ * install) to take: it builds its first generation while the programs are
+ * verified. Called with dp_grace_begin(); nothing is attached before dp_load(). */
 void dp_prepare_begin(void);
 
 /* The data plane's own statistics (enum bpfipt_stat), summed over the CPUs;

@@ -155,6 +155,22 @@ int ipt_table_validate(const struct ipt_table *t, struct ipt_err *err)
 	return r;
 }
 
+bool ipt_cmd_keeps_valid(const struct ipt_cmd *cmd)
+{
+	if (cmd->command != CMD_APPEND && cmd->command != CMD_INSERT)
+		return false;
+	for (unsigned int i = 0; i < cmd->nrules; i++) {
+		const struct ipt_rule *r = cmd->rules[i];
+
+		if (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO || ext_hooks(&r->target))
+			return false;
+		for (unsigned int k = 0; k < r->nmatches; k++)
+			if (ext_hooks(&r->matches[k]))
+				return false;
+	}
+	return true;
+}
+
 int ipt_cmd_resolve(const struct ipt_table *t, const struct ipt_cmd *cmd, struct ipt_err *err)
 {
 	for (unsigned int i = 0; i < cmd->nrules; i++)

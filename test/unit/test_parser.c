@@ -42,7 +42,10 @@ static int run(struct ipt_table *t, const char *line, struct ipt_err *err)
 		goto out;
 	}
 	ipt_table_copy(t, &work);
-	if (ipt_table_apply(work, &cmd, err) || ipt_table_validate(work, err)) {
+	/* as the CLI: no whole-table check after a command that keeps it valid */
+	bool validate = !ipt_cmd_keeps_valid(&cmd);
+
+	if (ipt_table_apply(work, &cmd, err) || (validate && ipt_table_validate(work, err))) {
 		rc = err->code;
 		goto out;
 	}
@@ -334,6 +337,41 @@ START_TEST(chains_and_references)
 			      "-A b -j c\n-A c -j b\n");
 	free(got);
 	ipt_table_free(&t);
+}
+END_TEST
+
+/* The commands after which the CLI skips the whole-table check: -A and -I of
+ * rules that neither jump nor use an extension limited to some hooks. */
+static const struct { const char *line; bool keeps; } keeps_valid[] = {
+	{ "-A INPUT -s 10.0.0.0/8 -p tcp --dport 22 -j ACCEPT", true },
+	{ "-I OUTPUT 3 -d 192.0.2.1,192.0.2.2 -j DROP", true },
+	{ "-A FORWARD -m conntrack --ctstate INVALID -j LOG", true },
+	{ "-A INPUT -p tcp -j REJECT --reject-with tcp-reset", true },
+	{ "-A INPUT", true },
+	{ "-A INPUT -j a", false },
+	{ "-I INPUT -g a", false },
+	{ "-A OUTPUT -m mac --mac-source 00:11:22:33:44:55 -j DROP", false },
+	{ "-A INPUT -m addrtype --dst-type LOCAL -j ACCEPT", false },
+	{ "-A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu", false },
+	{ "-R INPUT 1 -j DROP", false },
+	{ "-D INPUT -j DROP", false },
+	{ "-D INPUT 1", false },
+	{ "-F INPUT", false },
+	{ "-P INPUT DROP", false },
+};
+
+START_TEST(cmd_keeps_valid)
+{
+	char buf[512], *argv[32];
+	int argc = split(keeps_valid[_i].line, buf, sizeof(buf), argv);
+	struct ipt_cmd cmd;
+	struct ipt_err err;
+
+	ck_assert_msg(ipt_cmd_parse(argc, argv, false, &cmd, &err) == 0, "%s: %s",
+		      keeps_valid[_i].line, err.msg);
+	ck_assert_msg(ipt_cmd_keeps_valid(&cmd) == keeps_valid[_i].keeps, "%s",
+		      keeps_valid[_i].line);
+	ipt_cmd_free(&cmd);
 }
 END_TEST
 
@@ -631,6 +669,7 @@ static Suite *parser_suite(void)
 	tcase_add_test(tc, restore_8bit);
 	tcase_add_loop_test(tc, restore_failures, 0, sizeof(bad_restores) / sizeof(bad_restores[0]));
 	tcase_add_test(tc, restore_commits);
+	tcase_add_loop_test(tc, cmd_keeps_valid, 0, sizeof(keeps_valid) / sizeof(keeps_valid[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -243,8 +243,17 @@ int ipt_cli_iptables(int argc, char **argv)
 
 	if (modifies && ipt_state_lock(&st, cmd.wait_set, cmd.wait_secs, &err))
 		goto fail;
-	if (modifies)
-		cp_sync_begin();
+	if (modifies) {
+		/* its words: what a namespace's first programs are loaded with */
+		struct strbuf words = STRBUF_INIT;
+
+		for (int i = 1; i < argc; i++) {
+			sb_adds(&words, argv[i]);
+			sb_addc(&words, ' ');
+		}
+		cp_sync_begin(sb_str(&words), words.len);
+		sb_free(&words);
+	}
 	/* the running counters: for a change (each continues its own) and for a
 	 * listing that shows them (-v); -C, -S and -L without -v print none */
 	if (ipt_state_load(&st, &t, &err) ||
@@ -493,7 +502,7 @@ int ipt_cli_restore(int argc, char **argv)
 		goto out;
 	}
 	if (!o.test)
-		cp_sync_begin();
+		cp_sync_begin(sb_str(&in), in.len);
 	if (ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err)) {
 		rc = report(RESTORE_PROG, &err, 0, NULL, 0);
 		goto out;

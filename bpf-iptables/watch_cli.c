@@ -50,7 +50,7 @@ static void reapply(void *arg, enum cp_watch_event ev, const char *why)
 	bool failed = ipt_state_open(&st, &err) || ipt_state_lock(&st, true, -1, &err);
 
 	if (!failed) {
-		cp_sync_begin();
+		cp_sync_begin(NULL, 0);
 		failed = ipt_state_load(&st, &t, &err) || cp_sync_counters_in(t, &err) ||
 			 cp_sync_out(t, st.dir, st.tag, &err);
 	}

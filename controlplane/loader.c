@@ -215,6 +215,8 @@ struct dp_inst {
 	size_t spare_keep;		/* spare_drop(): dp_opts.spare_keep */
 	__u32 ct_max;			/* entries of a connection table made here */
 	int lazy_fd[LZ_MAX];		/* lazy maps (lazy_defs), once looked up: -1 */
+	__u32 feat;			/* BPFIPT_FEAT_* of its programs (a running
+					 * instance's: bpfipt_inst's BPFIPT_I_FEAT) */
 };
 
 static void fd_close(int *fd)
@@ -243,6 +245,7 @@ static struct dp_inst *inst_alloc(void)
 	in->ct_max = BPFIPT_CT_MAX_DEFAULT;
 	for (i = 0; i < LZ_MAX; i++)
 		in->lazy_fd[i] = -1;
+	in->feat = BPFIPT_FEAT_ALL;
 	return in;
 }
 
@@ -457,6 +460,7 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, struct ipt_err 
 	skel = bpfipt_bpf__open();
 	if (!skel)
 		return dp_fail(err, -errno, "cannot open the BPF object");
+	skel->rodata->bpfipt_feat = in->feat;
 	for (i = 0; i < DP_PROG_MAX; i++) {
 		pg = bpf_object__find_program_by_name(skel->obj, prog_names[i]);
 		if (!pg) {
@@ -723,6 +727,7 @@ static int inst_abi_check(struct dp_inst *in, struct ipt_err *err)
 		return dp_fail(err, -EPROTO, "the running data plane comes from another version "
 			       "of bpf-iptables (ABI %u, this one %u): remove it first", iv.abi,
 			       BPFIPT_ABI);
+	in->feat = (iv.flags >> BPFIPT_I_FEAT_SHIFT) & BPFIPT_FEAT_ALL;
 	return 0;
 }
 
@@ -938,11 +943,13 @@ static __u32 tc_ours(int ifindex, enum bpf_tc_attach_point ap, __u32 *handle)
 	return 0;
 }
 
+/* flags: BPF_TC_F_REPLACE to put fd in place of our filter's program */
 static int tc_attach(const struct iface *f, enum bpf_tc_attach_point ap, __u32 handle, int fd,
-		     struct ipt_err *err)
+		     __u32 flags, struct ipt_err *err)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex, .attach_point = ap);
-	LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = fd, .handle = handle, .priority = DP_TC_PRIO);
+	LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = fd, .handle = handle, .priority = DP_TC_PRIO,
+		    .flags = flags);
 	int r = bpf_tc_attach(&hook, &o);
 
 	if (r)
@@ -1081,9 +1088,9 @@ static int attach_iface(const struct dp_inst *in, struct iface *f, enum xdp_how 
 		/* the handle remembers whether the qdisc is ours to delete */
 		handle = r ? DP_TC_HANDLE_THEIRS : DP_TC_HANDLE_OURS;
 	}
-	if (!id_in && (r = tc_attach(f, BPF_TC_INGRESS, handle, in->prog[pin], err)))
+	if (!id_in && (r = tc_attach(f, BPF_TC_INGRESS, handle, in->prog[pin], 0, err)))
 		return r;
-	if (!id_out && (r = tc_attach(f, BPF_TC_EGRESS, handle, in->prog[pout], err)))
+	if (!id_out && (r = tc_attach(f, BPF_TC_EGRESS, handle, in->prog[pout], 0, err)))
 		return r;
 	if (how == XH_NONE || !f->xdp || f->cls != IF_ETH)
 		return 0;
@@ -1187,6 +1194,166 @@ static void detach_iface(const struct dp_inst *in, const struct iface *f)
 	}
 }
 
+/* ------------------------------------------------------- features ---- */
+
+/* What a generation needs of the programs (BPFIPT_FEAT_*, bpfipt.h). */
+static __u32 conf_feat(const struct bpfipt_conf *cf)
+{
+	return (cf->flags & BPFIPT_C_CT ? BPFIPT_FEAT_CT : 0) |
+	       (cf->flags & BPFIPT_C_RECENT ? BPFIPT_FEAT_RECENT : 0) |
+	       (cf->flags & BPFIPT_C_WINDOWS ? BPFIPT_FEAT_WINDOWS : 0) |
+	       (cf->nrows ? BPFIPT_FEAT_ROWS : 0);
+}
+
+/* Our program on interface f's hook (0: tc ingress, 1: tc egress, 2: XDP): its
+ * kind, or -1; its id, and the tc filter's handle or the XDP mode. */
+static int attached_kind(const struct iface *f, int hook, __u32 *id, __u32 *how)
+{
+	__u32 drv, skb;
+
+	if (hook < 2) {
+		*id = tc_ours(f->ifindex, hook ? BPF_TC_EGRESS : BPF_TC_INGRESS, how);
+		if (!*id)
+			return -1;
+		if (f->cls == IF_L3)
+			return hook ? DP_PROG_TC_OUT3 : DP_PROG_TC_IN3;
+		return hook ? DP_PROG_TC_OUT : DP_PROG_TC_IN;
+	}
+	xdp_ids(f->ifindex, &drv, &skb);
+	*id = prog_named(drv, prog_names[DP_PROG_XDP]) ? drv :
+	      prog_named(skb, prog_names[DP_PROG_XDP]) ? skb : 0;
+	*how = *id == drv ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+	return *id ? DP_PROG_XDP : -1;
+}
+
+/* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */
+static int xdp_replace(const struct iface *f, __u32 id, __u32 mode, int fd, struct ipt_err *err)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = bpf_prog_get_fd_by_id(id));
+	int r;
+
+	if (o.old_prog_fd < 0)
+		return dp_fail(err, -errno, "%s: cannot open the XDP program", f->name);
+	r = bpf_xdp_attach(f->ifindex, fd, XDP_FLAGS_REPLACE | mode, &o);
+	close(o.old_prog_fd);
+	return r ? dp_fail(err, r, "cannot replace XDP on %s", f->name) : 0;
+}
+
+/* Put in's program of each kind in place of ours on every interface: tc's
+ * filter and XDP are each replaced in one step (a packet runs the old program
+ * or the new one, both of which judge the running generation). */
+static int replace_all(const struct dp_inst *in, const struct iface *v, int n,
+		       struct ipt_err *err)
+{
+	__u32 id, how;
+	int i, hook, k, r = 0;
+
+	for (i = 0; i < n && !r; i++)
+		for (hook = 0; hook < 3 && !r; hook++) {
+			k = attached_kind(&v[i], hook, &id, &how);
+			if (k < 0)
+				continue;
+			cp_crash_point("replace");
+			r = k == DP_PROG_XDP ? xdp_replace(&v[i], id, how, in->prog[k], err) :
+			    tc_attach(&v[i], hook ? BPF_TC_EGRESS : BPF_TC_INGRESS, how,
+				      in->prog[k], BPF_TC_F_REPLACE, err);
+		}
+	return r;
+}
+
+/* Programs with what a generation needs (want, conf_feat()): the programs of
+ * `in` that lack some of it are loaded again with it, and a running instance's
+ * replace its attached ones on every interface (v) before the switch, which
+ * writes the new features to bpfipt_inst (inst_switch()). A fresh instance
+ * whose programs are not loaded yet gets exactly what it needs. The features
+ * only grow: a namespace that once needed conntrack keeps the code. */
+static int inst_feat(struct dp_inst *in, const struct iface *v, int n, __u32 want, bool fresh,
+		     struct ipt_err *err)
+{
+	unsigned int progs = 0;
+	__u32 id, how;
+	int i, hook, k, r;
+
+	for (i = 0; i < DP_PROG_MAX; i++)
+		if (in->prog[i] >= 0)
+			progs |= 1u << i;
+	if (fresh && !progs) {
+		in->feat = want;
+		return 0;
+	}
+	if (!(want & ~in->feat))
+		return 0;
+	dp_log(DP_DEBUG, "programs of features 0x%x loaded again with 0x%x", in->feat,
+	       in->feat | want);
+	in->feat |= want;
+	for (i = 0; i < DP_PROG_MAX; i++)
+		fd_close(&in->prog[i]);
+	if (fresh)		/* nothing attached yet: inst_need() loads them */
+		return 0;
+	for (i = 0; i < n; i++)
+		for (hook = 0; hook < 3; hook++)
+			if ((k = attached_kind(&v[i], hook, &id, &how)) >= 0)
+				progs |= 1u << k;
+	r = inst_load(in, progs, true, err);
+	return r ? r : replace_all(in, v, n, err);
+}
+
+/* The features (BPFIPT_FEAT_*) program fd was loaded with: bpfipt_feat in its
+ * .rodata, at the offset the map's BTF gives the variable; -1 if unknown. */
+int dp_prog_feat(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[64], i, zero = 0;
+	int feat = -1;
+
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	for (i = 0; i < info.nr_map_ids && i < 64 && feat < 0; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi), k;
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+		const struct btf_var_secinfo *vs;
+		const struct btf_type *t;
+		struct btf *b = NULL;
+		__s32 sec;
+		char *val = NULL;
+
+		if (mfd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(mfd, &mi, &mlen) || !mi.btf_id ||
+		    strlen(mi.name) < 7 || strcmp(mi.name + strlen(mi.name) - 7, ".rodata") ||
+		    !(b = btf__load_from_kernel_by_id(mi.btf_id)) ||
+		    (sec = btf__find_by_name_kind(b, ".rodata", BTF_KIND_DATASEC)) < 0 ||
+		    !(val = malloc(mi.value_size)) || bpf_map_lookup_elem(mfd, &zero, val))
+			goto next;
+		t = btf__type_by_id(b, sec);
+		vs = btf_var_secinfos(t);
+		for (k = 0; k < btf_vlen(t); k++, vs++)
+			if (!strcmp(btf__name_by_offset(b, btf__type_by_id(b, vs->type)->name_off),
+				    "bpfipt_feat") && vs->offset + sizeof(__u32) <= mi.value_size)
+				feat = (int)*(__u32 *)(val + vs->offset);
+next:
+		free(val);
+		btf__free(b);
+		close(mfd);
+	}
+	return feat;
+}
+
+/* The features both acc (-1: none known yet) and program id (0: none) have. */
+static int feat_and(int acc, __u32 id)
+{
+	int fd = id ? bpf_prog_get_fd_by_id(id) : -1, f;
+
+	if (fd < 0)
+		return acc;
+	f = dp_prog_feat(fd);
+	close(fd);
+	return f < 0 ? acc : acc < 0 ? f : (acc & f);
+}
+
 /* ------------------------------------------------------- discovery ---- */
 
 int dp_inst_open(struct dp_inst **out, struct ipt_err *err)
@@ -1241,29 +1408,47 @@ int dp_describe(struct strbuf *sb)
 	static const char *const cls[] = { [IF_ETH] = "ethernet", [IF_L3] = "ip",
 					   [IF_SKIP] = "not filtered",
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
+	static const char *const parts[] = { "conntrack", "recent", "windows", "rows" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
-	int n, i, on = 0;
+	int n, i, k, on = 0;
 
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 4) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
 	for (i = 0; i < n; i++) {
-		bool in = tc_ours(v[i].ifindex, BPF_TC_INGRESS, &h) != 0;
-		bool out = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h) != 0;
-		const char *x = "";
+		__u32 in = tc_ours(v[i].ifindex, BPF_TC_INGRESS, &h);
+		__u32 out = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h);
+		const char *x = "", *sep = " ";
+		int feat = feat_and(feat_and(-1, in), out);
 
 		xdp_ids(v[i].ifindex, &drv, &skb);
-		if (prog_named(drv, prog_names[DP_PROG_XDP]))
+		if (prog_named(drv, prog_names[DP_PROG_XDP])) {
 			x = ", XDP native";
-		else if (prog_named(skb, prog_names[DP_PROG_XDP]))
+			feat = feat_and(feat, drv);
+		} else if (prog_named(skb, prog_names[DP_PROG_XDP])) {
 			x = ", XDP generic";
-		else if (drv || skb)
+			feat = feat_and(feat, skb);
+		} else if (drv || skb) {
 			x = ", another XDP program (ingress at tc)";
-		sb_addf(sb, "  %-15s %s: %s%s\n", v[i].name,
+		}
+		sb_addf(sb, "  %-15s %s: %s%s", v[i].name,
 			v[i].cls < sizeof(cls) / sizeof(cls[0]) && cls[v[i].cls] ? cls[v[i].cls] : "?",
 			in && out ? "tc ingress+egress" : in ? "tc ingress" : out ? "tc egress" :
 			"not attached", x);
+		/* the parts of the code loaded (BPFIPT_FEAT_*): what the rulesets used */
+		if (feat >= 0) {
+			sb_adds(sb, "; parts:");
+			for (k = 0; k < 4; k++)
+				if (feat & (1 << k)) {
+					sb_addf(sb, "%s%s", sep, parts[k]);
+					sep = ", ";
+				}
+			if (!feat)
+				sb_adds(sb, " none");
+		}
+		sb_addc(sb, '\n');
 		on += in || out;
 	}
 	free(v);
@@ -1300,6 +1485,7 @@ static struct {
 	pthread_cond_t cv;
 	bool maps_done;		/* under mu: `in` holds the maps, or is NULL */
 	struct dp_inst *in;
+	__u32 feat;		/* its programs' (dp_prepare_begin()) */
 } early_inst = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static void early_inst_maps_done(struct dp_inst *in)
@@ -1331,8 +1517,11 @@ static void *early_inst_run(void *arg)
 			progs |= 1u << DP_PROG_TC_IN3 | 1u << DP_PROG_TC_OUT3;
 	}
 	free(v);
-	if (!running && (in = inst_alloc()) && inst_create_maps(in, NULL))
-		dp_inst_free(&in);
+	if (!running && (in = inst_alloc())) {
+		in->feat = early_inst.feat;
+		if (inst_create_maps(in, NULL))
+			dp_inst_free(&in);
+	}
 	early_inst_maps_done(in);
 	/* a failure is the install's to report: inst_need() loads again what
 	 * is missing */
@@ -1373,10 +1562,60 @@ static struct dp_inst *early_inst_maps(void)
 	return in;
 }
 
-void dp_prepare_begin(void)
+/* What the pool of a ruleset of L lines may need. Up to GUESS_ONE_CHUNK lines it
+ * holds one chunk of slots at most (4096: a rule is one slot at most, a chain
+ * adds its policy or return slot), never windowed, and no summary rows below
+ * eight chunks. A flat pool takes more than POOL_FLAT_MAX (windowed) with many
+ * user chains (each has vectors of its own), or with some 11 000 rules no group
+ * takes (bench/rules.py's mixed rulesets are tuple groups: flat at 100 000). */
+#define GUESS_ONE_CHUNK		3500
+#define GUESS_WIN_CHAINS	256
+#define GUESS_WIN_LINES		11000
+#define GUESS_ROWS_LINES	28000
+
+static bool text_has(const char *t, size_t len, const char *w)
+{
+	const char *p = t, *end = t + len;
+	size_t n = strlen(w);
+
+	while ((size_t)(end - p) >= n && (p = memchr(p, w[0], (size_t)(end - p) - n + 1))) {
+		if (!memcmp(p, w, n))
+			return true;
+		p++;
+	}
+	return false;
+}
+
+unsigned int dp_feat_guess(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	size_t lines = 0, chains = 0;
+	unsigned int feat = 0;
+
+	if (!text)
+		return BPFIPT_FEAT_ALL;
+	/* -m state, -m conntrack (--ctstate); -m recent */
+	if (text_has(text, len, "state") || text_has(text, len, "conntrack"))
+		feat |= BPFIPT_FEAT_CT;
+	if (text_has(text, len, "recent"))
+		feat |= BPFIPT_FEAT_RECENT;
+	/* the lines, and the chains a restore declares (":NAME POLICY [p:b]") */
+	while (lines <= GUESS_ROWS_LINES && (p = memchr(p, '\n', (size_t)(end - p)))) {
+		lines++;
+		chains += ++p < end && *p == ':';
+	}
+	if (lines > GUESS_ONE_CHUNK && (chains > GUESS_WIN_CHAINS || lines > GUESS_WIN_LINES))
+		feat |= BPFIPT_FEAT_WINDOWS;
+	if (lines > GUESS_ROWS_LINES)
+		feat |= BPFIPT_FEAT_ROWS;
+	return feat;
+}
+
+void dp_prepare_begin(unsigned int feat)
 {
 	early_inst_join();	/* a long-lived caller's last */
 	dp_log_init();
+	early_inst.feat = feat & BPFIPT_FEAT_ALL;
 	early_inst.started = !pthread_create(&early_inst.th, NULL, early_inst_run, NULL);
 }
 
@@ -2594,6 +2833,8 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 				cf->flags |= BPFIPT_C_TC_INGRESS;
 			if (cc->slots[c][k].xflags & BPFIPT_X_CT)
 				cf->flags |= BPFIPT_C_CT;
+			if (cc->slots[c][k].xflags & BPFIPT_X_RECENT)
+				cf->flags |= BPFIPT_C_RECENT;
 		}
 		/* a chain that tells states apart: track connections at every hook */
 		if (cf->lookup[c] & (1u << BPFIPT_F_CTSTATE))
@@ -3713,14 +3954,20 @@ static int inst_switch(struct dp_inst *in, const struct cp_compiled *cc,
 	__u32 zero = 0;
 	int r;
 
+	/* the programs can run it (dp_load() loads them again where they cannot) */
+	if (conf_feat(&g->conf) & ~in->feat)
+		return dp_fail(err, -EPROTO, "the programs lack features 0x%x of the ruleset",
+			       conf_feat(&g->conf) & ~in->feat);
 	/* read again: the interfaces' flags may have changed since the stage */
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
 		return dp_fail(err, -errno, "cannot read bpfipt_inst");
 	cp_crash_point("switch");
 	/* The switch: one write; every packet from now on uses generation nxt. The
-	 * tag names the ruleset it runs (controlplane/state.h), in the same write. */
+	 * tag names the ruleset it runs (controlplane/state.h), and the features
+	 * the programs on the interfaces now all have, in the same write. */
 	iv.cur[fam] = st->nxt;
 	iv.flags |= BPFIPT_I_PENDING;
+	iv.flags = (iv.flags & ~BPFIPT_I_FEAT(BPFIPT_FEAT_ALL)) | BPFIPT_I_FEAT(in->feat);
 	iv.tag[fam] = in->tag;
 	if ((r = write_inst(in, &iv, err)))
 		return r;
@@ -3919,6 +4166,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	struct bpfipt_inst iv = {};
 	unsigned int need = 1u << DP_PROG_TC_IN | 1u << DP_PROG_TC_OUT;
 	bool fresh = false, was_xdp, was_auto, xdp = false, staged = false;
+	const __u32 *carry;
 	struct stage st;
 	enum dp_ingress ing;
 	enum xdp_how how;
@@ -3939,22 +4187,27 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	fresh = !in;
 	if (!fresh)
 		early_inst_join();
-	if (fresh && (r = inst_create(&in, need, o->ct, err)))
+	/* a fresh instance's maps: the ones made early, whose programs are being
+	 * verified meanwhile (dp_prepare_begin()), or made now; its programs are
+	 * settled below */
+	if (fresh && (r = inst_create(&in, 0, o->ct, err)))
 		goto out;
 	if (o->ct)
 		in->ct_max = o->ct->max;	/* for a table made by this install */
 	in->tag = o->tag;
 	dp_inst_set_spare_keep(in, o->spare_keep);
-	/* the first generation, built while the verifier takes the programs made
-	 * early (dp_prepare_begin()): nothing runs it before the switch, after the
+	/* the generation, built first: a fresh instance's while the verifier takes
+	 * the programs made early; nothing runs it before the switch, after the
 	 * attach below */
-	if (fresh && early_inst.started) {
-		r = inst_stage(in, cc, seed, nseed, NULL, o->ncarry, &st, err);
-		staged = true;
+	carry = fresh ? NULL : o->carry;
+	r = inst_stage(in, cc, seed, nseed, carry, o->ncarry, &st, err);
+	staged = true;
+	if (fresh)
 		early_inst_join();
-		if (r)
-			goto out;
-	}
+	/* programs that can run it: loaded again (and replaced on the interfaces)
+	 * where they lack a part it needs */
+	if (r || (r = inst_feat(in, v, n, conf_feat(&st.g.conf), fresh, err)))
+		goto out;
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
 		r = dp_fail(err, -errno, "cannot read bpfipt_inst");
 		goto out;
@@ -3994,9 +4247,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 	}
 	if (r)
 		goto out;
-	r = staged ? inst_switch(in, cc, seed, nseed, NULL, o->ncarry, &st, err) :
-	     dp_inst_install(in, cc, seed, nseed, fresh ? NULL : o->carry, o->ncarry, err);
-	if (r)
+	if ((r = inst_switch(in, cc, seed, nseed, carry, o->ncarry, &st, err)))
 		goto out;
 	r = xdp_retire(in, v, n, was_xdp, err);
 out:

@@ -134,10 +134,15 @@ int dp_zero_counters(struct ipt_err *err);
 void dp_grace_begin(void);
 
 /* Where no instance runs in this namespace, begin making its maps and loading
- * its programs in a thread of its own, for the next dp_load() (its first
- * install) to take: it builds its first generation while the programs are
- * verified. Called with dp_grace_begin(); nothing is attached before dp_load(). */
-void dp_prepare_begin(void);
+ * its programs (with the features feat, BPFIPT_FEAT_*) in a thread of its own,
+ * for the next dp_load() (its first install) to take: it builds its first
+ * generation while the programs are verified, and loads them again if that
+ * generation needs more. Called with dp_grace_begin(); nothing is attached
+ * before dp_load(). */
+void dp_prepare_begin(unsigned int feat);
+/* The features (BPFIPT_FEAT_*) a change whose input is text (a restore's, or a
+ * command's words) may need: a guess, all of them when text is NULL. */
+unsigned int dp_feat_guess(const char *text, size_t len);
 
 /* The data plane's own statistics (enum bpfipt_stat), summed over the CPUs;
  * zeros when nothing runs. */
@@ -192,6 +197,8 @@ unsigned long long dp_map_memlock(int fd);
 /* dp_opts.spare_keep for the next dp_inst_install(). */
 void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes);
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
+/* The features (BPFIPT_FEAT_*) a loaded program of ours has; -1 if unknown. */
+int dp_prog_feat(int prog_fd);
 /* The connection table (bpfipt_ct) and its settings (bpfipt_ct_conf) of an
  * instance; the fds stay owned by `in`. *ct_fd is -1 while there is no table:
  * the first install of a ruleset that tracks connections makes it. */

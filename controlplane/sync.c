@@ -35,12 +35,12 @@ static unsigned int count_rules(const struct ipt_table *t)
 	return n;
 }
 
-void cp_sync_begin(void)
+void cp_sync_begin(const char *input, size_t len)
 {
 	if (!cp_dataplane_enabled())
 		return;
 	dp_grace_begin();
-	dp_prepare_begin();
+	dp_prepare_begin(dp_feat_guess(input, len));
 }
 
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err)

@@ -12,8 +12,10 @@
 bool cp_dataplane_enabled(void);
 /* A command that may change the ruleset, holding the lock: the data plane's
  * wait for the previous switch begins now (dp_grace_begin()), and a namespace's
- * first install loads its programs meanwhile (dp_prepare_begin()). */
-void cp_sync_begin(void);
+ * first install loads its programs meanwhile (dp_prepare_begin()), with the
+ * parts that input (the command's words or a restore's text; NULL: unknown)
+ * suggests its ruleset will use (dp_feat_guess()). */
+void cp_sync_begin(const char *input, size_t len);
 /* Read the running generation's counters into t's rules and policies. */
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);
 /* Compile t and switch the data plane to it (creating it on first use, with the

@@ -11,9 +11,11 @@
  *   bpfipt_test    not attached     the classifier with the chain and interfaces
  *                                   given in skb->cb[0..2] (bpf_prog_test_run)
  *
- * The programs never change; each packet reads bpfipt_inst.cur[its family] once
- * and then uses only the inner maps of that generation (see "Generations" in
- * bpfipt.h). IPv4 and IPv6 packets take the same path: parse() fills struct pkt
+ * A ruleset changes the maps, not the programs; each packet reads
+ * bpfipt_inst.cur[its family] once and then uses only the inner maps of that
+ * generation (see "Generations" in bpfipt.h). The programs are loaded again,
+ * with more of their code, only when a ruleset first needs a part that their
+ * namespace's never did (bpfipt_feat). IPv4 and IPv6 packets take the same path: parse() fills struct pkt
  * for either (parse6(): the extension headers), and the classifier differs only
  * in its address lookups (bpfipt_ival for IPv4, bpfipt_ival6 for IPv6).
  *
@@ -140,6 +142,12 @@ struct sk_buff___bpfipt {
 		(___t && ((i) = *___t, (i) >= (start) && (i) < (end))); });)
 
 char _license[] SEC("license") = "GPL";
+
+/* What this program does (BPFIPT_FEAT_*, bpfipt.h), set by the loader before
+ * the load: the verifier follows a branch on it one way only, and never checks
+ * the global functions that only the other way calls. */
+const volatile __u32 bpfipt_feat = BPFIPT_FEAT_ALL;
+#define FEAT(x) (bpfipt_feat & (x))
 
 /* ---------------------------------------------------------------- maps ---- */
 
@@ -1388,7 +1396,8 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 		 * name no field, and many user chains' walks find their slot in the
 		 * first candidate, where the rows cost 60 ns and skipped nothing
 		 * (a flat pool of unlike rules pays a chunk that way: +65-95 ns) */
-		if (RD(sc->nrows) && top_count(sc) >= BPFIPT_ROWS_CAND) {
+		if (FEAT(BPFIPT_FEAT_ROWS) && RD(sc->nrows) &&
+		    top_count(sc) >= BPFIPT_ROWS_CAND) {
 			k = windows ? next_chunk(sc) : NO_SLOT;
 			if (k < RD(sc->nchunks)) {
 				k &= CHUNK_MASK;
@@ -1733,10 +1742,15 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 		return X_FAIL;
 	/* the stateful ones last, recent before limit (a token is spent only on a
 	 * packet the rest matched) */
-	if ((xf & BPFIPT_X_RECENT) &&
-	    !bpfipt_recent_mt(sc, e->rc_table, e->rc_seconds, e->rc_hitcount,
-			   e->rc_flags | (__u32)e->rc_invert << 8 | (__u32)e->rc_side << 16))
-		return X_FAIL;
+	if (xf & BPFIPT_X_RECENT) {
+		/* the loader switches to no such generation while we lack it */
+		if (!FEAT(BPFIPT_FEAT_RECENT))
+			return X_BROKEN;
+		if (!bpfipt_recent_mt(sc, e->rc_table, e->rc_seconds, e->rc_hitcount,
+				      e->rc_flags | (__u32)e->rc_invert << 8 |
+				      (__u32)e->rc_side << 16))
+			return X_FAIL;
+	}
 	if (!(xf & BPFIPT_X_LIMIT))
 		return X_OK;
 	/* Last, so that a token is spent only on a packet the rest matched: iptables'
@@ -1955,12 +1969,12 @@ __noinline int bpfipt_step(struct scratch *sc)
 	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
 	if (!conf || !slots)
 		return STEP_BROKEN;
-	s = RD(sc->windows) ? bpfipt_find_slot_win(sc, sc->cursor, 0) :
-			      bpfipt_find_slot(sc, sc->cursor, 0);
+	s = FEAT(BPFIPT_FEAT_WINDOWS) && RD(sc->windows) ?
+		bpfipt_find_slot_win(sc, sc->cursor, 0) : bpfipt_find_slot(sc, sc->cursor, 0);
 	/* many candidate chunks: their candidate words, once per walk, and the
 	 * search again past the chunks the first call saw (called from here,
 	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
-	if (s == NEED_ROWS) {
+	if (FEAT(BPFIPT_FEAT_ROWS) && s == NEED_ROWS) {
 		for (r = 0; r < BPFIPT_TOP_WORDS; r++) {
 			if (r >= RD(sc->nrows))
 				break;
@@ -1970,8 +1984,9 @@ __noinline int bpfipt_step(struct scratch *sc)
 		sc->rows_ready = 1;
 		stat_inc(BPFIPT_ST_ROWS);
 		d = RD(sc->kc);		/* the chunks before it were searched */
-		s = RD(sc->windows) ? bpfipt_find_slot_win(sc, sc->cursor, d) :
-				      bpfipt_find_slot(sc, sc->cursor, d);
+		s = FEAT(BPFIPT_FEAT_WINDOWS) && RD(sc->windows) ?
+			bpfipt_find_slot_win(sc, sc->cursor, d) :
+			bpfipt_find_slot(sc, sc->cursor, d);
 	}
 	/* the policy slot always matches: only a broken table finds nothing */
 	if (s >= conf->nslots[chain])
@@ -2637,12 +2652,13 @@ static __always_inline int judge(__u32 cur, const struct bpfipt_conf *conf, __u3
 
 	/* whether the packet is tracked is not kept across classify(): a value
 	 * live there would double the verifier's states; sc->ct_create says it */
-	if ((conf->flags & BPFIPT_C_CT) && (sc->p.family == 4 || BPFIPT_CT_IPV6))
+	if (FEAT(BPFIPT_FEAT_CT) && (conf->flags & BPFIPT_C_CT) &&
+	    (sc->p.family == 4 || BPFIPT_CT_IPV6))
 		bpfipt_ct_track(sc, update);
 	else
 		sc->ct_create = 0;
 	v = classify(cur, conf, chain, sc);
-	if (v == BPFIPT_V_ACCEPT && RD(sc->ct_create))
+	if (FEAT(BPFIPT_FEAT_CT) && v == BPFIPT_V_ACCEPT && RD(sc->ct_create))
 		bpfipt_ct_confirm(sc);
 	return v;
 }

@@ -467,7 +467,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		31	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		32	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -512,7 +512,10 @@ enum bpfipt_stat {
 					 *     (BPFIPT_WIN_WORD);
 					 * 31: verdict maps (BPFIPT_X_VMAP),
 					 *     their member slots after a
-					 *     chain's nslots */
+					 *     chain's nslots;
+					 * 32: programs loaded without what
+					 *     their rulesets do not use
+					 *     (BPFIPT_FEAT_*, BPFIPT_I_FEAT) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -609,6 +612,29 @@ enum {
  * added at the next install, after the grace period (controlplane/loader.c,
  * gen_fold()) */
 #define BPFIPT_I_FOLD(f)	(1u << (3 + (f)))
+
+/* What a program was loaded to do: the constant bpfipt_feat in its .rodata,
+ * set by the loader before the load. The verifier checks a global function only
+ * where a call to it is reachable (Linux >= 6.8), and a branch on a constant it
+ * follows one way, so a program loaded without what no ruleset of its namespace
+ * uses is verified in less (the first command of a namespace pays the verifier:
+ * docs/performance.md). A generation needs the features of its conf
+ * (controlplane/loader.c, conf_feat()); the loader loads the programs again with
+ * more, and replaces them on every interface, before it switches to a generation
+ * that needs what they lack. */
+enum {
+	BPFIPT_FEAT_CT		= 1 << 0,	/* bpfipt_ct_track(), bpfipt_ct_confirm():
+						 * BPFIPT_C_CT */
+	BPFIPT_FEAT_RECENT	= 1 << 1,	/* bpfipt_recent_mt(): BPFIPT_C_RECENT */
+	BPFIPT_FEAT_WINDOWS	= 1 << 2,	/* bpfipt_find_slot_win(): BPFIPT_C_WINDOWS */
+	BPFIPT_FEAT_ROWS	= 1 << 3,	/* bpfipt_chunk_row(): bpfipt_conf.nrows */
+	BPFIPT_FEAT_ALL		= (1 << 4) - 1,
+};
+/* userspace: the features every program attached in the namespace has
+ * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the
+ * programs that have them replaced the ones that did not */
+#define BPFIPT_I_FEAT_SHIFT	8
+#define BPFIPT_I_FEAT(x)	((__u32)(x) << BPFIPT_I_FEAT_SHIFT)
 
 /* The slot prefix (fast_prefix() in dataplane/bpfipt.bpf.c): BPFIPT_FAST_PFX_N(fast)
  * slots (at most BPFIPT_FAST_PFX_MAX) at the top of the chain, or right after its
@@ -733,6 +759,7 @@ enum {
 	BPFIPT_C_TC_INGRESS = 1 << 0,	/* INPUT/FORWARD test the mark: judge ingress at tc */
 	BPFIPT_C_CT	= 1 << 1,	/* a chain tests conntrack state: track connections */
 	BPFIPT_C_WINDOWS = 1 << 2,	/* the pool is windowed (BPFIPT_WIN_WORD) */
+	BPFIPT_C_RECENT	= 1 << 3,	/* userspace: a rule has -m recent (BPFIPT_X_RECENT) */
 };
 
 /* ------------------------------------------------------------ conntrack ----

@@ -150,9 +150,13 @@ add_test(NAME e2e.route_memo COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/t
 add_test(NAME e2e.route_memo.tc
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_route_memo.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(e2e.route_memo.tc PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=tc")
+# the programs' optional parts (conntrack, recent, windows): loaded when a ruleset
+# first needs them, in place of the running ones on every interface, XDP's too
+add_test(NAME e2e.parts COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_parts.sh
+                                ${CMAKE_BINARY_DIR})
 # The XDP twins of the .tc tests ask for XDP: the default (auto) judges veth's
 # ingress at tc (controlplane/loader.c xdp_auto_wanted); e2e.ingress tests the choice.
-set_tests_properties(e2e.filter e2e.conntrack e2e.reject e2e.watch e2e.route_memo
+set_tests_properties(e2e.filter e2e.conntrack e2e.reject e2e.watch e2e.route_memo e2e.parts
                      PROPERTIES ENVIRONMENT "BPF_IPTABLES_INGRESS=xdp")
 add_test(NAME e2e.ingress COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ingress.sh
                                   ${CMAKE_BINARY_DIR})
@@ -162,7 +166,7 @@ set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.chains e2e.kernel_di
                      e2e.kernel_diff6 e2e.kernel_diff.vmaps e2e.kernel_diff6.vmaps
                      e2e.filter6 e2e.filter6.tc
                      e2e.conntrack e2e.conntrack.tc e2e.ct_diff e2e.reject e2e.reject.tc
-                     e2e.route_memo e2e.route_memo.tc e2e.ingress
+                     e2e.route_memo e2e.route_memo.tc e2e.ingress e2e.parts
                      PROPERTIES TIMEOUT 600)
 # Alone: the kernel log is the machine's (LOG), and rates, ages and "within a
 # second" are measured against the clock (limit, recent, the link watcher).

@@ -1844,16 +1844,94 @@ START_TEST(t_loader_lifecycle)
 }
 END_TEST
 
+/* A restore's text, compiled. */
+static struct cp_compiled *text_compiled(const char *rules)
+{
+	struct ipt_restore_opts o = { .prog = "bpf-iptables-restore" };
+	struct ipt_table *t = NULL;
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+	unsigned int line = 0;
+
+	ipt_table_new(&t);
+	ck_assert_int_eq(ipt_restore(rules, strlen(rules), &t, &o, &err, &line), 0);
+	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
+	ipt_table_free(&t);
+	return cc;
+}
+
+/* The parts (BPFIPT_FEAT_*) of our program on dev: hook "xdp", or "tc" and
+ * "ingress" or "egress" (bpftool's kind clsact/...). */
+static int attached_feat(const char *dev, const char *hook, const char *dir)
+{
+	char cmd[320];
+	unsigned int id = 0;
+	int fd, feat;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "bpftool -j net show dev %s | jq '.[0].%s[] | "
+		 "select(.kind == null or .kind == \"clsact/%s\") | .id'", dev, hook, dir);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%u", &id), 1);
+	pclose(f);
+	fd = bpf_prog_get_fd_by_id(id);
+	ck_assert_int_ge(fd, 0);
+	feat = dp_prog_feat(fd);
+	close(fd);
+	return feat;
+}
+
+/* What a first install loads its programs with, from its input. */
+START_TEST(t_feat_guess)
+{
+	static const char *const ct_cmds[] = { "-A INPUT -m state --state NEW -j ACCEPT ",
+					       "-I FORWARD -m conntrack --ctdir REPLY -j DROP " };
+	struct strbuf sb = STRBUF_INIT;
+	int i;
+
+	ck_assert_uint_eq(dp_feat_guess(NULL, 0), BPFIPT_FEAT_ALL);
+	ck_assert_uint_eq(dp_feat_guess("-A INPUT -s 10.0.0.1 -j DROP ", 29), 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_uint_eq(dp_feat_guess(ct_cmds[i], strlen(ct_cmds[i])), BPFIPT_FEAT_CT);
+	ck_assert_uint_eq(dp_feat_guess("-A INPUT -m recent --set ", 25), BPFIPT_FEAT_RECENT);
+	/* a word cut at the end of the input is not there */
+	ck_assert_uint_eq(dp_feat_guess("-m recent", 8), 0);
+	/* 10 000 rules in INPUT: a flat pool; 4 000 rules of 200 user chains too,
+	 * of 300 windowed */
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (i = 0; i < 10000; i++)
+		sb_addf(&sb, "-A INPUT -s 10.%d.%d.0/24 -j DROP\n", i / 256, i % 256);
+	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len), 0);
+	for (int chains = 200; chains <= 300; chains += 100) {
+		sb_reset(&sb);
+		for (i = 0; i < chains; i++)
+			sb_addf(&sb, ":C%d - [0:0]\n", i);
+		for (i = 0; i < 4000; i++)
+			sb_addf(&sb, "-A C%d -j RETURN\n", i % chains);
+		ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
+				  chains > 256 ? BPFIPT_FEAT_WINDOWS : 0);
+	}
+	/* 30 000 lines: the summary rows too */
+	for (i = 0; i < 26000; i++)
+		sb_addf(&sb, "-A C%d -j RETURN\n", i % 300);
+	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
+			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_ROWS);
+	sb_free(&sb);
+}
+END_TEST
+
 START_TEST(t_loader_xdp_and_interfaces)
 {
-	struct cp_compiled *drop = icmp_drop(DRP);
+	struct cp_compiled *drop = icmp_drop(DRP), *ct;
 	struct ipt_err err = { 0 };
 	struct dp_opts xdp = { .ingress = DP_INGRESS_XDP }, tc = { .ingress = DP_INGRESS_TC };
 	char *s;
 
 	/* the first install's programs, loaded before these links exist
-	 * (dp_prepare_begin()): the install adds what they need */
-	dp_prepare_begin();
+	 * (dp_prepare_begin()), without the optional parts: the install adds
+	 * what the links need, with the same parts */
+	dp_prepare_begin(0);
 	ck_assert_int_eq(sh("ip link set lo up && ip link add vX type veth peer name vY && "
 			    "ip link set vX up && ip link set vY up && "
 			    "ip tuntap add dev tn0 mode tun && ip link set tn0 up && "
@@ -1865,6 +1943,9 @@ START_TEST(t_loader_xdp_and_interfaces)
 	ck_assert_int_eq(sh("bpftool net show dev vY | grep -q 'bpfipt_tc_out'"), 0);
 	ck_assert_int_eq(sh("bpftool net show dev tn0 | grep -q 'bpfipt_tc_in3'"), 0);
 	ck_assert_int_ne(sh("ip link show dev tn0 | grep -q 'prog/xdp'"), 0);
+	ck_assert_int_eq(attached_feat("vX", "tc", "ingress"), 0);
+	ck_assert_int_eq(attached_feat("vX", "xdp", ""), 0);
+	ck_assert_int_eq(attached_feat("tn0", "tc", "egress"), 0);
 	ck_assert_int_ne(sh("ping -c1 -W1 -q 127.0.0.1 >/dev/null"), 0);
 	s = probe("counters");
 	ck_assert_msg(!strncmp(s, "3 1/84 ", 7), "counters: %s", s);
@@ -1872,10 +1953,24 @@ START_TEST(t_loader_xdp_and_interfaces)
 	ck_assert_int_eq(sh("ip link add vZ type veth peer name vW"), 0);
 	ck_assert_int_eq(dp_load(drop, NULL, 0, NULL, &err), 0);
 	ck_assert_int_eq(sh("ip link show dev vW | grep -q 'prog/xdp .*bpfipt_xdp'"), 0);
-	/* back to tc: XDP goes, filtering goes on */
+	ck_assert_int_eq(attached_feat("vW", "xdp", ""), 0);
+	/* a ruleset that tracks connections: the programs are loaded again with
+	 * conntrack and replaced on every interface, XDP and tun's included */
+	ct = text_compiled("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+			   ":OUTPUT ACCEPT [0:0]\n-A INPUT -m conntrack --ctstate INVALID -j DROP\n"
+			   "-A INPUT -p icmp -j DROP\nCOMMIT\n");
+	ck_assert_int_eq(dp_load(ct, NULL, 0, NULL, &err), 0);
+	ck_assert_int_eq(attached_feat("lo", "tc", "egress"), BPFIPT_FEAT_CT);
+	ck_assert_int_eq(attached_feat("vX", "xdp", ""), BPFIPT_FEAT_CT);
+	ck_assert_int_eq(attached_feat("vW", "tc", "ingress"), BPFIPT_FEAT_CT);
+	ck_assert_int_eq(attached_feat("tn0", "tc", "ingress"), BPFIPT_FEAT_CT);
+	ck_assert_int_eq(attached_feat("tn0", "tc", "egress"), BPFIPT_FEAT_CT);
+	ck_assert_int_ne(sh("ping -c1 -W1 -q 127.0.0.1 >/dev/null"), 0);
+	/* back to tc: XDP goes, filtering goes on; the parts stay */
 	ck_assert_int_eq(dp_load(drop, NULL, 0, &tc, &err), 0);
 	ck_assert_int_ne(sh("ip link show | grep -q 'prog/xdp'"), 0);
 	ck_assert_int_ne(sh("ping -c1 -W1 -q 127.0.0.1 >/dev/null"), 0);
+	ck_assert_int_eq(attached_feat("vX", "tc", "ingress"), BPFIPT_FEAT_CT);
 	ck_assert_int_eq(dp_remove(&err), 0);
 	ck_assert_int_ne(sh("bpftool net show | grep -q bpfipt"), 0);
 	/* the clsact we found on vY stays; the ones we added are gone */
@@ -1885,6 +1980,7 @@ START_TEST(t_loader_xdp_and_interfaces)
 	ck_assert_int_eq(sh("ping -c1 -W1 -q 127.0.0.1 >/dev/null"), 0);
 	sh("ip link del vX; ip link del vZ; ip link del tn0");
 	cp_compiled_free(&drop);
+	cp_compiled_free(&ct);
 }
 END_TEST
 
@@ -1990,12 +2086,8 @@ static double bench_one(struct dp_inst *in, enum dp_prog p, const __u8 *buf, siz
  * "--ctstate ESTABLISHED,RELATED -j ACCEPT" rule (which turns tracking on). */
 static struct dp_inst *ct_bench_inst(int n, bool ct)
 {
-	struct ipt_restore_opts o = { .prog = "bpf-iptables-restore" };
 	struct strbuf sb = STRBUF_INIT;
-	struct ipt_table *t = NULL;
-	struct cp_compiled *cc = NULL;
-	struct ipt_err err = { 0 };
-	unsigned int line = 0;
+	struct cp_compiled *cc;
 	struct dp_inst *in;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
@@ -2005,13 +2097,10 @@ static struct dp_inst *ct_bench_inst(int n, bool ct)
 		sb_addf(&sb, "-A INPUT -s 10.%d.0.0/16 -p udp --sport %d --dport %d -j ACCEPT\n",
 			i % 61, 2000 + i % 97, 1000 + i % 89);
 	sb_adds(&sb, "COMMIT\n");
-	ipt_table_new(&t);
-	ck_assert_int_eq(ipt_restore(sb_str(&sb), sb.len, &t, &o, &err, &line), 0);
-	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
+	cc = text_compiled(sb_str(&sb));
 	in = inst_new(1u << DP_PROG_TEST);
 	install(in, cc);
 	cp_compiled_free(&cc);
-	ipt_table_free(&t);
 	sb_free(&sb);
 	return in;
 }
@@ -3004,6 +3093,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_malformed);
 	tcase_add_test(t, t_many_slots);
 	tcase_add_test(t, t_log);
+	tcase_add_test(t, t_feat_guess);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("conntrack");

@@ -50,7 +50,7 @@ xdpifs_made() { bpftool map lookup id "$xdp_slot" key 0 0 0 0 >/dev/null 2>&1; }
 check "the instance has bpfipt_xdp_slot" test -n "$xdp_slot"
 check_not "tc alone: no bpfipt_xdpifs made" xdpifs_made
 check "default (auto): tc ingress on it" \
-	grep -Eq "^  eth0 +ethernet: tc ingress\+egress$" <<<"$(bpt "$RTR" -V)"
+	grep -Eq "^  eth0 +ethernet: tc ingress\+egress; parts: [a-z, ]+$" <<<"$(bpt "$RTR" -V)"
 check "-V names the automatic choice" grep -q "^hooks: ingress at the running data plane" \
 	<<<"$(bpt "$RTR" -V)"
 step "auto"
@@ -58,7 +58,8 @@ step "auto"
 BPF_IPTABLES_INGRESS=xdp bpt "$RTR" -A INPUT -p udp --dport 7 -j DROP
 check "BPF_IPTABLES_INGRESS=xdp: XDP on the veth" xdp_on
 check "... and bpfipt_xdpifs made with it" xdpifs_made
-check "-V: XDP native" grep -Eq "^  eth0 +ethernet: tc ingress\+egress, XDP native$" \
+check "-V: XDP native" \
+	grep -Eq "^  eth0 +ethernet: tc ingress\+egress, XDP native; parts: [a-z, ]+$" \
 	<<<"$(bpt "$RTR" -V)"
 step "xdp"
 bpt "$RTR" -D INPUT -p udp --dport 7 -j DROP

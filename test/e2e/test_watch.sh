@@ -127,10 +127,10 @@ check "-V: version line first" test "$(echo "$V" | head -1)" = "bpf-iptables v0.
 check "-V: kernel features probed" grep -q "ring buffer (LOG): yes" <<<"$V"
 check "-V: data plane running" grep -q "this namespace: data plane running" <<<"$V"
 if [ "$MODE" = tc ]; then
-	check "-V: eth9 at tc" grep -Eq "^  eth9 +ethernet: tc ingress\+egress$" <<<"$V"
+	check "-V: eth9 at tc" grep -Eq "^  eth9 +ethernet: tc ingress\+egress; parts: [a-z, ]+$" <<<"$V"
 else
 	check "-V: eth9 at tc and XDP native" \
-		grep -Eq "^  eth9 +ethernet: tc ingress\+egress, XDP native$" <<<"$V"
+		grep -Eq "^  eth9 +ethernet: tc ingress\+egress, XDP native; parts: [a-z, ]+$" <<<"$V"
 fi
 
 # an address added under traffic: INPUT from the next packet

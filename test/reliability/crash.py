@@ -23,7 +23,9 @@ Trials:
   - the same for a single -A (--single trials), also one whose switch drops
     the generation it leaves (BPF_IPTABLES_SPARE_KEEP=1);
   - the first command of a namespace (no data plane yet) killed while
-    writing its first generation or attaching to the interfaces.
+    writing its first generation or attaching to the interfaces;
+  - the first rule that tracks connections, killed while the programs loaded
+    again with conntrack replace the running ones interface by interface.
 Leaks: the namespace's attachments, the programs they run and the maps those
 reach (inner maps of the generations included) are counted before and after;
 no snapshot.new or temporary file stays in the state directory; after --unload
@@ -364,7 +366,16 @@ def main():
                            "switch")
     table = ct_table(topo)
     rep.check(table is not None, "killed at switch: no table in the slot")
+    # the namespace's programs were loaded without conntrack: the command loads
+    # them again with it and replaces them interface by interface before its
+    # switch (the one killed at switch did, but its switch never said so)
+    for at in ("replace:2", "replace:3"):
+        tr.before_switch_trial(f"first -A that tracks, killed replacing the programs at {at}",
+                               ["bpf-iptables"] + ct_rule, at)
     topo.bpt("bpf-iptables", *ct_rule)
+    parts = [ln.split("; parts: ")[-1] for ln in topo.bpt("bpf-iptables", "-V").stdout.splitlines()
+             if "; parts: " in ln]
+    rep.check(parts and set(parts) == {"conntrack"}, f"the interfaces' parts: {parts}")
     topo.bpt("bpf-iptables", "-D", *ct_rule[1:])
     rep.check(ct_table(topo) == table, f"the next -A made another table: {table} -> "
               f"{ct_table(topo)}")

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The programs' optional parts (BPFIPT_FEAT_*, dataplane/bpfipt.h): a namespace's
+# first programs are loaded without the code its ruleset does not use
+# (connection tracking, -m recent, the windowed pool and its summary rows), and
+# loaded again with it, in place on every interface, by the first ruleset that
+# needs it. rtr filters what it forwards between cli and srv; `bpf-iptables -V`
+# names each interface's parts, the traffic shows they work:
+#   - a stateless first command: no part on lo, eth0 or eth1;
+#   - a FORWARD policy of DROP with replies let through by --ctstate: the parts
+#     grow to conntrack everywhere, and cli's pings are answered (the replies
+#     ESTABLISHED), srv's are not (NEW);
+#   - -m recent: cli, once on the list, is dropped;
+#   - a restore of 5 000 rules into a windowed pool (BPF_IPTABLES_POOL=windows):
+#     windows, and the probes at its end judged as written;
+#   - parts never shrink: a flush keeps them.
+# Under BPF_IPTABLES_INGRESS=xdp (as run by CTest) eth0 and eth1 judge at XDP,
+# whose program is replaced too.
+BIN=$(cd "${1:?usage: test_parts.sh BUILD_DIR}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+topo_up
+
+# parts DEV: what `bpf-iptables -V` says rtr's DEV runs
+parts() { bpt "$RTR" -V | sed -n "s/^  $1 .*; parts: //p"; }
+check_parts() {		# check_parts WHAT EXPECTED: on lo, eth0 and eth1
+	local d
+	for d in lo eth0 eth1; do check_eq "$1: $d's parts" "$2" "$(parts $d)"; done
+}
+
+check "a stateless first command" bpt "$RTR" -A FORWARD -s 192.0.2.1 -j DROP
+check_parts "stateless" "none"
+check "cli reaches srv" ping_ok "$CLI" $SRV_IP
+if [ "${BPF_IPTABLES_INGRESS:-}" = xdp ]; then
+	check "XDP on eth0" sh -c "ip -n $RTR link show eth0 | grep -q 'prog/xdp'"
+fi
+
+# stateless still: the replies are dropped
+bpt "$RTR" -P FORWARD DROP
+bpt "$RTR" -A FORWARD -s $CLI_IP -j ACCEPT
+check_not "srv's replies dropped without conntrack" ping_ok "$CLI" $SRV_IP
+check_parts "a DROP policy" "none"
+check "conntrack's rule" bpt "$RTR" -A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT
+check_parts "conntrack" "conntrack"
+check "cli's pings answered (ESTABLISHED replies)" ping_ok "$CLI" $SRV_IP
+check_not "srv's pings dropped (NEW)" ping_ok "$SRV" $CLI_IP
+if [ "${BPF_IPTABLES_INGRESS:-}" = xdp ]; then
+	check "XDP on eth0 after the replace" sh -c "ip -n $RTR link show eth0 | grep -q 'prog/xdp'"
+fi
+
+check "recent's rules" bpt "$RTR" -I FORWARD 1 -m recent --name bad --rcheck -j DROP
+bpt "$RTR" -I FORWARD 1 -p udp --dport 7777 -m recent --name bad --set -j DROP
+check_parts "recent" "conntrack, recent"
+check "cli's pings still answered" ping_ok "$CLI" $SRV_IP
+check_eq "the datagram that lists cli dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 7777 1)"
+check_not "cli on the list: dropped" ping_ok "$CLI" $SRV_IP
+
+# 5 000 rules no group takes (targets alternate), never matching, then the probes
+rules=$(mktemp)
+{
+	echo "*filter"
+	echo ":INPUT ACCEPT [0:0]"
+	echo ":FORWARD DROP [0:0]"
+	echo ":OUTPUT ACCEPT [0:0]"
+	for i in $(seq 0 4999); do
+		echo "-A FORWARD -s 198.18.$((i / 250)).$((i % 250 + 1)) -p udp --dport $((1000 + i)) -j $([ $((i % 2)) = 0 ] && echo DROP || echo ACCEPT)"
+	done
+	echo "-A FORWARD -p udp --dport 9001 -j DROP"
+	echo "-A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT"
+	echo "-A FORWARD -s $CLI_IP -j ACCEPT"
+	echo "COMMIT"
+} > "$rules"
+check "a windowed restore" \
+	env BPF_IPTABLES_POOL=windows BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
+	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
+rm -f "$rules"
+check_parts "windows" "conntrack, recent, windows"
+check "cli's pings answered past 5 000 rules" ping_ok "$CLI" $SRV_IP
+check_not "srv's pings dropped by the policy" ping_ok "$SRV" $CLI_IP
+check_eq "the probe's datagrams dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 9001 3)"
+check_eq "other datagrams through" 3 "$(udp_count "$CLI" "$SRV" $SRV_IP 9002 3)"
+
+check "flush" bpt "$RTR" -F
+check_parts "after a flush" "conntrack, recent, windows"
+check "--unload" bpt "$RTR" --unload
+finish

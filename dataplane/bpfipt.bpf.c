@@ -15,9 +15,10 @@
  * bpfipt_inst.cur[its family] once and then uses only the inner maps of that
  * generation (see "Generations" in bpfipt.h). The programs are loaded again,
  * with more of their code, only when a ruleset first needs a part that their
- * namespace's never did (bpfipt_feat). IPv4 and IPv6 packets take the same path: parse() fills struct pkt
- * for either (parse6(): the extension headers), and the classifier differs only
- * in its address lookups (bpfipt_ival for IPv4, bpfipt_ival6 for IPv6).
+ * namespace's never did (bpfipt_feat). IPv4 and IPv6 packets take the same
+ * path: parse() fills struct pkt for either (parse6(): the extension headers),
+ * and the classifier differs only in its address lookups (bpfipt_ival for IPv4,
+ * bpfipt_ival6 for IPv6).
  *
  * The walk of bpfipt.h: classify() looks up each field that varies in the chain
  * (conf->lookup; the constant ones are folded by the loader into one vector per

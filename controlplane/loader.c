@@ -1202,7 +1202,9 @@ static __u32 conf_feat(const struct bpfipt_conf *cf)
 	return (cf->flags & BPFIPT_C_CT ? BPFIPT_FEAT_CT : 0) |
 	       (cf->flags & BPFIPT_C_RECENT ? BPFIPT_FEAT_RECENT : 0) |
 	       (cf->flags & BPFIPT_C_WINDOWS ? BPFIPT_FEAT_WINDOWS : 0) |
-	       (cf->nrows ? BPFIPT_FEAT_ROWS : 0);
+	       (cf->nrows ? BPFIPT_FEAT_ROWS : 0) |
+	       (cf->flags & BPFIPT_C_LOG ? BPFIPT_FEAT_LOG : 0) |
+	       (cf->flags & BPFIPT_C_REJECT ? BPFIPT_FEAT_REJECT : 0);
 }
 
 /* Our program on interface f's hook (0: tc ingress, 1: tc egress, 2: XDP): its
@@ -1408,12 +1410,13 @@ int dp_describe(struct strbuf *sb)
 	static const char *const cls[] = { [IF_ETH] = "ethernet", [IF_L3] = "ip",
 					   [IF_SKIP] = "not filtered",
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
-	static const char *const parts[] = { "conntrack", "recent", "windows", "rows" };
+	static const char *const parts[] = { "conntrack", "recent", "windows", "rows", "log",
+					     "reject" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, k, on = 0;
 
-	_Static_assert(BPFIPT_FEAT_ALL == (1 << 4) - 1, "parts names every feature");
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 6) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
@@ -1440,7 +1443,7 @@ int dp_describe(struct strbuf *sb)
 		/* the parts of the code loaded (BPFIPT_FEAT_*): what the rulesets used */
 		if (feat >= 0) {
 			sb_adds(sb, "; parts:");
-			for (k = 0; k < 4; k++)
+			for (k = 0; k < 6; k++)
 				if (feat & (1 << k)) {
 					sb_addf(sb, "%s%s", sep, parts[k]);
 					sep = ", ";
@@ -1599,6 +1602,11 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		feat |= BPFIPT_FEAT_CT;
 	if (text_has(text, len, "recent"))
 		feat |= BPFIPT_FEAT_RECENT;
+	/* -j LOG, -j NFLOG; -j REJECT */
+	if (text_has(text, len, "LOG"))
+		feat |= BPFIPT_FEAT_LOG;
+	if (text_has(text, len, "REJECT"))
+		feat |= BPFIPT_FEAT_REJECT;
 	/* the lines, and the chains a restore declares (":NAME POLICY [p:b]") */
 	while (lines <= GUESS_ROWS_LINES && (p = memchr(p, '\n', (size_t)(end - p)))) {
 		lines++;
@@ -2835,6 +2843,10 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 				cf->flags |= BPFIPT_C_CT;
 			if (cc->slots[c][k].xflags & BPFIPT_X_RECENT)
 				cf->flags |= BPFIPT_C_RECENT;
+			if (cc->slots[c][k].log)
+				cf->flags |= BPFIPT_C_LOG;
+			if (cc->slots[c][k].verdict == BPFIPT_V_REJECT)
+				cf->flags |= BPFIPT_C_REJECT;
 		}
 		/* a chain that tells states apart: track connections at every hook */
 		if (cf->lookup[c] & (1u << BPFIPT_F_CTSTATE))

@@ -2986,7 +2986,7 @@ static __always_inline int tc_verdict(int v)
 #ifndef BPFIPT_REJECT_IPV6
 #define BPFIPT_REJECT_IPV6 0
 #endif
-#define REJECT_CAN(sc) ((sc)->p.family == 4 || BPFIPT_REJECT_IPV6)
+#define REJECT_CAN(sc) (FEAT(BPFIPT_FEAT_REJECT) && ((sc)->p.family == 4 || BPFIPT_REJECT_IPV6))
 
 /* The family of a tc hook's packet (l3_family()), from the skb. */
 static __always_inline int skb_family(const struct __sk_buff *skb)
@@ -3102,7 +3102,7 @@ int bpfipt_xdp(struct xdp_md *ctx)
 	/* no skb, no mark: rulesets that test it run at tc (BPFIPT_C_TC_INGRESS) */
 	v = judge(cur, conf, chain, sc, sc->p.iif != LOOPBACK_IFINDEX);
 	/* tested here: the helper call of the argument would run for every packet */
-	if (sc->nlog)
+	if (FEAT(BPFIPT_FEAT_LOG) && sc->nlog)
 		log_emit(ctx, sc, true, ETH_HLEN, bpf_xdp_get_buff_len(ctx) - ETH_HLEN, ETH_HLEN,
 			 0, 0, 0, false);
 	switch (v) {
@@ -3137,7 +3137,7 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	    (xdpifs = bpf_map_lookup_elem(&bpfipt_xdp_slot, &zero)) &&
 	    bpf_map_lookup_elem(xdpifs, &ifindex)) {
 		/* judged at XDP; a rejected packet is answered here */
-		chain = tc_rejected_at_xdp(skb, l2);
+		chain = FEAT(BPFIPT_FEAT_REJECT) ? tc_rejected_at_xdp(skb, l2) : -1;
 		if (chain >= 0)
 			r = chain;
 		goto out;
@@ -3209,7 +3209,7 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	sc->p.oif = skb->ifindex;
 	sc->p.mark = skb->mark;
 	r = judge(cur, conf, BPFIPT_OUTPUT, sc, 1);
-	if (sc->nlog)
+	if (FEAT(BPFIPT_FEAT_LOG) && sc->nlog)
 		log_output(skb, sc, l2);
 	if (r == BPFIPT_V_REJECT && !REJECT_CAN(sc))
 		stat_inc(BPFIPT_ST_REJECT_DROPPED);

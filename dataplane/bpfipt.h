@@ -628,7 +628,9 @@ enum {
 	BPFIPT_FEAT_RECENT	= 1 << 1,	/* bpfipt_recent_mt(): BPFIPT_C_RECENT */
 	BPFIPT_FEAT_WINDOWS	= 1 << 2,	/* bpfipt_find_slot_win(): BPFIPT_C_WINDOWS */
 	BPFIPT_FEAT_ROWS	= 1 << 3,	/* bpfipt_chunk_row(): bpfipt_conf.nrows */
-	BPFIPT_FEAT_ALL		= (1 << 4) - 1,
+	BPFIPT_FEAT_LOG		= 1 << 4,	/* log_emit(): BPFIPT_C_LOG */
+	BPFIPT_FEAT_REJECT	= 1 << 5,	/* the replies (reject.bpf.h): BPFIPT_C_REJECT */
+	BPFIPT_FEAT_ALL		= (1 << 6) - 1,
 };
 /* userspace: the features every program attached in the namespace has
  * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the
@@ -760,6 +762,8 @@ enum {
 	BPFIPT_C_CT	= 1 << 1,	/* a chain tests conntrack state: track connections */
 	BPFIPT_C_WINDOWS = 1 << 2,	/* the pool is windowed (BPFIPT_WIN_WORD) */
 	BPFIPT_C_RECENT	= 1 << 3,	/* userspace: a rule has -m recent (BPFIPT_X_RECENT) */
+	BPFIPT_C_LOG	= 1 << 4,	/* userspace: a rule logs (-j LOG, NFLOG) */
+	BPFIPT_C_REJECT	= 1 << 5,	/* userspace: a rule rejects (-j REJECT) */
 };
 
 /* ------------------------------------------------------------ conntrack ----

@@ -111,7 +111,7 @@ static __always_inline void log_emit(void *ctx, struct scratch *sc, bool xdp, __
 	struct bpfipt_extra *e;
 	void *extras, *ring;
 
-	if (!n)
+	if (!FEAT(BPFIPT_FEAT_LOG) || !n)
 		return;
 	extras = bpf_map_lookup_elem(&bpfipt_extras, &cur);
 	if (!extras)

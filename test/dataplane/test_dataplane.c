@@ -1895,6 +1895,9 @@ START_TEST(t_feat_guess)
 	for (i = 0; i < 2; i++)
 		ck_assert_uint_eq(dp_feat_guess(ct_cmds[i], strlen(ct_cmds[i])), BPFIPT_FEAT_CT);
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -m recent --set ", 25), BPFIPT_FEAT_RECENT);
+	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j NFLOG ", 18), BPFIPT_FEAT_LOG);
+	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j REJECT ", 19), BPFIPT_FEAT_REJECT);
+	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j reject ", 19), 0);	/* a chain */
 	/* a word cut at the end of the input is not there */
 	ck_assert_uint_eq(dp_feat_guess("-m recent", 8), 0);
 	/* 10 000 rules in INPUT: a flat pool; 4 000 rules of 200 user chains too,

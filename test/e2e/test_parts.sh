@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The programs' optional parts (BPFIPT_FEAT_*, dataplane/bpfipt.h): a namespace's
 # first programs are loaded without the code its ruleset does not use
-# (connection tracking, -m recent, the windowed pool and its summary rows), and
+# (connection tracking, -m recent, the windowed pool and its summary rows, LOG,
+# REJECT's replies), and
 # loaded again with it, in place on every interface, by the first ruleset that
 # needs it. rtr filters what it forwards between cli and srv; `bpf-iptables -V`
 # names each interface's parts, the traffic shows they work:
@@ -10,6 +11,8 @@
 #     grow to conntrack everywhere, and cli's pings are answered (the replies
 #     ESTABLISHED), srv's are not (NEW);
 #   - -m recent: cli, once on the list, is dropped;
+#   - REJECT: cli's connection refused at once (a TCP reset); LOG: the logged
+#     datagram goes on;
 #   - a restore of 5 000 rules into a windowed pool (BPF_IPTABLES_POOL=windows):
 #     windows, and the probes at its end judged as written;
 #   - parts never shrink: a flush keeps them.
@@ -53,6 +56,26 @@ check_parts "recent" "conntrack, recent"
 check "cli's pings still answered" ping_ok "$CLI" $SRV_IP
 check_eq "the datagram that lists cli dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 7777 1)"
 check_not "cli on the list: dropped" ping_ok "$CLI" $SRV_IP
+bpt "$RTR" -D FORWARD -m recent --name bad --rcheck -j DROP
+
+# refused: a reset within the second, where a drop would time out
+tcp_refused() {
+	ip netns exec "$1" python3 -c '
+import socket,sys
+try:
+    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=1)
+except ConnectionRefusedError:
+    sys.exit(0)
+sys.exit(1)' "$2" "$3" 2>/dev/null
+}
+tcp_listen "$SRV" 9
+check "srv's port 9 answers before REJECT" tcp_ok "$CLI" $SRV_IP 9
+check "REJECT's rule" bpt "$RTR" -I FORWARD 1 -p tcp --dport 9 -j REJECT --reject-with tcp-reset
+check_parts "reject" "conntrack, recent, reject"
+check "port 9 refused by a reset" tcp_refused "$CLI" $SRV_IP 9
+check "LOG's rule" bpt "$RTR" -I FORWARD 1 -p udp --dport 5555 -j LOG --log-prefix "parts "
+check_parts "log" "conntrack, recent, log, reject"
+check_eq "the logged datagram through" 1 "$(udp_count "$CLI" "$SRV" $SRV_IP 5555 1)"
 
 # 5 000 rules no group takes (targets alternate), never matching, then the probes
 rules=$(mktemp)
@@ -73,13 +96,13 @@ check "a windowed restore" \
 	env BPF_IPTABLES_POOL=windows BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
 rm -f "$rules"
-check_parts "windows" "conntrack, recent, windows"
+check_parts "windows" "conntrack, recent, windows, log, reject"
 check "cli's pings answered past 5 000 rules" ping_ok "$CLI" $SRV_IP
 check_not "srv's pings dropped by the policy" ping_ok "$SRV" $CLI_IP
 check_eq "the probe's datagrams dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 9001 3)"
 check_eq "other datagrams through" 3 "$(udp_count "$CLI" "$SRV" $SRV_IP 9002 3)"
 
 check "flush" bpt "$RTR" -F
-check_parts "after a flush" "conntrack, recent, windows"
+check_parts "after a flush" "conntrack, recent, windows, log, reject"
 check "--unload" bpt "$RTR" --unload
 finish

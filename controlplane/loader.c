@@ -1443,7 +1443,7 @@ int dp_describe(struct strbuf *sb)
 		/* the parts of the code loaded (BPFIPT_FEAT_*): what the rulesets used */
 		if (feat >= 0) {
 			sb_adds(sb, "; parts:");
-			for (k = 0; k < 6; k++)
+			for (k = 0; k < (int)(sizeof(parts) / sizeof(parts[0])); k++)
 				if (feat & (1 << k)) {
 					sb_addf(sb, "%s%s", sep, parts[k]);
 					sep = ", ";

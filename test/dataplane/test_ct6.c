@@ -39,6 +39,7 @@
 #include "loader.h"
 #include "logfmt.h"
 #include "restore.h"
+#include "unaligned.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 
@@ -96,7 +97,7 @@ static size_t build6(const struct s6 *s, __u8 *buf, size_t cap)
 		nh = h;
 		h[2] = (s->fragoff << 3) >> 8;
 		h[3] = ((s->fragoff << 3) & 0xf8) | !!s->mf;
-		*(__be32 *)(h + 4) = htonl(s->fragid);
+		ipt_st32(h + 4, htonl(s->fragid));
 		h += 8;
 	}
 	*nh = s->proto;
@@ -107,7 +108,7 @@ static size_t build6(const struct s6 *s, __u8 *buf, size_t cap)
 		if (s->sport < 128) {
 			h[1] = s->dport;
 		} else {
-			*(__be16 *)(h + 4) = htons(s->dport);
+			ipt_st16(h + 4, htons(s->dport));
 		}
 		l4n = 8;
 		if (s->q) {	/* the quoted IPv6 header and 8 bytes of its transport */
@@ -121,24 +122,24 @@ static size_t build6(const struct s6 *s, __u8 *buf, size_t cap)
 			ck_assert_int_eq(inet_pton(AF_INET6, s->q->dst, q + 24), 1);
 			if (s->q->proto == 58) {
 				q[40] = s->q->sport;
-				*(__be16 *)(q + 44) = htons(s->q->dport);
+				ipt_st16(q + 44, htons(s->q->dport));
 			} else {
-				*(__be16 *)(q + 40) = htons(s->q->sport);
-				*(__be16 *)(q + 42) = htons(s->q->dport);
+				ipt_st16(q + 40, htons(s->q->sport));
+				ipt_st16(q + 42, htons(s->q->dport));
 			}
 			l4n += 48;
 		}
 	} else {
-		*(__be16 *)h = htons(s->sport);
-		*(__be16 *)(h + 2) = htons(s->dport);
+		ipt_st16(h, htons(s->sport));
+		ipt_st16(h + 2, htons(s->dport));
 		if (s->proto == 6) {
 			h[12] = 5 << 4;
 			h[13] = s->flags;
-			*(__be32 *)(h + 4) = htonl(1000);
-			*(__be32 *)(h + 8) = htonl(5000);
+			ipt_st32(h + 4, htonl(1000));
+			ipt_st32(h + 8, htonl(5000));
 			l4n = 20;
 		} else {
-			*(__be16 *)(h + 4) = htons(8 + s->payload);
+			ipt_st16(h + 4, htons(8 + s->payload));
 			l4n = 8;
 		}
 	}
@@ -146,7 +147,7 @@ static size_t build6(const struct s6 *s, __u8 *buf, size_t cap)
 		h[l4n + i] = (__u8)(i * 7 + 1);
 	h += l4n + s->payload;
 	ck_assert_uint_le((size_t)(h - buf), cap);
-	*(__be16 *)(ip + 4) = htons((__u16)(h - ip - 40));
+	ipt_st16(ip + 4, htons((__u16)(h - ip - 40)));
 	return (size_t)(h - buf);
 }
 
@@ -555,10 +556,10 @@ START_TEST(t_reject6)
 	ck_assert_uint_eq(ip[7], 64);
 	ck_assert_mem_eq(ip + 8, b6, 16);
 	ck_assert_mem_eq(ip + 24, a6, 16);
-	ck_assert_uint_eq(ntohs(*(__be16 *)l4), 7);
-	ck_assert_uint_eq(ntohs(*(__be16 *)(l4 + 2)), 40000);
-	ck_assert_uint_eq(*(__be32 *)(l4 + 4), 0);
-	ck_assert_uint_eq(ntohl(*(__be32 *)(l4 + 8)), 1001);	/* build6's seq 1000 + SYN */
+	ck_assert_uint_eq(ntohs(ipt_ld16(l4)), 7);
+	ck_assert_uint_eq(ntohs(ipt_ld16(l4 + 2)), 40000);
+	ck_assert_uint_eq(ipt_ld32(l4 + 4), 0);
+	ck_assert_uint_eq(ntohl(ipt_ld32(l4 + 8)), 1001);	/* build6's seq 1000 + SYN */
 	ck_assert_uint_eq(l4[12], 5 << 4);
 	ck_assert_uint_eq(l4[13], 0x14);
 	ck_assert_uint_eq(l4sum6(ip), 0xffff);
@@ -570,13 +571,13 @@ START_TEST(t_reject6)
 	ck_assert_uint_eq(n, ETH_HLEN + 60);
 	ck_assert_uint_eq(ip[6], 6);
 	ck_assert_uint_eq(l4[13], 0x04);
-	ck_assert_uint_eq(ntohl(*(__be32 *)(l4 + 4)), 5000);
-	ck_assert_uint_eq(*(__be32 *)(l4 + 8), 0);
+	ck_assert_uint_eq(ntohl(ipt_ld32(l4 + 4)), 5000);
+	ck_assert_uint_eq(ipt_ld32(l4 + 8), 0);
 	ck_assert_uint_eq(l4sum6(ip), 0xffff);
 	/* a FIN without ACK: ack = seq + payload + 1 */
 	n = reject_run(in, &S6(.dport = 7, .flags = 0x01, .payload = 9), out, sizeof(out), &ret);
 	ck_assert_int_eq(ret, TC_ACT_REDIRECT);
-	ck_assert_uint_eq(ntohl(*(__be32 *)(l4 + 8)), 1000 + 9 + 1);
+	ck_assert_uint_eq(ntohl(ipt_ld32(l4 + 8)), 1000 + 9 + 1);
 	ck_assert_uint_eq(l4[13], 0x14);
 	/* no RST for a RST; none for a multicast or IPv4-mapped source */
 	reject_run(in, &S6(.dport = 7, .flags = 0x04), out, sizeof(out), &ret);
@@ -597,7 +598,7 @@ START_TEST(t_reject6)
 		ck_assert_mem_eq(ip + 24, a6, 16);
 		ck_assert_uint_eq(l4[0], 1);
 		ck_assert_uint_eq(l4[1], codes[i].code);
-		ck_assert_uint_eq(*(__be32 *)(l4 + 4), 0);
+		ck_assert_uint_eq(ipt_ld32(l4 + 4), 0);
 		ck_assert_uint_eq(l4sum6(ip), 0xffff);
 		ck_assert_mem_eq(l4 + 8, rin + ETH_HLEN, rin_len - ETH_HLEN);	/* the quote */
 	}

@@ -49,6 +49,7 @@
 #include "logfmt.h"
 #include "restore.h"
 #include "strbuf.h"
+#include "unaligned.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 
@@ -104,12 +105,12 @@ static size_t build(const struct pspec *s, __u8 *buf, size_t cap)
 		tot = s->len;
 	ck_assert_uint_le(ETH_HLEN + tot, cap);
 	ip[0] = (s->ver ? s->ver : 4) << 4 | ((s->ihl ? s->ihl : hl / 4) & 0xf);
-	*(__be16 *)(ip + 2) = htons(s->totlen ? s->totlen : tot);
-	*(__be16 *)(ip + 6) = htons((s->mf ? 0x2000 : 0) | (s->fragoff & 0x1fff));
+	ipt_st16(ip + 2, htons(s->totlen ? s->totlen : tot));
+	ipt_st16(ip + 6, htons((s->mf ? 0x2000 : 0) | (s->fragoff & 0x1fff)));
 	ip[8] = 64;
 	ip[9] = s->proto;
-	*(__be32 *)(ip + 12) = inet_addr(s->src);
-	*(__be32 *)(ip + 16) = inet_addr(s->dst);
+	ipt_st32(ip + 12, inet_addr(s->src));
+	ipt_st32(ip + 16, inet_addr(s->dst));
 	for (i = 20; i < hl; i++)
 		ip[i] = 1;	/* NOP options */
 	l4 = ip + hl;
@@ -117,8 +118,8 @@ static size_t build(const struct pspec *s, __u8 *buf, size_t cap)
 		l4[0] = s->itype;
 		l4[1] = s->icode;
 	} else {
-		*(__be16 *)l4 = htons(s->sport);
-		*(__be16 *)(l4 + 2) = htons(s->dport);
+		ipt_st16(l4, htons(s->sport));
+		ipt_st16(l4 + 2, htons(s->dport));
 		if (s->proto == 6) {
 			l4[12] = 5 << 4;	/* data offset: 20 bytes */
 			l4[13] = s->flags;
@@ -618,7 +619,7 @@ static void run_cases(struct dp_inst *in, const struct tcase *cs, int n)
 
 		/* bytes: the IP total length the header claims */
 		if (len >= ETH_HLEN + 4)
-			bytes = ntohs(*(__be16 *)(buf + ETH_HLEN + 2));
+			bytes = ntohs(ipt_ld16(buf + ETH_HLEN + 2));
 		counters(in, &a, &na);
 		v = classify(in, buf, len, t->chain, t->iif, t->oif, t->mark);
 		counters(in, &b, &nb);
@@ -2260,20 +2261,20 @@ static size_t ct_build(const struct ctstep *st, __u8 *buf, size_t cap)
 		ps.len = st->qsrc ? 20 + 8 + 20 + 8 : 28;
 	}
 	n = build(&ps, buf, cap);
-	*(__be16 *)(buf + ETH_HLEN + 4) = htons(st->ipid);
+	ipt_st16(buf + ETH_HLEN + 4, htons(st->ipid));
 	if (st->proto == 1 && !st->qsrc && !st->frag)
-		*(__be16 *)(l4 + 4) = htons(st->dport);	/* identifier */
+		ipt_st16(l4 + 4, htons(st->dport));	/* identifier */
 	if (st->qsrc) {		/* the quoted header and 8 bytes of its L4 */
 		__u8 *q = l4 + 8;
 
 		q[0] = 0x45;
-		*(__be16 *)(q + 2) = htons(60);
+		ipt_st16(q + 2, htons(60));
 		q[8] = 64;
 		q[9] = st->qproto;
-		*(__be32 *)(q + 12) = inet_addr(st->qsrc);
-		*(__be32 *)(q + 16) = inet_addr(st->qdst);
-		*(__be16 *)(q + 20) = htons(st->qsport);
-		*(__be16 *)(q + 22) = htons(st->qdport);
+		ipt_st32(q + 12, inet_addr(st->qsrc));
+		ipt_st32(q + 16, inet_addr(st->qdst));
+		ipt_st16(q + 20, htons(st->qsport));
+		ipt_st16(q + 22, htons(st->qdport));
 	}
 	return n;
 }
@@ -2642,13 +2643,13 @@ START_TEST(t_reject)
 	ck_assert_uint_eq(out[5], 9);
 	ck_assert_uint_eq(ip[0], 0x45);
 	ck_assert_uint_eq(ip[9], 6);
-	ck_assert_uint_eq(*(__be32 *)(ip + 12), inet_addr("10.2.0.1"));
-	ck_assert_uint_eq(*(__be32 *)(ip + 16), inet_addr("10.1.0.7"));
+	ck_assert_uint_eq(ipt_ld32(ip + 12), inet_addr("10.2.0.1"));
+	ck_assert_uint_eq(ipt_ld32(ip + 16), inet_addr("10.1.0.7"));
 	ck_assert_uint_eq(sum16(ip, 20, 0), 0xffff);	/* IP checksum */
-	ck_assert_uint_eq(ntohs(*(__be16 *)l4), 7);
-	ck_assert_uint_eq(ntohs(*(__be16 *)(l4 + 2)), 40000);
-	ck_assert_uint_eq(*(__be32 *)(l4 + 4), 0);		/* seq 0 */
-	ck_assert_uint_eq(ntohl(*(__be32 *)(l4 + 8)), 1);	/* build() sends seq 0 */
+	ck_assert_uint_eq(ntohs(ipt_ld16(l4)), 7);
+	ck_assert_uint_eq(ntohs(ipt_ld16(l4 + 2)), 40000);
+	ck_assert_uint_eq(ipt_ld32(l4 + 4), 0);		/* seq 0 */
+	ck_assert_uint_eq(ntohl(ipt_ld32(l4 + 8)), 1);	/* build() sends seq 0 */
 	ck_assert_uint_eq(l4[13], 0x14);			/* RST|ACK */
 	{
 		__u8 ph[12];
@@ -2676,15 +2677,15 @@ START_TEST(t_reject)
 	ck_assert_int_eq(ret, TC_ACT_REDIRECT);
 	ck_assert_uint_eq(n, ETH_HLEN + 28 + 100);
 	ck_assert_uint_eq(ip[9], 1);
-	ck_assert_uint_eq(ntohs(*(__be16 *)(ip + 2)), 128);
-	ck_assert_uint_eq(*(__be32 *)(ip + 12), inet_addr("10.2.0.1"));
-	ck_assert_uint_eq(*(__be32 *)(ip + 16), inet_addr("10.1.0.7"));
+	ck_assert_uint_eq(ntohs(ipt_ld16(ip + 2)), 128);
+	ck_assert_uint_eq(ipt_ld32(ip + 12), inet_addr("10.2.0.1"));
+	ck_assert_uint_eq(ipt_ld32(ip + 16), inet_addr("10.1.0.7"));
 	ck_assert_uint_eq(sum16(ip, 20, 0), 0xffff);
 	ck_assert_uint_eq(l4[0], 3);
 	ck_assert_uint_eq(l4[1], 3);
 	ck_assert_uint_eq(sum16(l4, 8 + 100, 0), 0xffff);	/* ICMP checksum */
-	ck_assert_uint_eq(*(__be32 *)(l4 + 8 + 12), inet_addr("10.1.0.7"));	/* the quote */
-	ck_assert_uint_eq(ntohs(*(__be16 *)(l4 + 8 + 22)), 7);
+	ck_assert_uint_eq(ipt_ld32(l4 + 8 + 12), inet_addr("10.1.0.7"));	/* the quote */
+	ck_assert_uint_eq(ntohs(ipt_ld16(l4 + 8 + 22)), 7);
 	n = reject_run(in, PK(.src = "10.1.0.7", .dst = "10.2.0.1", .proto = 17, .sport = 5000,
 			      .dport = 8, .len = 1000), out, sizeof(out), &ret);
 	ck_assert_int_eq(ret, TC_ACT_REDIRECT);

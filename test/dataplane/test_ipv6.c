@@ -30,6 +30,7 @@
 #include "loader.h"
 #include "misc_ext.h"
 #include "proto_ext.h"
+#include "unaligned.h"
 
 /* P6(.field = x): a field given twice on purpose (defaults, then the case's) */
 #pragma GCC diagnostic ignored "-Woverride-init"
@@ -234,7 +235,7 @@ static size_t build6(const struct p6 *s, __u8 *buf, size_t cap, unsigned int *ip
 		l4n = 0;
 	tot = (int)(h - ip) + l4n + s->payload;
 	ck_assert_uint_le(ETH_HLEN + tot, cap);
-	*(__be16 *)(ip + 4) = htons(s->plen ? s->plen : tot - 40);
+	ipt_st16(ip + 4, htons(s->plen ? s->plen : tot - 40));
 	if (iplen)
 		*iplen = (s->plen ? s->plen : tot - 40) + 40;
 	return ETH_HLEN + (s->cut ? s->cut : tot);
@@ -1238,12 +1239,12 @@ START_TEST(t_families)
 		v4[14] = 0x45;
 		v4[17] = 20;
 		v4[22] = 64;
-		*(__be32 *)(v4 + 26) = htonl(0x0a000001);
-		*(__be32 *)(v4 + 30) = htonl(0x0a000002);
+		ipt_st32(v4 + 26, htonl(0x0a000001));
+		ipt_st32(v4 + 30, htonl(0x0a000002));
 		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), PASS);
 		install(in, c4);
 		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), DRP);
-		*(__be32 *)(v4 + 26) = htonl(0x0a000003);
+		ipt_st32(v4 + 26, htonl(0x0a000003));
 		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), ACC);
 	}
 	/* IPv6 still judged by its ruleset, its counters untouched by IPv4's */
@@ -1285,7 +1286,7 @@ START_TEST(t_families)
 		v4[14] = 0x45;
 		v4[17] = 20;
 		v4[22] = 64;
-		*(__be32 *)(v4 + 26) = htonl(0x0a000009);
+		ipt_st32(v4 + 26, htonl(0x0a000009));
 		ck_assert_int_eq(classify(in, v4, 34, BPFIPT_INPUT, 2, 0), DRP);
 	}
 	counters(in, AF_INET, &c, &n);

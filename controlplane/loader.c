@@ -969,32 +969,40 @@ static void xdp_ids(int ifindex, __u32 *drv, __u32 *skb)
 	}
 }
 
-/* The fd of a program we find attached to some interface, or -1. */
+/* Our program on interface f's hook (0: tc ingress, 1: tc egress, 2: XDP): its
+ * kind, or -1; its id, and the tc filter's handle or the XDP mode. */
+static int attached_kind(const struct iface *f, int hook, __u32 *id, __u32 *how)
+{
+	__u32 drv, skb;
+
+	if (hook < 2) {
+		*id = tc_ours(f->ifindex, hook ? BPF_TC_EGRESS : BPF_TC_INGRESS, how);
+		if (!*id)
+			return -1;
+		if (f->cls == IF_L3)
+			return hook ? DP_PROG_TC_OUT3 : DP_PROG_TC_IN3;
+		return hook ? DP_PROG_TC_OUT : DP_PROG_TC_IN;
+	}
+	xdp_ids(f->ifindex, &drv, &skb);
+	*id = prog_named(drv, prog_names[DP_PROG_XDP]) ? drv :
+	      prog_named(skb, prog_names[DP_PROG_XDP]) ? skb : 0;
+	*how = *id == drv ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+	return *id ? DP_PROG_XDP : -1;
+}
+
+/* The fd of a program of kind p we find attached to some interface, or -1. */
 static int find_attached(const struct iface *v, int n, enum dp_prog p)
 {
-	__u32 h, id, drv, skb;
+	int hook = p == DP_PROG_XDP ? 2 : p == DP_PROG_TC_OUT || p == DP_PROG_TC_OUT3 ? 1 : 0;
+	__u32 id, how;
 	int i;
 
-	for (i = 0; i < n; i++) {
-		switch (p) {
-		case DP_PROG_TC_IN:
-		case DP_PROG_TC_IN3:
-			id = tc_ours(v[i].ifindex, BPF_TC_INGRESS, &h);
-			break;
-		case DP_PROG_TC_OUT:
-		case DP_PROG_TC_OUT3:
-			id = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h);
-			break;
-		case DP_PROG_XDP:
-			xdp_ids(v[i].ifindex, &drv, &skb);
-			id = drv ? drv : skb;
-			break;
-		default:
-			return -1;
-		}
-		if (id && prog_named(id, prog_names[p]))
+	if (p == DP_PROG_TEST)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (attached_kind(&v[i], hook, &id, &how) == (int)p &&
+		    prog_named(id, prog_names[p]))
 			return bpf_prog_get_fd_by_id(id);
-	}
 	return -1;
 }
 
@@ -1205,27 +1213,6 @@ static __u32 conf_feat(const struct bpfipt_conf *cf)
 	       (cf->nrows ? BPFIPT_FEAT_ROWS : 0) |
 	       (cf->flags & BPFIPT_C_LOG ? BPFIPT_FEAT_LOG : 0) |
 	       (cf->flags & BPFIPT_C_REJECT ? BPFIPT_FEAT_REJECT : 0);
-}
-
-/* Our program on interface f's hook (0: tc ingress, 1: tc egress, 2: XDP): its
- * kind, or -1; its id, and the tc filter's handle or the XDP mode. */
-static int attached_kind(const struct iface *f, int hook, __u32 *id, __u32 *how)
-{
-	__u32 drv, skb;
-
-	if (hook < 2) {
-		*id = tc_ours(f->ifindex, hook ? BPF_TC_EGRESS : BPF_TC_INGRESS, how);
-		if (!*id)
-			return -1;
-		if (f->cls == IF_L3)
-			return hook ? DP_PROG_TC_OUT3 : DP_PROG_TC_IN3;
-		return hook ? DP_PROG_TC_OUT : DP_PROG_TC_IN;
-	}
-	xdp_ids(f->ifindex, &drv, &skb);
-	*id = prog_named(drv, prog_names[DP_PROG_XDP]) ? drv :
-	      prog_named(skb, prog_names[DP_PROG_XDP]) ? skb : 0;
-	*how = *id == drv ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-	return *id ? DP_PROG_XDP : -1;
 }
 
 /* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */

@@ -36,22 +36,10 @@ add_custom_target(tcfloor ALL DEPENDS ${TCFLOOR_OBJ})
 
 # addrsearch: an address field's LPM trie against a binary search over sorted
 # intervals (the experiment of docs/performance.md); its own BPF object and
-# skeleton, built as dataplane/bpf.cmake builds the data plane's.
-set(AS_OBJ ${BPF_DIR}/addrsearch.bpf.o)
+# skeleton (bpf_skeleton(), dataplane/bpf.cmake).
 set(AS_SKEL ${GEN}/addrsearch.skel.h)
-add_custom_command(OUTPUT ${AS_OBJ}
-  COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -I${CMAKE_CURRENT_SOURCE_DIR}/bench
-          -c ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.bpf.c -o ${AS_OBJ}
-  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.bpf.c
-          ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.h
-  COMMENT "Building BPF object addrsearch.bpf.o"
-  VERBATIM)
-add_custom_command(OUTPUT ${AS_SKEL}
-  COMMAND sh -c "${BPFTOOL} gen skeleton ${AS_OBJ} name addrsearch_bpf > ${AS_SKEL}.tmp"
-  COMMAND ${CMAKE_COMMAND} -E rename ${AS_SKEL}.tmp ${AS_SKEL}
-  DEPENDS ${AS_OBJ}
-  COMMENT "Generating BPF skeleton addrsearch.skel.h"
-  VERBATIM)
+bpf_skeleton(addrsearch ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.bpf.c
+             ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.h)
 add_executable(addrsearch ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.c ${AS_SKEL})
 target_include_directories(addrsearch PRIVATE ${GEN} ${CMAKE_CURRENT_SOURCE_DIR}/bench)
 target_link_libraries(addrsearch PRIVATE PkgConfig::LIBBPF)

@@ -30,6 +30,25 @@ if(CMAKE_LIBRARY_ARCHITECTURE)
   list(APPEND BPF_CFLAGS -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 endif()
 
+# bpf_skeleton(NAME SOURCE [DEPENDS...]): a benchmark's or a test's own BPF object
+# ${BPF_DIR}/NAME.bpf.o and its skeleton ${GEN}/NAME.skel.h (object NAME_bpf).
+function(bpf_skeleton name src)
+  set(obj ${BPF_DIR}/${name}.bpf.o)
+  set(skel ${GEN}/${name}.skel.h)
+  get_filename_component(dir ${src} DIRECTORY)
+  add_custom_command(OUTPUT ${obj}
+    COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -I${dir} -c ${src} -o ${obj}
+    DEPENDS ${src} ${ARGN}
+    COMMENT "Building BPF object ${name}.bpf.o"
+    VERBATIM)
+  add_custom_command(OUTPUT ${skel}
+    COMMAND sh -c "${BPFTOOL} gen skeleton ${obj} name ${name}_bpf > ${skel}.tmp"
+    COMMAND ${CMAKE_COMMAND} -E rename ${skel}.tmp ${skel}
+    DEPENDS ${obj}
+    COMMENT "Generating BPF skeleton ${name}.skel.h"
+    VERBATIM)
+endfunction()
+
 # bpf_object(OBJ SKEL NAME [clang flags...])
 function(bpf_object obj skel name)
   add_custom_command(OUTPUT ${obj}

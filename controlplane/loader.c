@@ -16,10 +16,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/if_link.h>
-#include <linux/membarrier.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -28,6 +26,7 @@
 
 #include "loader.h"
 #include "crashpoint.h"
+#include "grace.h"
 #include "ival.h"
 #include "strbuf.h"
 #include "ct.h"
@@ -297,27 +296,41 @@ static bool prog_named(__u32 id, const char *name)
 	return r;
 }
 
-/* RCU grace period: every program run that started before has finished (BPF
- * programs run in RCU read-side sections; MEMBARRIER_CMD_GLOBAL is
- * synchronize_rcu()). */
-static bool sync_rcu(void)
+/* A grace period: every program run that started before has finished
+ * (controlplane/grace.h: a thread of ours on every CPU, or the kernel's RCU
+ * grace period); BPF_IPTABLES_DEBUG says which. */
+static bool grace_done(enum cp_grace_how how)
 {
-	return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+	static const char *const what[] = {
+		[CP_GRACE_CPUS] = "a thread on every CPU",
+		[CP_GRACE_RCU] = "the kernel's RCU grace period",
+		[CP_GRACE_FAILED] = "none, membarrier failed",
+	};
+
+	dp_log(DP_DEBUG, "grace period: %s", what[how]);
+	return how != CP_GRACE_FAILED;
+}
+
+static bool grace_now(void)
+{
+	return grace_done(cp_grace());
 }
 
 /* The grace period a command owes the previous switch (BPFIPT_I_PENDING),
  * begun by dp_grace_begin() as soon as the command holds the lock, so that it
- * passes while the command reads the state and compiles (it sleeps: 4-20 ms
- * here, more than half of a one-rule change when waited for at the end). */
+ * passes while the command reads the state and compiles (the kernel's lasts
+ * 8-15 ms here: more than half of a one-rule change when waited for at the
+ * end). */
 static struct {
 	pthread_t th;
-	bool started, ok;
+	bool started;
+	enum cp_grace_how how;
 } early_gp;
 
 static void *early_gp_run(void *arg)
 {
 	(void)arg;
-	early_gp.ok = sync_rcu();
+	early_gp.how = cp_grace();
 	return NULL;
 }
 
@@ -334,10 +347,10 @@ void dp_grace_begin(void)
 static bool grace_wait(void)
 {
 	if (!early_gp.started)
-		return sync_rcu();
+		return grace_now();
 	pthread_join(early_gp.th, NULL);
 	early_gp.started = false;
-	return early_gp.ok;
+	return grace_done(early_gp.how);
 }
 
 /* -------------------------------------------------------- loading ---- */
@@ -3829,7 +3842,7 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	for (m = 0; m < OM_MAX; m++)
 		waited |= drop[m] && !o[m].rc;
 	cp_crash_point("dropped");
-	if (!waited && !sync_rcu()) {
+	if (!waited && !grace_now()) {
 		dp_fail(&err, -errno, "membarrier");
 		goto fail;
 	}
@@ -4114,7 +4127,7 @@ static int xdp_retire(const struct dp_inst *in, const struct iface *v, int n, bo
 		any_stale |= stale[i];
 	}
 	if (any_stale) {
-		sync_rcu();
+		grace_now();
 		for (i = 0; i < n; i++)
 			if (stale[i])
 				detach_xdp(in, &v[i]);

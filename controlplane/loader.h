@@ -17,8 +17,9 @@
  * filtering, then writes bpfipt_inst.cur[family]: one 4-byte write switches every
  * hook of every interface for that family (each packet reads its family's cur
  * once); the other family's generations are not touched. Reads (counters, -Z,
- * the tag) are of the family of the process (ipt_af). After an RCU grace period
- * (membarrier(MEMBARRIER_CMD_GLOBAL)) no packet uses the old generation: its
+ * the tag) are of the family of the process (ipt_af). After a grace period
+ * (controlplane/grace.h: a thread of ours on every CPU, or the kernel's RCU
+ * grace period) no packet uses the old generation: its
  * counters are final, and it becomes the spare the next command rewrites. A
  * large one (dp_opts.spare_keep) is settled by the install itself instead, and
  * its maps dropped: a large ruleset is held once between commands.

@@ -28,3 +28,14 @@ set_tests_properties(dataplane.test_ct6 PROPERTIES ENVIRONMENT "CK_FORK=yes" TIM
 # logfmt.c's line for a packet given in hex (test/e2e/log6_kernel.py)
 add_executable(lf_line ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/lf_line.c)
 target_link_libraries(lf_line PRIVATE bpfipt)
+
+# Grace periods (controlplane/grace.c) against program runs made to last
+# (grace_hold.bpf.c) at tc egress, XDP and tc ingress; the fallback in a cpuset.
+bpf_skeleton(grace_hold ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/grace_hold.bpf.c
+             ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/grace_hold.h)
+add_executable(test_grace ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_grace.c
+               ${GEN}/grace_hold.skel.h)
+target_include_directories(test_grace PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane)
+target_link_libraries(test_grace PRIVATE bpfipt PkgConfig::CHECK)
+add_test(NAME dataplane.test_grace COMMAND test_grace)
+set_tests_properties(dataplane.test_grace PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 120)

@@ -2335,7 +2335,7 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 	struct cp_array_field *out = rf_out(x->cc, f);
 	unsigned int nkeys = rf_nkeys[f], n = x->cc->nslots[c];
 	size_t nev = 0;
-	__u32 *arr = out->vec + (size_t)c * nkeys;
+	__u32 *arr;
 
 	cur_clear(x);
 	for (unsigned int s = 0; s < n; s++) {
@@ -2352,10 +2352,16 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 
 		if (id == UINT32_MAX)
 			return -1;
-		for (unsigned int k = 0; k < nkeys; k++)
-			arr[k] = id;
+		out->uniform[c] = id + 1;
 		return 0;
 	}
+	if (!out->vec) {
+		out->vec = xmalloc((size_t)BPFIPT_NCHAINS * nkeys * sizeof(__u32));
+		if (mem_add(x, (size_t)BPFIPT_NCHAINS * nkeys * sizeof(__u32)))
+			return -1;
+	}
+	arr = out->vec + (size_t)c * nkeys;
+	out->uniform[c] = 0;
 	/* first[k]: where key k's events start in ev (after the prefix sum) */
 	__u32 *first = x->first;
 	struct event *ev = xmalloc(nev * sizeof(*ev));
@@ -2631,14 +2637,8 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	x.cur = xmalloc(cc->nwords * sizeof(__u64));
 	x.first = xmalloc((BPFIPT_CLASS_KEYS + 1) * sizeof(*x.first));
 	ht_rehash(&x, 1024);
-	for (int f = 0; f < RF_N; f++) {
-		struct cp_array_field *af = rf_out(cc, f);
-
-		af->nkeys = rf_nkeys[f];
-		af->vec = xmalloc((size_t)BPFIPT_NCHAINS * af->nkeys * sizeof(__u32));
-		if (mem_add(&x, (size_t)BPFIPT_NCHAINS * af->nkeys * sizeof(__u32)))
-			goto out;
-	}
+	for (int f = 0; f < RF_N; f++)
+		rf_out(cc, f)->nkeys = rf_nkeys[f];	/* rows made when needed */
 	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
 		x.cur_chain = bidx[c] >= 0 ? (unsigned int)bidx[c] : 0;
 		/* each field's first new vector (the values no rule names, mostly)

@@ -91,11 +91,23 @@ struct cp_lpm {
 	unsigned int n, cap;
 };
 
-/* A field whose packet value is a small integer: key -> vector id, per chain. */
+/* A field whose packet value is a small integer: key -> vector id, per chain
+ * (cp_array_vec()). A chain where no rule names the field has one vector for
+ * every key: uniform[chain] is 1 + its id, and the chain's row of vec is not
+ * filled (a port field's row is 256 KiB: three chains of eight fields made and
+ * scanned were most of a one-rule command's CPU); 0: read the row. */
 struct cp_array_field {
 	unsigned int nkeys;	/* keys per chain: 256 (+1), 65537, 2, 32 ... */
-	__u32 *vec;		/* [chain * nkeys + key] -> vector id */
+	__u32 *vec;		/* [chain * nkeys + key] -> vector id; NULL when no
+				 * chain's row is filled */
+	__u32 uniform[BPFIPT_NCHAINS];
 };
+
+static inline __u32 cp_array_vec(const struct cp_array_field *a, unsigned int chain,
+				 unsigned int key)
+{
+	return a->uniform[chain] ? a->uniform[chain] - 1 : a->vec[(size_t)chain * a->nkeys + key];
+}
 
 /* An interface field: (chain, ifindex) -> vector id; absent -> dflt[chain]. */
 struct cp_if_entry {

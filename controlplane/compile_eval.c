@@ -152,7 +152,7 @@ static __u32 if_lookup(const struct cp_if_field *f, __u32 chain, __u32 ifindex)
 
 static __u32 arr(const struct cp_array_field *f, unsigned int chain, unsigned int key)
 {
-	return f->vec[(size_t)chain * f->nkeys + key];
+	return cp_array_vec(f, chain, key);
 }
 
 /* The data plane's ct_match() (dataplane/bpfipt.bpf.c) on the compiled extra. */

@@ -2166,11 +2166,18 @@ static int array_const(const struct cp_compiled *cc, int i, __u32 c, bool *cst, 
 	const __u32 *v;
 	unsigned int k;
 
-	if (!a->vec || a->nkeys != fa_def[i].keys)
+	if ((!a->vec && !a->uniform[c]) || a->nkeys != fa_def[i].keys)
 		return dp_fail(err, -EINVAL, "field %s: %u keys per chain, expected %u",
 			       fa_def[i].name, a->nkeys, fa_def[i].keys);
-	v = a->vec + (size_t)c * a->nkeys;
 	*cst = true;
+	if (a->uniform[c]) {
+		*vid = a->uniform[c] - 1;
+		if (*vid >= cc->nvecs)
+			return dp_fail(err, -EINVAL, "field %s: bad vector id", fa_def[i].name);
+		*hasf |= *vid == full;
+		return 0;
+	}
+	v = a->vec + (size_t)c * a->nkeys;
 	*vid = v[0];
 	for (k = 0; k < a->nkeys; k++) {
 		if (v[k] >= cc->nvecs)
@@ -2202,6 +2209,22 @@ static int if_const(const struct cp_if_field *f, __u32 c, __u32 nvecs, bool *cst
 			*cst = false;
 	}
 	return 0;
+}
+
+/* Array field a's rows, chain after chain, at out (its base in bpfipt_fields):
+ * those of the chains whose rows[c] has bit (conf_fields_read()). */
+static void fa_write(__u32 *out, const struct cp_array_field *a, __u32 bit, const __u32 *rows)
+{
+	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++, out += a->nkeys) {
+		if (!(rows[c] & bit))
+			continue;
+		if (!a->uniform[c]) {
+			memcpy(out, a->vec + (size_t)c * a->nkeys, (size_t)a->nkeys * 4);
+			continue;
+		}
+		for (unsigned int k = 0; k < a->nkeys; k++)
+			out[k] = a->uniform[c] - 1;
+	}
 }
 
 /* Vector vid has the bits of slots 0..n-1. */
@@ -2320,6 +2343,8 @@ static bool keys_have(const struct cp_array_field *a, const struct cp_compiled *
 {
 	__u32 last = BPFIPT_NO_VEC;
 
+	if (a->uniform[c])
+		return lo > hi || lo >= a->nkeys || vec_has(cc, a->uniform[c] - 1, s);
 	for (unsigned int i = lo; i <= hi && i < a->nkeys; i++) {
 		__u32 v = a->vec[(size_t)c * a->nkeys + i];
 
@@ -2461,6 +2486,11 @@ static bool keys_range(const struct cp_array_field *a, const struct cp_compiled 
 	bool has = false, seen = false, in = false;
 	__u32 last = 0;
 
+	if (a->uniform[c]) {	/* every key, or none */
+		*lo = 0;
+		*hi = a->nkeys - 1;
+		return vec_has(cc, a->uniform[c] - 1, s);
+	}
 	for (unsigned int i = 0; i < a->nkeys; i++) {
 		__u32 v = a->vec[(size_t)c * a->nkeys + i];
 
@@ -2673,26 +2703,23 @@ static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
 	}
 }
 
-/* Whether generation cf reads its field arrays (bpfipt_fields): a chain looks an
- * array field up, or a rule of a slot prefix tests one by its vector, not by a
- * range (fast_prefix() then asks bpfipt_field_vec()). Fields past a prefix's end
- * are 0 (the source: no array). */
-static bool conf_reads_fields(const struct bpfipt_conf *cf)
+/* The array fields generation cf reads in chain c from its row of each in
+ * bpfipt_fields (bits 1 << BPFIPT_F_*): those the chain looks up, and those a
+ * rule of its slot prefix tests by its vector, not by a range (fast_prefix()
+ * then asks bpfipt_field_vec()). Fields past a prefix's end are 0 (the source:
+ * no array). The other rows are never read, and not written. */
+static __u32 conf_fields_read(const struct bpfipt_conf *cf, __u32 c)
 {
-	__u32 c, j, k, f;
+	__u32 m = cf->lookup[c] & BPFIPT_ARRAY_FIELDS, j, k, f;
 
-	for (c = 0; c < BPFIPT_NCHAINS; c++) {
-		if (cf->lookup[c] & BPFIPT_ARRAY_FIELDS)
-			return true;
-		for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++)
-			for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
-				f = BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, k);
-				if (f < BPFIPT_F_MAX && (BPFIPT_ARRAY_FIELDS & (1u << f)) &&
-				    !(cf->pfx_direct[c] & (1ULL << (j * BPFIPT_FAST_PFX_FIELDS + k))))
-					return true;
-			}
-	}
-	return false;
+	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++)
+		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
+			f = BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, k);
+			if (f < BPFIPT_F_MAX && (BPFIPT_ARRAY_FIELDS & (1u << f)) &&
+			    !(cf->pfx_direct[c] & (1ULL << (j * BPFIPT_FAST_PFX_FIELDS + k))))
+				m |= 1u << f;
+		}
+	return m;
 }
 
 /* Vector i's window past its chunk 0, every vector's own in a windowed pool:
@@ -3179,7 +3206,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	struct bpfipt_conf *cf = &g->conf;
 	struct sets sets = { 0 };
 	size_t total, bytes, i, k;
-	__u32 nwords, nchunks, nvecs;
+	__u32 nwords, nchunks, nvecs, rows[BPFIPT_NCHAINS];
 	__u64 *cv = NULL, *pool;
 	bool v6 = cc->family == AF_INET6, fields;
 	void *p;
@@ -3212,7 +3239,10 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		r = dp_fail(err, -EPROTO, "internal: BPFIPT_ARRAY_FIELDS is not the array fields");
 		goto out;
 	}
-	fields = conf_reads_fields(cf);
+	for (i = 0, fields = false; i < BPFIPT_NCHAINS; i++) {
+		rows[i] = conf_fields_read(cf, (__u32)i);
+		fields |= rows[i] != 0;
+	}
 	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
 	    (r = inner_get(in, OM_POOL, slot,
@@ -3243,8 +3273,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		goto out;
 	}
 	for (i = 0; p && i < (size_t)NFA; i++)
-		memcpy((__u32 *)p + fa_def[i].base, fa_of(cc, i)->vec,
-		       (size_t)BPFIPT_NCHAINS * fa_def[i].keys * 4);
+		fa_write((__u32 *)p + fa_def[i].base, fa_of(cc, i), 1u << fa_field[i], rows);
 	if (p)
 		munmap(p, page_round(bytes));
 	cp_crash_point("map-write");

@@ -462,14 +462,14 @@ START_TEST(t_full_vec)
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_gt(cc->nwords, 2 * 64);
-	udp = cc->proto.vec[BPFIPT_INPUT * cc->proto.nkeys + 17];
+	udp = cp_array_vec(&cc->proto, BPFIPT_INPUT, 17);
 	ck_assert_uint_eq(cc->full_vec[BPFIPT_INPUT], udp);
 	for (unsigned int s = 0; s < cc->nwords * 64; s++)
 		ck_assert_uint_eq(cp_vec_bit(cc, udp, s), s < cc->nslots[BPFIPT_INPUT]);
 	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
-			  cc->proto.vec[BPFIPT_FORWARD * cc->proto.nkeys + 17]);
+			  cp_array_vec(&cc->proto, BPFIPT_FORWARD, 17));
 	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
-			  cc->proto.vec[BPFIPT_FORWARD * cc->proto.nkeys + 6]);
+			  cp_array_vec(&cc->proto, BPFIPT_FORWARD, 6));
 	ck_assert_uint_eq(cf.full[BPFIPT_INPUT], udp);
 	/* and a source port's: every rule takes any (but a packet without ports) */
 	ck_assert_uint_eq(cf.fullf[BPFIPT_INPUT], 1u << BPFIPT_F_PROTO | 1u << BPFIPT_F_SPORT);

@@ -1806,13 +1806,16 @@ static struct digest digest(const struct cp_compiled *cc)
 	for (unsigned int i = 0; i < sizeof(af) / sizeof(af[0]); i++) {
 		fnv_u32(&h, af[i]->nkeys);
 		for (size_t k = 0; k < (size_t)BPFIPT_NCHAINS * af[i]->nkeys; k++) {
+			unsigned int c = k / af[i]->nkeys, key = k % af[i]->nkeys;
+			__u32 v = cp_array_vec(af[i], c, key);
+
+			fnv_u32(&f, v);
 			/* a run of keys with the same vector: its start and the vector */
-			if (k % af[i]->nkeys && af[i]->vec[k] == af[i]->vec[k - 1])
+			if (key && v == cp_array_vec(af[i], c, key - 1))
 				continue;
 			fnv_u32(&h, (__u32)k);
-			fnv_vec(&h, cc, af[i]->vec[k]);
+			fnv_vec(&h, cc, v);
 		}
-		fnv(&f, af[i]->vec, (size_t)BPFIPT_NCHAINS * af[i]->nkeys * sizeof(__u32));
 	}
 	for (int F = 0; F < 2; F++) {
 		fnv_u32(&h, ifs[F]->n);

@@ -18,7 +18,7 @@ struct {
 	__type(value, struct gh_times);
 } gh_times SEC(".maps");
 
-const volatile __u64 hold_ns = 30000000;
+const volatile __u64 hold_ns = 50000000;	/* 50 ms */
 __u32 armed;	/* 1 + the hook that holds (the others let frames by); 0: none */
 
 static long spin(__u64 i, void *ctx)

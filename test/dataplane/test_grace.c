@@ -4,7 +4,7 @@
  * returns only after a program run that was under way when it was called has
  * ended, for each kind of run our programs have: tc on transmit (in the
  * sender's context, bottom halves disabled), XDP and tc on receive (softirq);
- * test/dataplane/grace_hold.bpf.c makes such a run last 30 ms. And cp_grace()
+ * test/dataplane/grace_hold.bpf.c makes such a run last 50 ms. And cp_grace()
  * takes the kernel's RCU grace period where the per-CPU way cannot be shown (a
  * cpuset without every CPU) or is not wanted (BPF_IPTABLES_GRACE=rcu).
  * Needs root and BPF, and fails without them (it never skips); runs in a network
@@ -74,6 +74,8 @@ static void tc_attach(int ifindex, enum bpf_tc_attach_point at, const struct bpf
 	ck_assert_int_eq(bpf_tc_attach(&hook, &o), 0);
 }
 
+#define GH_TRIES	5
+
 /* gA <-> gB: tc egress on gA, XDP (native) and tc ingress on gB. A frame sent
  * on gA meets the three in that order, all in one stretch without a schedule
  * (the receive runs as the transmit re-enables bottom halves): so each hook is
@@ -97,34 +99,42 @@ START_TEST(t_grace_waits_for_runs)
 	ck_assert_int_eq(bpf_xdp_attach(b, bpf_program__fd(s->progs.gh_xdp), XDP_FLAGS_DRV_MODE,
 					NULL), 0);
 	for (h = 0; h < GH_NHOOKS; h++) {
-		int fd = bpf_map__fd(s->maps.gh_times);
-		struct gh_times t = { 0, 0 };
-		__u64 called, back, give_up = now_ns() + 2000000000ull;
+		int fd = bpf_map__fd(s->maps.gh_times), tries, shown = 0;
 		__u32 k = (__u32)h;
-		pthread_t th;
-		void *sent;
-		bool ok;
 
-		ck_assert_int_eq(bpf_map_update_elem(fd, &k, &t, BPF_ANY), 0);
-		s->bss->armed = (__u32)h + 1;
-		ck_assert_int_eq(pthread_create(&th, NULL, send_frame, &a), 0);
-		while (!t.begin && now_ns() < give_up)
+		/* a try shows something when the run was still under way at the
+		 * call: on a loaded machine this thread may come back to the CPU
+		 * after the run has ended, and then it tries again */
+		for (tries = 0; tries < GH_TRIES && !shown; tries++) {
+			struct gh_times t = { 0, 0 };
+			__u64 called, back, give_up = now_ns() + 2000000000ull;
+			pthread_t th;
+			void *sent;
+			bool ok;
+
+			ck_assert_int_eq(bpf_map_update_elem(fd, &k, &t, BPF_ANY), 0);
+			s->bss->armed = (__u32)h + 1;
+			ck_assert_int_eq(pthread_create(&th, NULL, send_frame, &a), 0);
+			while (!t.begin && now_ns() < give_up)
+				ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, &t), 0);
+			ck_assert_msg(t.begin, "%s: the frame never reached the program", name[h]);
+			called = now_ns();
+			ok = cp_grace_cpus();
+			back = now_ns();
 			ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, &t), 0);
-		ck_assert_msg(t.begin, "%s: the frame never reached the program", name[h]);
-		called = now_ns();
-		ok = cp_grace_cpus();
-		back = now_ns();
-		ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, &t), 0);
-		ck_assert_msg(ok, "%s: no grace period the per-CPU way on this kernel", name[h]);
-		ck_assert_msg(t.end && t.end <= back,
-			      "%s: the grace period returned %.2f ms after the call, before the "
-			      "run under way at the call ended",
-			      name[h], (double)(back - called) / 1e6);
-		ck_assert_msg(t.end > called,
-			      "%s: the run had ended before the call: nothing was shown", name[h]);
-		pthread_join(th, &sent);
-		ck_assert_msg(sent, "%s: the frame was not sent", name[h]);
-		s->bss->armed = 0;
+			ck_assert_msg(ok, "%s: no grace period the per-CPU way on this kernel",
+				      name[h]);
+			ck_assert_msg(t.end && t.end <= back,
+				      "%s: the grace period returned %.2f ms after the call, before "
+				      "the run under way at the call ended",
+				      name[h], (double)(back - called) / 1e6);
+			shown = t.end > called;
+			pthread_join(th, &sent);
+			ck_assert_msg(sent, "%s: the frame was not sent", name[h]);
+			s->bss->armed = 0;
+		}
+		ck_assert_msg(shown, "%s: in %d tries the run had always ended before the call",
+			      name[h], GH_TRIES);
 	}
 	grace_hold_bpf__destroy(s);
 }

@@ -216,7 +216,15 @@ struct dp_inst {
 	int lazy_fd[LZ_MAX];		/* lazy maps (lazy_defs), once looked up: -1 */
 	__u32 feat;			/* BPFIPT_FEAT_* of its programs (a running
 					 * instance's: bpfipt_inst's BPFIPT_I_FEAT) */
+	int refs;			/* dp_inst_free() frees at the last */
 };
+
+/* The running instance a command holding the ruleset's lock found, for its
+ * later opens (dp_inst_keep()). */
+static struct {
+	bool on;
+	struct dp_inst *in;
+} kept;
 
 static void fd_close(int *fd)
 {
@@ -245,6 +253,7 @@ static struct dp_inst *inst_alloc(void)
 	for (i = 0; i < LZ_MAX; i++)
 		in->lazy_fd[i] = -1;
 	in->feat = BPFIPT_FEAT_ALL;
+	in->refs = 1;
 	return in;
 }
 
@@ -253,7 +262,8 @@ void dp_inst_free(struct dp_inst **pin)
 	struct dp_inst *in = *pin;
 	int i;
 
-	if (!in)
+	*pin = NULL;
+	if (!in || --in->refs > 0)
 		return;
 	for (i = 0; i < DP_PROG_MAX; i++)
 		fd_close(&in->prog[i]);
@@ -265,7 +275,12 @@ void dp_inst_free(struct dp_inst **pin)
 	for (i = 0; i < LZ_MAX; i++)
 		fd_close(&in->lazy_fd[i]);
 	free(in);
-	*pin = NULL;
+}
+
+void dp_inst_keep(bool on)
+{
+	kept.on = on;
+	dp_inst_free(&kept.in);
 }
 
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p)
@@ -1367,6 +1382,11 @@ int dp_inst_open(struct dp_inst **out, struct ipt_err *err)
 
 	dp_log_init();
 	*out = NULL;
+	if (kept.in) {
+		kept.in->refs++;
+		*out = kept.in;
+		return 0;
+	}
 	r = iface_list(&v, &n, err);
 	if (r)
 		return r;
@@ -1397,6 +1417,10 @@ int dp_inst_open(struct dp_inst **out, struct ipt_err *err)
 	if (r)
 		goto out;
 	dp_log(DP_DEBUG, "found the running instance (program id %u)", id);
+	if (kept.on) {
+		in->refs++;
+		kept.in = in;
+	}
 	*out = in;
 	in = NULL;
 out:
@@ -4297,6 +4321,7 @@ out:
 	if (staged)
 		stage_release(&st);
 	early_inst_join();	/* before its instance is freed */
+	dp_inst_keep(false);	/* changed: a later open looks again */
 	dp_inst_free(&in);
 	free(v);
 	return r;

@@ -165,8 +165,10 @@ int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_er
 
 void ipt_state_close(struct ipt_state *st)
 {
-	if (st->lock_fd >= 0)
+	if (st->lock_fd >= 0) {
+		cp_sync_end();
 		close(st->lock_fd);	/* releases the flock */
+	}
 	st->lock_fd = -1;
 }
 

@@ -41,6 +41,13 @@ void cp_sync_begin(const char *input, size_t len)
 		return;
 	dp_grace_begin();
 	dp_prepare_begin(dp_feat_guess(input, len));
+	dp_inst_keep(true);
+}
+
+void cp_sync_end(void)
+{
+	if (cp_dataplane_enabled())
+		dp_inst_keep(false);
 }
 
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err)

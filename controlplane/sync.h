@@ -14,8 +14,11 @@ bool cp_dataplane_enabled(void);
  * wait for the previous switch begins now (dp_grace_begin()), and a namespace's
  * first install loads its programs meanwhile (dp_prepare_begin()), with the
  * parts that input (the command's words or a restore's text; NULL: unknown)
- * suggests its ruleset will use (dp_feat_guess()). */
+ * suggests its ruleset will use (dp_feat_guess()); the running instance, once
+ * found, is kept for the command's later steps (dp_inst_keep()). */
 void cp_sync_begin(const char *input, size_t len);
+/* The end of what cp_sync_begin() began: called when the lock is let go. */
+void cp_sync_end(void);
 /* Read the running generation's counters into t's rules and policies. */
 int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);
 /* Compile t and switch the data plane to it (creating it on first use, with the

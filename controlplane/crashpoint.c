@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_POINTS 32
@@ -40,8 +41,15 @@ void cp_crash_point(const char *name)
 	if (!(at && *at) && !(trace && *trace))
 		return;
 	n = hit(name);
-	if (trace && *trace)
+	if (trace && !strcmp(trace, "time")) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		fprintf(stderr, "crash point %s %u at %lld.%06ld\n", name, n, (long long)ts.tv_sec,
+			ts.tv_nsec / 1000);
+	} else if (trace && *trace) {
 		fprintf(stderr, "crash point %s %u\n", name, n);
+	}
 	if (!at)
 		return;
 	len = strcspn(at, ":");

@@ -7,6 +7,8 @@
  *                                   the first) it reaches point NAME
  *   BPF_IPTABLES_CRASH_TRACE=1      print "crash point NAME N" on stderr at every
  *                                   point reached (how many there are)
+ *   BPF_IPTABLES_CRASH_TRACE=time   the same with " at SECONDS" (CLOCK_MONOTONIC):
+ *                                   where a command's time goes (bench/timeline.py)
  *
  * SIGKILL is what `kill -9` sends: no handler, no atexit, no cleanup runs. The
  * variables only ever stop the command that reads them, as kill -9 could.

@@ -64,6 +64,22 @@ static void *send_frame(void *arg)
 	return (void *)(long)(n == (ssize_t)sizeof(f));
 }
 
+/* A thread bound to cpu (pthread_create()'s attributes). */
+static int thread_on(pthread_t *th, int cpu, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	cpu_set_t set;
+	int r;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_init(&a);
+	pthread_attr_setaffinity_np(&a, sizeof(set), &set);
+	r = pthread_create(th, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return r;
+}
+
 static void tc_attach(int ifindex, enum bpf_tc_attach_point at, const struct bpf_program *p)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = at);
@@ -79,13 +95,22 @@ static void tc_attach(int ifindex, enum bpf_tc_attach_point at, const struct bpf
 /* gA <-> gB: tc egress on gA, XDP (native) and tc ingress on gB. A frame sent
  * on gA meets the three in that order, all in one stretch without a schedule
  * (the receive runs as the transmit re-enables bottom halves): so each hook is
- * armed alone, one frame each, and held while cp_grace_cpus() is called. */
+ * armed alone, one frame each, and held while cp_grace_cpus() is called. The
+ * sender runs on CPU 1, this thread on CPU 0: on one CPU it would only see the
+ * run begin once it had ended (the run holds the CPU; under load no other CPU
+ * takes this thread). */
 START_TEST(t_grace_waits_for_runs)
 {
 	static const char *const name[] = { "tc egress", "XDP", "tc ingress" };
 	struct grace_hold_bpf *s;
 	int a, b, h;
 
+	cpu_set_t zero;
+
+	ck_assert_msg(sysconf(_SC_NPROCESSORS_ONLN) >= 2, "one CPU online: the run would hold it");
+	CPU_ZERO(&zero);
+	CPU_SET(0, &zero);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(zero), &zero), 0);
 	ck_assert_msg(!unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET): %s", strerror(errno));
 	ck_assert_int_eq(sh("ip link set lo up && ip link add gA type veth peer name gB && "
 			    "ip link set gA up && ip link set gB up"), 0);
@@ -114,7 +139,7 @@ START_TEST(t_grace_waits_for_runs)
 
 			ck_assert_int_eq(bpf_map_update_elem(fd, &k, &t, BPF_ANY), 0);
 			s->bss->armed = (__u32)h + 1;
-			ck_assert_int_eq(pthread_create(&th, NULL, send_frame, &a), 0);
+			ck_assert_int_eq(thread_on(&th, 1, send_frame, &a), 0);
 			while (!t.begin && now_ns() < give_up)
 				ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, &t), 0);
 			ck_assert_msg(t.begin, "%s: the frame never reached the program", name[h]);

@@ -72,4 +72,34 @@ target_sources(bpfipt PRIVATE controlplane/loader.c ${BPF_SKEL} ${BPF_MAPS_SKEL}
 add_dependencies(bpfipt bpfipt_skel)
 target_include_directories(bpfipt PUBLIC dataplane)
 find_package(Threads REQUIRED)
-target_link_libraries(bpfipt PUBLIC PkgConfig::LIBBPF PkgConfig::NLROUTE Threads::Threads)
+
+# libbpf, libnl and what they need are linked in from their archives where the
+# -dev packages installed them: a command that runs for 5 ms spent a tenth of
+# it loading five shared libraries and binding their symbols, and libnl-route
+# registering all its cache and link types (docs/performance.md, "One-rule
+# commands"). -DBPFIPT_STATIC_DEPS=OFF, or an archive missing: the shared ones.
+option(BPFIPT_STATIC_DEPS "Link libbpf, libnl and their dependencies statically" ON)
+set(BPFIPT_DEPS PkgConfig::LIBBPF PkgConfig::NLROUTE)
+if(BPFIPT_STATIC_DEPS)
+  set(deps_a "")
+  foreach(lib IN LISTS LIBBPF_STATIC_LIBRARIES NLROUTE_STATIC_LIBRARIES)
+    if(lib STREQUAL "pthread" OR lib IN_LIST deps_seen)
+      continue()
+    endif()
+    list(APPEND deps_seen ${lib})
+    find_library(BPFIPT_ARCHIVE_${lib} NAMES lib${lib}.a)
+    if(NOT BPFIPT_ARCHIVE_${lib})
+      message(STATUS "lib${lib}.a not found: libbpf and libnl linked as shared libraries")
+      set(deps_a "")
+      break()
+    endif()
+    list(APPEND deps_a ${BPFIPT_ARCHIVE_${lib}})
+  endforeach()
+  if(deps_a)
+    add_library(bpfipt_deps INTERFACE)
+    target_include_directories(bpfipt_deps INTERFACE ${LIBBPF_INCLUDE_DIRS} ${NLROUTE_INCLUDE_DIRS})
+    target_link_libraries(bpfipt_deps INTERFACE ${deps_a})
+    set(BPFIPT_DEPS bpfipt_deps)
+  endif()
+endif()
+target_link_libraries(bpfipt PUBLIC ${BPFIPT_DEPS} Threads::Threads)

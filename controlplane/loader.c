@@ -1668,16 +1668,22 @@ static size_t page_round(size_t n)
 	return (n + ps - 1) / ps * ps;
 }
 
-static void *map_mmap(int fd, size_t bytes, bool write, struct ipt_err *err)
+/* An array map's values from byte off (a multiple of the page size) on. */
+static void *map_mmap_at(int fd, size_t off, size_t bytes, bool write, struct ipt_err *err)
 {
 	void *p = mmap(NULL, page_round(bytes ? bytes : 1), PROT_READ | (write ? PROT_WRITE : 0),
-		       MAP_SHARED, fd, 0);
+		       MAP_SHARED, fd, (off_t)off);
 
 	if (p == MAP_FAILED) {
 		dp_fail(err, -errno, "cannot map %zu bytes of a BPF map", bytes);
 		return NULL;
 	}
 	return p;
+}
+
+static void *map_mmap(int fd, size_t bytes, bool write, struct ipt_err *err)
+{
+	return map_mmap_at(fd, 0, bytes, write, err);
 }
 
 static void gen_release(struct gen *g)
@@ -2253,12 +2259,17 @@ static int if_const(const struct cp_if_field *f, __u32 c, __u32 nvecs, bool *cst
 	return 0;
 }
 
-/* Array field a's rows, chain after chain, at out (its base in bpfipt_fields):
- * those of the chains whose rows[c] has bit (conf_fields_read()). */
-static void fa_write(__u32 *out, const struct cp_array_field *a, __u32 bit, const __u32 *rows)
+/* Array field i's rows into bpfipt_fields, whose words from `first` on are
+ * mapped at m: those of the chains whose rows[c] has the field's bit
+ * (conf_fields_read()). */
+static void fa_write(__u32 *m, size_t first, const struct cp_compiled *cc, int i,
+		     const __u32 *rows)
 {
+	const struct cp_array_field *a = fa_of(cc, i);
+	__u32 *out = m + (fa_def[i].base - first);
+
 	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++, out += a->nkeys) {
-		if (!(rows[c] & bit))
+		if (!(rows[c] & (1u << fa_field[i])))
 			continue;
 		if (!a->uniform[c]) {
 			memcpy(out, a->vec + (size_t)c * a->nkeys, (size_t)a->nkeys * 4);
@@ -3246,7 +3257,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 {
 	struct bpfipt_conf *cf = &g->conf;
 	struct sets sets = { 0 };
-	size_t total, bytes, i, k;
+	size_t total, bytes, i, k, lo, hi;
 	__u32 nwords, nchunks, nvecs, rows[BPFIPT_NCHAINS];
 	__u64 *cv = NULL, *pool;
 	bool v6 = cc->family == AF_INET6, fields;
@@ -3306,15 +3317,31 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		goto out;
 	cp_crash_point("map-write");
 
-	/* the array fields: each one's flat id array at its base */
-	bytes = (size_t)om_defs[OM_FIELDS].fixed * om_defs[OM_FIELDS].value_size;
-	p = fields ? map_mmap(g->fd[OM_FIELDS], bytes, true, err) : NULL;
-	if (fields && !p) {
-		r = -ENOMEM;
-		goto out;
+	/* the array fields: each one's flat id array at its base; the pages of
+	 * the rows written mapped, not the whole 3 MiB map (a page each to set up
+	 * and tear down: a tenth of a small ruleset's command) */
+	lo = SIZE_MAX;
+	hi = 0;
+	for (i = 0; fields && i < (size_t)NFA; i++)
+		for (k = 0; k < BPFIPT_NCHAINS; k++)
+			if (rows[k] & (1u << fa_field[i])) {
+				size_t w = fa_def[i].base + k * fa_def[i].keys;
+
+				lo = w < lo ? w : lo;
+				hi = w + fa_def[i].keys > hi ? w + fa_def[i].keys : hi;
+			}
+	p = NULL;
+	if (hi) {
+		lo -= lo % (page_round(1) / 4);	/* from its page's first word */
+		bytes = (hi - lo) * 4;
+		p = map_mmap_at(g->fd[OM_FIELDS], lo * 4, bytes, true, err);
+		if (!p) {
+			r = -ENOMEM;
+			goto out;
+		}
 	}
 	for (i = 0; p && i < (size_t)NFA; i++)
-		fa_write((__u32 *)p + fa_def[i].base, fa_of(cc, i), 1u << fa_field[i], rows);
+		fa_write(p, lo, cc, (int)i, rows);
 	if (p)
 		munmap(p, page_round(bytes));
 	cp_crash_point("map-write");

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,13 +188,54 @@ static void verbose_echo(const struct ipt_table *t, const struct ipt_cmd *cmd)
 }
 
 /* Save t and switch the data plane to it (state.h, CRASHES). */
+/* The new state file, written in a thread while the ruleset compiles: it must
+ * be on disk before the switch (a command killed after it finds the file of
+ * the ruleset in force, state.h), not before the compile. The 1M deny list's
+ * 12 MB and fsync took 31 ms of an -A, in line. */
+struct prep {
+	pthread_t th;
+	struct ipt_state *st;
+	const struct ipt_table *t;
+	struct ipt_err err;
+	int r;
+	bool started;
+};
+
+static void *prep_run(void *arg)
+{
+	struct prep *p = arg;
+
+	p->r = ipt_state_prepare(p->st, p->t, &p->err);
+	return NULL;
+}
+
+/* Its result once written (err: why not); again: the same. */
+static int prep_done(void *arg, struct ipt_err *err)
+{
+	struct prep *p = arg;
+
+	if (p->started) {
+		pthread_join(p->th, NULL);
+		p->started = false;
+	}
+	if (p->r && err)
+		*err = p->err;
+	return p->r ? -1 : 0;
+}
+
 static int store(struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err)
 {
-	int r = ipt_state_prepare(st, t, err);
+	struct prep p = { .st = st, .t = t };
+	int r;
 
-	if (r)
-		return r;
-	r = cp_sync_out(t, st->dir, st->next_tag, err);
+	ipt_err_clear(&p.err);
+	p.started = !pthread_create(&p.th, NULL, prep_run, &p);
+	if (!p.started)
+		prep_run(&p);
+	r = cp_sync_out_when(t, st->dir, st->next_tag, prep_done, &p, err);
+	/* a compile that failed, or no data plane: the file is waited for here */
+	if (prep_done(&p, r ? NULL : err))
+		r = -1;
 	return ipt_state_commit(st, !r, r ? NULL : err) || r ? -1 : 0;
 }
 

@@ -2,6 +2,7 @@
 /* Test-only crash points (see crashpoint.h). */
 #include "crashpoint.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ static unsigned int hit(const char *name)
 
 void (*cp_point_hook)(const char *name);
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
 void cp_crash_point(const char *name)
 {
 	const char *at = getenv("BPF_IPTABLES_CRASH_AT");
@@ -40,7 +43,10 @@ void cp_crash_point(const char *name)
 		cp_point_hook(name);
 	if (!(at && *at) && !(trace && *trace))
 		return;
+	/* the state file is written in a thread of its own (cli.c, store()) */
+	pthread_mutex_lock(&lock);
 	n = hit(name);
+	pthread_mutex_unlock(&lock);
 	if (trace && !strcmp(trace, "time")) {
 		struct timespec ts;
 

@@ -180,6 +180,13 @@ int cp_check(const struct ipt_table *t, struct ipt_err *err)
 int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 		struct ipt_err *err)
 {
+	return cp_sync_out_when(t, state_dir, tag, NULL, NULL, err);
+}
+
+int cp_sync_out_when(const struct ipt_table *t, const char *state_dir, __u32 tag,
+		     int (*ready)(void *arg, struct ipt_err *err), void *arg,
+		     struct ipt_err *err)
+{
 	struct ct_settings cts;
 	struct cp_env env = { .tuple_min = tuple_min() };
 	struct cp_compiled *cc = NULL;
@@ -202,6 +209,10 @@ int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 	if (r)
 		return -1;
 	cp_crash_point("compiled");
+	if (ready && ready(arg, err)) {
+		cp_compiled_free(&cc);
+		return -1;
+	}
 
 	unsigned int n = nrules + BPFIPT_NCHAINS;
 	__u64 (*seed)[2] = calloc(n, sizeof(*seed));

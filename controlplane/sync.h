@@ -26,6 +26,13 @@ int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err);
  * records `tag`, the saved ruleset's (state.h). */
 int cp_sync_out(const struct ipt_table *t, const char *state_dir, __u32 tag,
 		struct ipt_err *err);
+/* The same, calling ready(arg, err) once t is compiled and before the data
+ * plane is touched; a non-zero return stops there (err says why). What the
+ * caller did meanwhile (the state file written in a thread: bpf-iptables/cli.c,
+ * store()) must be done before a switch. */
+int cp_sync_out_when(const struct ipt_table *t, const char *state_dir, __u32 tag,
+		     int (*ready)(void *arg, struct ipt_err *err), void *arg,
+		     struct ipt_err *err);
 /* Compile t as cp_sync_out would, without loading it: what the data plane would
  * refuse (a limit of the compiler) fails here too (restore --test). */
 int cp_check(const struct ipt_table *t, struct ipt_err *err);

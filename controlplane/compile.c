@@ -2335,7 +2335,6 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 	struct cp_array_field *out = rf_out(x->cc, f);
 	unsigned int nkeys = rf_nkeys[f], n = x->cc->nslots[c];
 	size_t nev = 0;
-	__u32 *arr;
 
 	cur_clear(x);
 	for (unsigned int s = 0; s < n; s++) {
@@ -2352,16 +2351,9 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 
 		if (id == UINT32_MAX)
 			return -1;
-		out->uniform[c] = id + 1;
+		cp_array_run(out, c, 0, id);
 		return 0;
 	}
-	if (!out->vec) {
-		out->vec = xmalloc((size_t)BPFIPT_NCHAINS * nkeys * sizeof(__u32));
-		if (mem_add(x, (size_t)BPFIPT_NCHAINS * nkeys * sizeof(__u32)))
-			return -1;
-	}
-	arr = out->vec + (size_t)c * nkeys;
-	out->uniform[c] = 0;
 	/* first[k]: where key k's events start in ev (after the prefix sum) */
 	__u32 *first = x->first;
 	struct event *ev = xmalloc(nev * sizeof(*ev));
@@ -2411,11 +2403,24 @@ static int build_range(struct cctx *x, enum bpfipt_chain c, int f)
 			free(ev);
 			return -1;
 		}
-		for (; k < next; k++)
-			arr[k] = id;
+		cp_array_run(out, c, k, id);
+		k = next;
 	}
 	free(ev);
-	return 0;
+	return mem_add(x, out->nrun[c] * sizeof(*out->run[c]));
+}
+
+void cp_array_run(struct cp_array_field *a, unsigned int chain, __u32 start, __u32 vid)
+{
+	unsigned int n = a->nrun[chain];
+
+	if (n && a->run[chain][n - 1].vid == vid)
+		return;		/* the run before goes on */
+	if (n == a->cap[chain]) {
+		a->cap[chain] = n ? 2 * n : 4;
+		a->run[chain] = xrealloc(a->run[chain], a->cap[chain] * sizeof(*a->run[chain]));
+	}
+	a->run[chain][a->nrun[chain]++] = (struct cp_key_run){ start, vid };
 }
 
 /* ---------------------------------------------------------------- interfaces */
@@ -2730,7 +2735,8 @@ void cp_compiled_free(struct cp_compiled **pc)
 	free(cc->group_src.e6);
 	free(cc->group_dst.e6);
 	for (int f = 0; f < RF_N; f++)
-		free(rf_out(cc, f)->vec);
+		for (int c = 0; c < BPFIPT_NCHAINS; c++)
+			free(rf_out(cc, f)->run[c]);
 	free(cc->iif.e);
 	free(cc->oif.e);
 	for (int c = 0; c < BPFIPT_NCHAINS; c++)

@@ -91,22 +91,41 @@ struct cp_lpm {
 	unsigned int n, cap;
 };
 
+/* Keys start .. (the next run's start, or nkeys) - 1 have vector vid. */
+struct cp_key_run {
+	__u32 start, vid;
+};
+
 /* A field whose packet value is a small integer: key -> vector id, per chain
- * (cp_array_vec()). A chain where no rule names the field has one vector for
- * every key: uniform[chain] is 1 + its id, and the chain's row of vec is not
- * filled (a port field's row is 256 KiB: three chains of eight fields made and
- * scanned were most of a one-rule command's CPU); 0: read the row. */
+ * (cp_array_vec()), as runs of keys with one vector: a row of keys is 256 KiB
+ * for a port, and three chains of eight fields made, scanned and copied were
+ * most of a one-rule command's CPU; a chain where no rule names the field has
+ * one run, and one where a few rules name ports a few. */
 struct cp_array_field {
 	unsigned int nkeys;	/* keys per chain: 256 (+1), 65537, 2, 32 ... */
-	__u32 *vec;		/* [chain * nkeys + key] -> vector id; NULL when no
-				 * chain's row is filled */
-	__u32 uniform[BPFIPT_NCHAINS];
+	struct cp_key_run *run[BPFIPT_NCHAINS];	/* the first starts at 0; maximal */
+	unsigned int nrun[BPFIPT_NCHAINS], cap[BPFIPT_NCHAINS];
 };
+
+/* Keys from start on (to the end, until a later call) have vector vid: runs are
+ * added in key order (the compiler; a test's ruleset made by hand). */
+void cp_array_run(struct cp_array_field *a, unsigned int chain, __u32 start, __u32 vid);
 
 static inline __u32 cp_array_vec(const struct cp_array_field *a, unsigned int chain,
 				 unsigned int key)
 {
-	return a->uniform[chain] ? a->uniform[chain] - 1 : a->vec[(size_t)chain * a->nkeys + key];
+	const struct cp_key_run *r = a->run[chain];
+	unsigned int lo = 0, hi = a->nrun[chain];
+
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return r[lo].vid;
 }
 
 /* An interface field: (chain, ifindex) -> vector id; absent -> dflt[chain]. */

@@ -2259,28 +2259,19 @@ static int array_const(const struct cp_compiled *cc, int i, __u32 c, bool *cst, 
 		       __u32 full, bool *hasf, struct ipt_err *err)
 {
 	const struct cp_array_field *a = fa_of(cc, i);
-	const __u32 *v;
+	const struct cp_key_run *r = a->run[c];
 	unsigned int k;
 
-	if ((!a->vec && !a->uniform[c]) || a->nkeys != fa_def[i].keys)
+	if (!r || !a->nrun[c] || r[0].start || a->nkeys != fa_def[i].keys)
 		return dp_fail(err, -EINVAL, "field %s: %u keys per chain, expected %u",
 			       fa_def[i].name, a->nkeys, fa_def[i].keys);
-	*cst = true;
-	if (a->uniform[c]) {
-		*vid = a->uniform[c] - 1;
-		if (*vid >= cc->nvecs)
+	*cst = a->nrun[c] == 1;
+	*vid = r[0].vid;
+	for (k = 0; k < a->nrun[c]; k++) {
+		if (r[k].vid >= cc->nvecs || (k && r[k].start <= r[k - 1].start) ||
+		    r[k].start >= a->nkeys)
 			return dp_fail(err, -EINVAL, "field %s: bad vector id", fa_def[i].name);
-		*hasf |= *vid == full;
-		return 0;
-	}
-	v = a->vec + (size_t)c * a->nkeys;
-	*vid = v[0];
-	for (k = 0; k < a->nkeys; k++) {
-		if (v[k] >= cc->nvecs)
-			return dp_fail(err, -EINVAL, "field %s: bad vector id", fa_def[i].name);
-		*hasf |= v[k] == full;
-		if (v[k] != v[0])
-			*cst = false;
+		*hasf |= r[k].vid == full;
 	}
 	return 0;
 }
@@ -2319,12 +2310,12 @@ static void fa_write(__u32 *m, size_t first, const struct cp_compiled *cc, int i
 	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++, out += a->nkeys) {
 		if (!(rows[c] & (1u << fa_field[i])))
 			continue;
-		if (!a->uniform[c]) {
-			memcpy(out, a->vec + (size_t)c * a->nkeys, (size_t)a->nkeys * 4);
-			continue;
+		for (unsigned int j = 0; j < a->nrun[c]; j++) {
+			unsigned int end = j + 1 < a->nrun[c] ? a->run[c][j + 1].start : a->nkeys;
+
+			for (unsigned int k = a->run[c][j].start; k < end; k++)
+				out[k] = a->run[c][j].vid;
 		}
-		for (unsigned int k = 0; k < a->nkeys; k++)
-			out[k] = a->uniform[c] - 1;
 	}
 }
 
@@ -2442,16 +2433,17 @@ static bool vec_has(const struct cp_compiled *cc, __u32 vid, unsigned int s)
 static bool keys_have(const struct cp_array_field *a, const struct cp_compiled *cc, __u32 c,
 		      unsigned int s, unsigned int lo, unsigned int hi)
 {
-	__u32 last = BPFIPT_NO_VEC;
+	if (hi >= a->nkeys)
+		hi = a->nkeys - 1;
+	if (lo > hi)
+		return true;
+	for (unsigned int j = 0; j < a->nrun[c]; j++) {
+		unsigned int end = j + 1 < a->nrun[c] ? a->run[c][j + 1].start : a->nkeys;
 
-	if (a->uniform[c])
-		return lo > hi || lo >= a->nkeys || vec_has(cc, a->uniform[c] - 1, s);
-	for (unsigned int i = lo; i <= hi && i < a->nkeys; i++) {
-		__u32 v = a->vec[(size_t)c * a->nkeys + i];
-
-		if (v != last && !vec_has(cc, v, s))
+		if (end <= lo || a->run[c][j].start > hi)
+			continue;
+		if (!vec_has(cc, a->run[c][j].vid, s))
 			return false;
-		last = v;
 	}
 	return true;
 }
@@ -2584,27 +2576,18 @@ _Static_assert(BPFIPT_F_MAX < BPFIPT_FAST_PFX_NONE, "a field id fits in 4 bits (
 static bool keys_range(const struct cp_array_field *a, const struct cp_compiled *cc, __u32 c,
 		       unsigned int s, __u32 *lo, __u32 *hi)
 {
-	bool has = false, seen = false, in = false;
-	__u32 last = 0;
+	bool seen = false, in = false;
 
-	if (a->uniform[c]) {	/* every key, or none */
-		*lo = 0;
-		*hi = a->nkeys - 1;
-		return vec_has(cc, a->uniform[c] - 1, s);
-	}
-	for (unsigned int i = 0; i < a->nkeys; i++) {
-		__u32 v = a->vec[(size_t)c * a->nkeys + i];
+	for (unsigned int j = 0; j < a->nrun[c]; j++) {
+		bool has = vec_has(cc, a->run[c][j].vid, s);
 
-		if (!i || v != last)
-			has = vec_has(cc, v, s);
-		last = v;
 		if (has && !in) {
 			if (seen)
 				return false;	/* a second range */
-			*lo = i;
+			*lo = a->run[c][j].start;
 			seen = in = true;
 		} else if (!has && in) {
-			*hi = i - 1;
+			*hi = a->run[c][j].start - 1;
 			in = false;
 		}
 	}

@@ -408,10 +408,8 @@ static struct cp_compiled *tb_build(const struct tchains *tc)
 	bd = malloc(sizeof(__u32) * (3 + 2 * nmax + 260));
 	b.nwords = cc->nwords = nw;
 	v = malloc(nw * 8);
-	for (f = 0; f < FA_N; f++) {
+	for (f = 0; f < FA_N; f++)
 		fa_out(cc, f)->nkeys = fa_keys[f];
-		fa_out(cc, f)->vec = calloc((size_t)BPFIPT_NCHAINS * fa_keys[f], 4);
-	}
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
 		const struct tr *rs = tc->r[c];
 		int n = tc->n[c];
@@ -430,8 +428,8 @@ static struct cp_compiled *tb_build(const struct tchains *tc)
 					if (accepts(&rs[s], f, bd[i]))
 						v[s / 64] |= 1ull << (s % 64);
 				id = vb_add(&b, v);
-				for (__u32 k = bd[i]; k < bd[i + 1]; k++)
-					fa_out(cc, f)->vec[(size_t)c * fa_keys[f] + k] = id;
+				if (bd[i] < bd[i + 1])
+					cp_array_run(fa_out(cc, f), c, bd[i], id);
 			}
 		}
 		/* addresses: the chain's prefixes and 0/0 */

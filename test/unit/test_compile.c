@@ -1805,17 +1805,18 @@ static struct digest digest(const struct cp_compiled *cc)
 	fnv_u32(&h, cc->nwords);
 	for (unsigned int i = 0; i < sizeof(af) / sizeof(af[0]); i++) {
 		fnv_u32(&h, af[i]->nkeys);
-		for (size_t k = 0; k < (size_t)BPFIPT_NCHAINS * af[i]->nkeys; k++) {
-			unsigned int c = k / af[i]->nkeys, key = k % af[i]->nkeys;
-			__u32 v = cp_array_vec(af[i], c, key);
+		/* each key's vector (f); a run of keys with the same vector: its
+		 * start and the vector (h) */
+		for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
+			for (unsigned int j = 0; j < af[i]->nrun[c]; j++) {
+				const struct cp_key_run *r = &af[i]->run[c][j];
+				unsigned int end = j + 1 < af[i]->nrun[c] ? r[1].start : af[i]->nkeys;
 
-			fnv_u32(&f, v);
-			/* a run of keys with the same vector: its start and the vector */
-			if (key && v == cp_array_vec(af[i], c, key - 1))
-				continue;
-			fnv_u32(&h, (__u32)k);
-			fnv_vec(&h, cc, v);
-		}
+				fnv_u32(&h, c * af[i]->nkeys + r->start);
+				fnv_vec(&h, cc, r->vid);
+				for (unsigned int k = r->start; k < end; k++)
+					fnv_u32(&f, r->vid);
+			}
 	}
 	for (int F = 0; F < 2; F++) {
 		fnv_u32(&h, ifs[F]->n);

@@ -223,6 +223,44 @@ static void chain_free(struct ipt_chain **pc)
 	*pc = NULL;
 }
 
+#define NAME_IDX_MIN	256	/* chains before a hash pays */
+#define NAME_IDX_AFTER	64	/* binary searches first (a change in between drops it) */
+
+static unsigned int name_hash(const char *s)
+{
+	unsigned int h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void name_idx_drop(struct ipt_table *t)
+{
+	free(t->name_idx);
+	t->name_idx = NULL;
+	t->name_cap = 0;
+	t->searches = 0;
+}
+
+/* Open addressing, index + 1 in each slot (0: empty), at most half full. */
+static void name_idx_make(struct ipt_table *t)
+{
+	unsigned int cap = 1;
+
+	while (cap < 2 * t->nchains)
+		cap *= 2;
+	t->name_idx = xcalloc(cap, sizeof(*t->name_idx));
+	t->name_cap = cap;
+	for (unsigned int i = 0; i < t->nchains; i++) {
+		unsigned int h = name_hash(t->chains[i]->name) & (cap - 1);
+
+		while (t->name_idx[h])
+			h = (h + 1) & (cap - 1);
+		t->name_idx[h] = i + 1;
+	}
+}
+
 int ipt_table_new(struct ipt_table **pt)
 {
 	struct ipt_table *t = xcalloc(1, sizeof(*t));
@@ -243,6 +281,7 @@ void ipt_table_free(struct ipt_table **pt)
 	for (unsigned int i = 0; i < t->nchains; i++)
 		chain_free(&t->chains[i]);
 	free(t->chains);
+	name_idx_drop(t);
 	free(t);
 	*pt = NULL;
 }
@@ -303,6 +342,7 @@ void ipt_chain_insert(struct ipt_table *t, struct ipt_chain *c)
 {
 	unsigned int pos = t->nchains;
 
+	name_idx_drop(t);
 	if (t->nchains == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 8;
 		t->chains = xrealloc(t->chains, t->cap * sizeof(*t->chains));
@@ -350,6 +390,7 @@ void ipt_chain_remove(struct ipt_table *t, struct ipt_chain *c)
 			memmove(&t->chains[i], &t->chains[i + 1],
 				(t->nchains - i - 1) * sizeof(*t->chains));
 			t->nchains--;
+			name_idx_drop(t);
 			chain_free(&c);
 			return;
 		}
@@ -374,6 +415,7 @@ void ipt_chain_rename(struct ipt_table *t, struct ipt_chain *c, const char *name
 			t->nchains--;
 			break;
 		}
+	name_idx_drop(t);
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	ipt_chain_insert(t, c);
 }
@@ -438,9 +480,21 @@ struct ipt_rule *ipt_chain_slab(struct ipt_chain *c, unsigned int n)
 	return c->slab;
 }
 
-int ipt_chain_index(const struct ipt_table *t, const char *name)
+int ipt_chain_index(const struct ipt_table *ct, const char *name)
 {
+	/* the hash is a cache: made and used here, on a table given const */
+	struct ipt_table *t = (struct ipt_table *)ct;
 	unsigned int lo = 0, hi = t->nchains;
+
+	if (!t->name_idx && t->nchains >= NAME_IDX_MIN && ++t->searches > NAME_IDX_AFTER)
+		name_idx_make(t);
+	if (t->name_idx) {
+		for (unsigned int h = name_hash(name) & (t->name_cap - 1); t->name_idx[h];
+		     h = (h + 1) & (t->name_cap - 1))
+			if (!strcmp(t->chains[t->name_idx[h] - 1]->name, name))
+				return (int)t->name_idx[h] - 1;
+		return -1;
+	}
 
 	/* the builtins first, then the user chains sorted by name (struct
 	 * ipt_table): a binary search, where a scan made a table of 10 000 chains

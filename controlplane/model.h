@@ -113,6 +113,10 @@ struct ipt_table {
 	struct ipt_chain **chains;
 	unsigned int nchains, cap;
 	int family;				/* AF_INET or AF_INET6 (ipt_af when made) */
+	/* ipt_chain_index()'s hash of the chains' names to their index, made
+	 * after enough searches of a large table, dropped when a chain comes or
+	 * goes (model.c only) */
+	unsigned int *name_idx, name_cap, searches;
 };
 
 /* The family this process works on: AF_INET (bpf-iptables*) or AF_INET6

@@ -396,8 +396,9 @@ void ipt_chain_remove(struct ipt_table *t, struct ipt_chain *c)
 		}
 }
 
-/* Rename keeps the sort order: take it out and put it back. References are
- * renamed first, the chain's own ones (a self-jump) included. */
+/* Rename keeps the sort order: take it out and put it back (which drops the
+ * hash of names). References are renamed first, the chain's own ones (a
+ * self-jump) included. */
 void ipt_chain_rename(struct ipt_table *t, struct ipt_chain *c, const char *name)
 {
 	for (unsigned int i = 0; i < t->nchains; i++)
@@ -415,7 +416,6 @@ void ipt_chain_rename(struct ipt_table *t, struct ipt_chain *c, const char *name
 			t->nchains--;
 			break;
 		}
-	name_idx_drop(t);
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	ipt_chain_insert(t, c);
 }

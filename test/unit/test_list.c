@@ -1582,6 +1582,65 @@ START_TEST(test_rules6)
 }
 END_TEST
 
+/* ipt_chain_index() against a scan of the table, on a table large enough for
+ * its hash of names (model.c), through additions, renames and removals that
+ * drop the hash, and searches that make it again. */
+static void index_matches_scan(const struct ipt_table *t, const char *name)
+{
+	int want = -1;
+
+	for (unsigned int i = 0; i < t->nchains; i++)
+		if (!strcmp(t->chains[i]->name, name))
+			want = (int)i;
+	ck_assert_msg(ipt_chain_index(t, name) == want, "%s: index %d, scan %d", name,
+		      ipt_chain_index(t, name), want);
+}
+
+static void searches(const struct ipt_table *t)
+{
+	char name[32];
+
+	for (int i = 0; i < 1000; i += 3) {
+		snprintf(name, sizeof(name), "C-%04d", i);
+		index_matches_scan(t, name);
+	}
+	index_matches_scan(t, "INPUT");
+	index_matches_scan(t, "OUTPUT");
+	index_matches_scan(t, "C-9999");
+	index_matches_scan(t, "");
+}
+
+START_TEST(test_chain_name_index)
+{
+	struct ipt_table *t = NULL;
+	char name[32];
+
+	ck_assert_int_eq(ipt_table_new(&t), 0);
+	for (int i = 999; i >= 0; i--) {	/* out of order: inserts move chains */
+		snprintf(name, sizeof(name), "C-%04d", i * 7 % 1000);
+		ipt_chain_new_user(t, name);
+	}
+	for (int round = 0; round < 3; round++) {
+		/* enough searches for the hash, then each change with the hash made */
+		searches(t);
+		ipt_chain_new_user(t, "A-new");
+		index_matches_scan(t, "A-new");
+		searches(t);
+		snprintf(name, sizeof(name), "C-%04d", 100 + round);
+		ipt_chain_rename(t, ipt_chain_find(t, name), "B-renamed");
+		index_matches_scan(t, name);
+		index_matches_scan(t, "B-renamed");
+		searches(t);
+		ipt_chain_remove(t, ipt_chain_find(t, "B-renamed"));
+		index_matches_scan(t, "B-renamed");
+		searches(t);
+		ipt_chain_remove(t, ipt_chain_find(t, "A-new"));
+		index_matches_scan(t, "A-new");
+	}
+	ipt_table_free(&t);
+}
+END_TEST
+
 static Suite *list_suite(void)
 {
 	Suite *s = suite_create("list");
@@ -1597,6 +1656,7 @@ static Suite *list_suite(void)
 	tcase_add_test(tc, test_long_proto_and_silent_match);
 	tcase_add_test(tc, test_self_references);
 	tcase_add_test(tc, test_many_rules);
+	tcase_add_test(tc, test_chain_name_index);
 	tcase_add_test(tc, test_many_chains);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ipv6");

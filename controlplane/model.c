@@ -350,6 +350,8 @@ void ipt_chain_insert(struct ipt_table *t, struct ipt_chain *c)
 	if (c->builtin) {
 		while (pos > 0 && chain_order(t->chains[pos - 1], c) > 0)
 			pos--;
+	} else if (t->nchains && chain_order(t->chains[t->nchains - 1], c) <= 0) {
+		pos = t->nchains;	/* in order (a snapshot's chains are): at the end */
 	} else {
 		/* after the last chain that sorts before it, by binary search: a
 		 * restore file declares its chains in any order (kube-proxy's do),

@@ -2455,10 +2455,16 @@ static int build_if(struct cctx *x, enum bpfipt_chain c, int F)
 {
 	struct cp_if_field *out = F ? &x->cc->oif : &x->cc->iif;
 	__u32 id = if_vector(x, c, F, "");
+	bool named = false;
 
 	if (id == UINT32_MAX)
 		return -1;
 	out->dflt[c] = id;
+	/* a chain whose rules name no interface here: every link has the default
+	 * vector (a scan of the slots per link and direction, for nothing, on a
+	 * host of many links) */
+	for (unsigned int s = 0; s < x->cc->nslots[c] && !named; s++)
+		named = x->sl[c][s] && x->sl[c][s]->ifc[F].con;
 	for (unsigned int i = 0; i < x->env->nlinks; i++) {
 		const struct cp_link *l = &x->env->links[i];
 		char name[IPT_IFNAMSIZ + 1];
@@ -2472,7 +2478,7 @@ static int build_if(struct cctx *x, enum bpfipt_chain c, int F)
 			continue;
 		memcpy(name, l->name, IPT_IFNAMSIZ);
 		name[IPT_IFNAMSIZ] = '\0';
-		id = if_vector(x, c, F, name);
+		id = named ? if_vector(x, c, F, name) : out->dflt[c];
 		if (id == UINT32_MAX)
 			return -1;
 		if (out->n == out->cap) {

@@ -187,7 +187,6 @@ static void verbose_echo(const struct ipt_table *t, const struct ipt_cmd *cmd)
 	sb_free(&sb);
 }
 
-/* Save t and switch the data plane to it (state.h, CRASHES). */
 /* The new state file, written in a thread while the ruleset compiles: it must
  * be on disk before the switch (a command killed after it finds the file of
  * the ruleset in force, state.h), not before the compile. The 1M deny list's
@@ -223,6 +222,7 @@ static int prep_done(void *arg, struct ipt_err *err)
 	return p->r ? -1 : 0;
 }
 
+/* Save t and switch the data plane to it (state.h, CRASHES). */
 static int store(struct ipt_state *st, const struct ipt_table *t, struct ipt_err *err)
 {
 	struct prep p = { .st = st, .t = t };

@@ -132,7 +132,8 @@ int dp_zero_counters(struct ipt_err *err);
  * until dp_load() or dp_inst_keep(false): a command that holds the ruleset's
  * lock (state.h) reads the running ruleset's tag, its counters and installs,
  * and finds the instance once (each search: its programs by netlink, their
- * maps by id, the BTF; 0.5 ms, a tenth of a one-rule change). */
+ * maps by id, the BTF; 0.5 ms, a tenth of a one-rule change), and lists the
+ * interfaces once (about a millisecond on a host of 100 links). */
 void dp_inst_keep(bool on);
 
 /* Begin the grace period the next install owes the previous switch, in a

@@ -111,6 +111,12 @@ struct cp_array_field {
  * added in key order (the compiler; a test's ruleset made by hand). */
 void cp_array_run(struct cp_array_field *a, unsigned int chain, __u32 start, __u32 vid);
 
+/* The key after run j of chain's runs (its end, exclusive). */
+static inline __u32 cp_run_end(const struct cp_array_field *a, unsigned int chain, unsigned int j)
+{
+	return j + 1 < a->nrun[chain] ? a->run[chain][j + 1].start : a->nkeys;
+}
+
 static inline __u32 cp_array_vec(const struct cp_array_field *a, unsigned int chain,
 				 unsigned int key)
 {

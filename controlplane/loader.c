@@ -2336,7 +2336,7 @@ static void fa_write(__u32 *m, size_t first, const struct cp_compiled *cc, int i
 		if (!(rows[c] & (1u << fa_field[i])))
 			continue;
 		for (unsigned int j = 0; j < a->nrun[c]; j++) {
-			unsigned int end = j + 1 < a->nrun[c] ? a->run[c][j + 1].start : a->nkeys;
+			unsigned int end = cp_run_end(a, c, j);
 
 			for (unsigned int k = a->run[c][j].start; k < end; k++)
 				out[k] = a->run[c][j].vid;
@@ -2463,7 +2463,7 @@ static bool keys_have(const struct cp_array_field *a, const struct cp_compiled *
 	if (lo > hi)
 		return true;
 	for (unsigned int j = 0; j < a->nrun[c]; j++) {
-		unsigned int end = j + 1 < a->nrun[c] ? a->run[c][j + 1].start : a->nkeys;
+		unsigned int end = cp_run_end(a, c, j);
 
 		if (end <= lo || a->run[c][j].start > hi)
 			continue;

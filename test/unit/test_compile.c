@@ -1810,7 +1810,7 @@ static struct digest digest(const struct cp_compiled *cc)
 		for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
 			for (unsigned int j = 0; j < af[i]->nrun[c]; j++) {
 				const struct cp_key_run *r = &af[i]->run[c][j];
-				unsigned int end = j + 1 < af[i]->nrun[c] ? r[1].start : af[i]->nkeys;
+				unsigned int end = cp_run_end(af[i], c, j);
 
 				fnv_u32(&h, c * af[i]->nkeys + r->start);
 				fnv_vec(&h, cc, r->vid);

@@ -3,6 +3,7 @@
 """Time one-rule changes to a large chain, builds side by side (root).
 
 usage: bench/cmdtime.py RULES BUILD [BUILD...] [--runs N] [--rounds R] [--mean]
+                        [--pairs P]
 
 RULES is a restore file (python3 bench/rules.py mixed INPUT 10000 iptables). Each
 BUILD gets a namespace of its own with RULES restored; then, round after round,
@@ -10,7 +11,9 @@ every build runs each command N times in its namespace, so old and new are
 measured in the same minute. A command is timed as a user would time it:
 `ip netns exec NS BUILD/bpf-iptables ...`, wall clock and the CPU (user + sys)
 of the whole process tree. Prints the best of N per round: wall/cpu ms; with
---mean, the mean (what a script of such commands pays a command). A BUILD named
+--mean, the mean (what a script of such commands pays a command). --pairs P
+gives each namespace P veth pairs besides lo (2P + 1 links, each attached and
+checked by every command, as on a host of containers). A BUILD named
 `legacy` is iptables-legacy and iptables-legacy-restore, timed the same way.
 The namespaces and their state directories are removed at the end.
 """
@@ -64,6 +67,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--mean", action="store_true", help="the mean of the runs, not the best")
+    ap.add_argument("--pairs", type=int, default=0, help="veth pairs in each namespace")
     a = ap.parse_args()
     nss = []
     try:
@@ -71,6 +75,10 @@ def main():
             ns = "cmdtime%d-%d" % (os.getpid(), i)
             subprocess.run(["ip", "netns", "add", ns], check=True)
             nss.append((ns, cookie(ns)))
+            links = "".join("link add va%d type veth peer name vb%d\n" % (k, k)
+                            for k in range(a.pairs))
+            subprocess.run(["ip", "-n", ns, "-batch", "-"], input=links + "link set lo up\n",
+                           text=True, check=True)
             run(ns, b, ["bpf-iptables-restore", a.rules])
         for r in range(a.rounds):
             for (ns, _), b in zip(nss, a.builds):

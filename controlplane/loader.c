@@ -31,6 +31,7 @@
 #include "strbuf.h"
 #include "ct.h"
 #include "rtlocal.h"
+#include "tcfind.h"
 #include "xdpfeat.h"
 #include "bpfipt.skel.h"
 #include "bpfipt_maps.skel.h"
@@ -846,6 +847,8 @@ struct iface {
 	bool veth;		/* rtnetlink's kind "veth" */
 	bool xdp;		/* dp_load(): the policy wants XDP tried here */
 	bool xdp_on;		/* ... and it judges there (in bpfipt_xdpifs) */
+	bool tc_found;		/* tc holds our filters as found (iface_tc_find()) */
+	struct cp_tc_found tc[2];	/* ... on its ingress and egress */
 };
 
 #ifndef ARPHRD_RAWIP
@@ -996,6 +999,41 @@ static __u32 tc_ours(int ifindex, enum bpf_tc_attach_point ap, __u32 *handle)
 	return 0;
 }
 
+/* Our tc filters on all n interfaces of v, found over one netlink socket, for
+ * a loop that looks at each (attach_iface()); the loop's own changes make them
+ * stale. Where netlink fails, each is asked for on its own (tc_ours()). */
+static void iface_tc_find(struct iface *v, int n)
+{
+	static const __u32 handles[] = { DP_TC_HANDLE_OURS, DP_TC_HANDLE_THEIRS };
+	struct cp_tc_found *t = malloc(2 * (n ? n : 1) * sizeof(*t));
+	int *ifx = malloc((n ? n : 1) * sizeof(*ifx));
+	int i, r = 1;
+
+	for (i = 0; ifx && i < n; i++)
+		ifx[i] = v[i].ifindex;
+	if (t && ifx)
+		r = cp_tc_find(ifx, n, DP_TC_PRIO, handles, 2, t);
+	if (r)
+		dp_log(DP_DEBUG, "cannot list the tc filters (%s): asked one by one",
+		       r < 0 ? nl_geterror(r) : "out of memory");
+	for (i = 0; i < n; i++) {
+		v[i].tc_found = !r;
+		if (!r)
+			memcpy(v[i].tc, &t[2 * i], sizeof(v[i].tc));
+	}
+	free(ifx);
+	free(t);
+}
+
+/* tc_ours() of f's hook (0: ingress, 1: egress), as iface_tc_find() found it. */
+static __u32 iface_tc(const struct iface *f, int hook, __u32 *handle)
+{
+	if (!f->tc_found)
+		return tc_ours(f->ifindex, hook ? BPF_TC_EGRESS : BPF_TC_INGRESS, handle);
+	*handle = f->tc[hook].handle;
+	return f->tc[hook].id;
+}
+
 /* flags: BPF_TC_F_REPLACE to put fd in place of our filter's program */
 static int tc_attach(const struct iface *f, enum bpf_tc_attach_point ap, __u32 handle, int fd,
 		     __u32 flags, struct ipt_err *err)
@@ -1136,8 +1174,8 @@ static int attach_iface(const struct dp_inst *in, struct iface *f, enum xdp_how 
 		detach_iface(in, f);
 		return 0;
 	}
-	id_in = tc_ours(f->ifindex, BPF_TC_INGRESS, &hin);
-	id_out = tc_ours(f->ifindex, BPF_TC_EGRESS, &hout);
+	id_in = iface_tc(f, 0, &hin);
+	id_out = iface_tc(f, 1, &hout);
 	handle = id_in ? hin : id_out ? hout : 0;
 	if (!handle) {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
@@ -1469,9 +1507,10 @@ int dp_describe(struct strbuf *sb)
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
+	iface_tc_find(v, n);
 	for (i = 0; i < n; i++) {
-		__u32 in = tc_ours(v[i].ifindex, BPF_TC_INGRESS, &h);
-		__u32 out = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h);
+		__u32 in = iface_tc(&v[i], 0, &h);
+		__u32 out = iface_tc(&v[i], 1, &h);
 		const char *x = "", *sep = " ";
 		int feat = feat_and(feat_and(-1, in), out);
 
@@ -4396,6 +4435,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 			    (xdp || was_xdp ? BPFIPT_I_XDP : 0) |
 			    (how == XH_NATIVE ? BPFIPT_I_AUTO : 0), err)))
 		goto out;
+	iface_tc_find(v, n);
 	for (i = 0; i < n && !r; i++) {
 		cp_crash_point("attach");
 		r = attach_iface(in, &v[i], how, err);

@@ -49,6 +49,7 @@
 #include "logfmt.h"
 #include "restore.h"
 #include "strbuf.h"
+#include "tcfind.h"
 #include "unaligned.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
@@ -1986,6 +1987,92 @@ START_TEST(t_loader_xdp_and_interfaces)
 }
 END_TEST
 
+/* A tc filter of ours (priority DP_TC_PRIO) with handle h running fd on
+ * link's hook, the clsact qdisc made if missing. */
+static void tc_put(const char *link, enum bpf_tc_attach_point ap, __u32 h, __u32 prio, int fd)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifidx(link), .attach_point = ap);
+	LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = fd, .handle = h, .priority = prio);
+	int r = bpf_tc_hook_create(&hook);
+
+	ck_assert_msg(!r || r == -EEXIST, "clsact on %s: %d", link, r);
+	ck_assert_int_eq(bpf_tc_attach(&hook, &o), 0);
+}
+
+START_TEST(t_tc_find)
+{
+	/* cp_tc_find() against libbpf's bpf_tc_query(), one question at a
+	 * time: 40 links (more than a datagram of questions), filters of both
+	 * handles, of other handles and priorities, links without clsact, a
+	 * link that is not there */
+	static const __u32 handles[] = { DP_TC_HANDLE_OURS, DP_TC_HANDLE_THEIRS };
+	struct bpf_insn ret0[] = { { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 },
+				   { .code = BPF_JMP | BPF_EXIT } };
+	int fd[2], ifx[42], i, h, k, n = 0, found = 0;
+	struct cp_tc_found got[84];
+	char name[IF_NAMESIZE];
+
+	for (k = 0; k < 2; k++) {
+		fd[k] = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "tcfind", "GPL", ret0, 2, NULL);
+		ck_assert_int_ge(fd[k], 0);
+	}
+	ck_assert_int_eq(sh("for i in $(seq 20); do ip link add tf$i type veth peer name tg$i "
+			    "|| exit 1; done"), 0);
+	ifx[n++] = ifidx("lo");
+	for (i = 1; i <= 20; i++) {
+		snprintf(name, sizeof(name), "tf%d", i);
+		ifx[n++] = ifidx(name);
+		snprintf(name, sizeof(name), "tg%d", i);
+		ifx[n++] = ifidx(name);
+		switch (i % 5) {
+		case 0:		/* ours on ingress */
+			tc_put(name, BPF_TC_INGRESS, DP_TC_HANDLE_OURS, DP_TC_PRIO, fd[0]);
+			break;
+		case 1:		/* theirs on egress, ours on ingress */
+			tc_put(name, BPF_TC_EGRESS, DP_TC_HANDLE_THEIRS, DP_TC_PRIO, fd[1]);
+			tc_put(name, BPF_TC_INGRESS, DP_TC_HANDLE_OURS, DP_TC_PRIO, fd[0]);
+			break;
+		case 2:		/* both handles: the first one's */
+			tc_put(name, BPF_TC_EGRESS, DP_TC_HANDLE_THEIRS, DP_TC_PRIO, fd[1]);
+			tc_put(name, BPF_TC_EGRESS, DP_TC_HANDLE_OURS, DP_TC_PRIO, fd[0]);
+			break;
+		case 3:		/* another handle; ours at another priority */
+			tc_put(name, BPF_TC_INGRESS, 0x77, DP_TC_PRIO, fd[0]);
+			tc_put(name, BPF_TC_EGRESS, DP_TC_HANDLE_OURS, DP_TC_PRIO + 1, fd[0]);
+			break;
+		default:	/* clsact, nothing in it */
+			tc_put(name, BPF_TC_INGRESS, 0x77, 7, fd[0]);
+		}
+	}
+	ifx[n++] = 0x7ffffff0;
+	ck_assert_int_eq(cp_tc_find(ifx, n, DP_TC_PRIO, handles, 2, got), 0);
+	for (i = 0; i < n; i++)
+		for (h = 0; h < 2; h++) {
+			struct cp_tc_found want = { 0 };
+
+			for (k = 0; k < 2 && !want.id; k++) {
+				LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifx[i],
+					    .attach_point = h ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+				LIBBPF_OPTS(bpf_tc_opts, o, .handle = handles[k],
+					    .priority = DP_TC_PRIO);
+
+				if (!bpf_tc_query(&hook, &o))
+					want = (struct cp_tc_found){ o.prog_id, handles[k] };
+			}
+			ck_assert_msg(got[2 * i + h].id == want.id &&
+				      got[2 * i + h].handle == want.handle,
+				      "link %d hook %d: %u/%x, bpf_tc_query: %u/%x", ifx[i], h,
+				      got[2 * i + h].id, got[2 * i + h].handle, want.id, want.handle);
+			found += !!want.id;
+		}
+	/* 4 links each of ingress ours, ingress ours + egress theirs, egress ours */
+	ck_assert_int_eq(found, 16);
+	close(fd[0]);
+	close(fd[1]);
+	sh("for i in $(seq 20); do ip link del tf$i; done");
+}
+END_TEST
+
 START_TEST(t_atomic_switch)
 {
 	/* A packet never sees half a ruleset: while a writer switches between two
@@ -3114,6 +3201,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(t, fresh_ns, NULL);
 	tcase_add_test(t, t_chain_selector);
 	tcase_add_test(t, t_atomic_switch);
+	tcase_add_test(t, t_tc_find);
 	tcase_add_test(t, t_loader_lifecycle);
 	tcase_add_test(t, t_loader_xdp_and_interfaces);
 	tcase_add_test(t, t_loader_auto);

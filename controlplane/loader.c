@@ -858,14 +858,9 @@ struct iface {
 #define ARPHRD_IP6GRE 823
 #endif
 
-static enum ifclass iface_class(int sock, const char *name)
+static enum ifclass iface_class(unsigned short type)
 {
-	struct ifreq ifr = {};
-
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	if (ioctl(sock, SIOCGIFHWADDR, &ifr) < 0)
-		return IF_SKIP;
-	switch (ifr.ifr_hwaddr.sa_family) {
+	switch (type) {
 	case ARPHRD_ETHER:
 	case ARPHRD_LOOPBACK:	/* lo carries a zeroed Ethernet header */
 		return IF_ETH;
@@ -885,80 +880,126 @@ static enum ifclass iface_class(int sock, const char *name)
 
 static void detach_iface(const struct dp_inst *in, const struct iface *f);
 
-/* Members of a bridge, bond or team (rtnetlink: their master and its kind);
- * the veth devices. */
-static void mark_ports(struct iface *v, int n)
+/* iface_list()'s dump: the links, each one's master and kind (rtnetlink's
+ * IFLA_INFO_KIND: "veth", "bridge", ...) */
+struct link_dump {
+	struct iface *v;
+	struct link_more {
+		int master;
+		char kind[16];
+	} *x;
+	int n, cap;
+	bool oom;
+};
+
+static int on_link(struct nl_msg *msg, void *arg)
 {
-	struct nl_sock *sk = nl_socket_alloc();
-	struct nl_cache *cache = NULL;
-	int i;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	struct nlattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
+	struct link_dump *d = arg;
+	struct ifinfomsg *ifi;
+	struct iface *f;
 
-	if (!sk || nl_connect(sk, NETLINK_ROUTE) ||
-	    rtnl_link_alloc_cache(sk, AF_UNSPEC, &cache)) {
-		dp_log(DP_WARN, "cannot read the links' masters: bridge ports are attached too");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		struct rtnl_link *l = rtnl_link_get(cache, v[i].ifindex), *m = NULL;
-		const char *kind = l ? rtnl_link_get_type(l) : NULL;
+	if (h->nlmsg_type != RTM_NEWLINK ||
+	    nlmsg_parse(h, sizeof(*ifi), tb, IFLA_MAX, NULL) < 0 || !tb[IFLA_IFNAME])
+		return NL_SKIP;
+	if (d->n == d->cap) {
+		int cap = d->cap ? 2 * d->cap : 16;
+		struct iface *v = realloc(d->v, cap * sizeof(*v));
+		struct link_more *x = v ? realloc(d->x, cap * sizeof(*x)) : NULL;
 
-		v[i].veth = kind && !strcmp(kind, "veth");
-		if (l && rtnl_link_get_master(l))
-			m = rtnl_link_get(cache, rtnl_link_get_master(l));
-		kind = m ? rtnl_link_get_type(m) : NULL;
-		if (kind && (!strcmp(kind, "bridge") || !strcmp(kind, "bond") ||
-			     !strcmp(kind, "team"))) {
-			v[i].cls = IF_PORT;
-			dp_log(DP_DEBUG, "%s: a port of %s (%s): judged there", v[i].name,
-			       rtnl_link_get_name(m), kind);
+		if (v)
+			d->v = v;
+		if (!x) {
+			d->oom = true;
+			return NL_STOP;
 		}
-		rtnl_link_put(m);
-		rtnl_link_put(l);
+		d->x = x;
+		d->cap = cap;
 	}
-out:
-	nl_cache_free(cache);
-	nl_socket_free(sk);
+	ifi = nlmsg_data(h);
+	f = memset(&d->v[d->n], 0, sizeof(*f));
+	f->ifindex = ifi->ifi_index;
+	nla_strlcpy(f->name, tb[IFLA_IFNAME], sizeof(f->name));
+	f->cls = iface_class(ifi->ifi_type);
+	d->x[d->n].master = tb[IFLA_MASTER] ? (int)nla_get_u32(tb[IFLA_MASTER]) : 0;
+	d->x[d->n].kind[0] = 0;
+	if (tb[IFLA_LINKINFO] && !nla_parse_nested(li, IFLA_INFO_MAX, tb[IFLA_LINKINFO], NULL) &&
+	    li[IFLA_INFO_KIND])
+		nla_strlcpy(d->x[d->n].kind, li[IFLA_INFO_KIND], sizeof(d->x[d->n].kind));
+	d->n++;
+	return NL_OK;
 }
 
-/* Every interface of the namespace, lo first. */
+/* Members of a bridge, bond or team (their master's kind); the veth devices. */
+static void mark_ports(struct iface *v, const struct link_more *x, int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		v[i].veth = !strcmp(x[i].kind, "veth");
+		for (j = 0; x[i].master && j < n && v[j].ifindex != x[i].master; j++)
+			;
+		if (!x[i].master || j == n || (strcmp(x[j].kind, "bridge") &&
+					      strcmp(x[j].kind, "bond") && strcmp(x[j].kind, "team")))
+			continue;
+		v[i].cls = IF_PORT;
+		dp_log(DP_DEBUG, "%s: a port of %s (%s): judged there", v[i].name, v[j].name,
+		       x[j].kind);
+	}
+}
+
+/* Every interface of the namespace, lo first: one rtnetlink dump, without the
+ * links' statistics (a listing is a few hundred microseconds for 100 links;
+ * if_nameindex(), an ioctl a link and libnl's link cache took 1.7-2.4 ms). */
 static int iface_list(struct iface **out, int *n, struct ipt_err *err)
 {
-	struct if_nameindex *ni = if_nameindex(), *p;
-	struct iface *v;
-	int cnt = 0, sock, i;
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct nl_sock *sk = nl_socket_alloc();
+	struct link_dump d = { 0 };
+	struct nl_msg *m = NULL;
+	int i, r = -NLE_NOMEM;
 
 	*out = NULL;
 	*n = 0;
-	if (!ni)
-		return dp_fail(err, -errno, "cannot list the interfaces");
-	for (p = ni; p->if_index; p++)
-		cnt++;
-	v = calloc(cnt ? cnt : 1, sizeof(*v));
-	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (!v || sock < 0) {
-		free(v);
-		if_freenameindex(ni);
-		if (sock >= 0)
-			close(sock);
-		return dp_fail(err, -ENOMEM, "cannot list the interfaces");
+	/* a whole dump datagram at a time (the kernel makes them at most 32 KiB) */
+	if (sk) {
+		nl_socket_disable_msg_peek(sk);
+		r = nl_socket_set_msg_buf_size(sk, 32768);
 	}
-	for (i = 0, p = ni; p->if_index; p++, i++) {
-		v[i].ifindex = p->if_index;
-		snprintf(v[i].name, sizeof(v[i].name), "%s", p->if_name);
-		v[i].cls = iface_class(sock, p->if_name);
-		if (i && !strcmp(v[i].name, "lo")) {
-			struct iface t = v[0];
+	if (!r && (r = nl_connect(sk, NETLINK_ROUTE)) == 0 &&
+	    (r = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, on_link, &d)) == 0) {
+		m = nlmsg_alloc_simple(RTM_GETLINK, NLM_F_DUMP);
+		r = !m || nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) ||
+		    nla_put_u32(m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) ? -NLE_NOMEM : 0;
+	}
+	if (!r && (r = nl_send_auto(sk, m)) >= 0)
+		r = nl_recvmsgs_default(sk);
+	nlmsg_free(m);
+	nl_socket_free(sk);
+	if (r < 0 || d.oom) {
+		free(d.v);
+		free(d.x);
+		return dp_fail(err, d.oom ? -ENOMEM : -EIO, "cannot list the interfaces: %s",
+			       d.oom ? "out of memory" : nl_geterror(r));
+	}
+	for (i = 1; i < d.n; i++)
+		if (!strcmp(d.v[i].name, "lo")) {
+			struct iface t = d.v[0];
+			struct link_more u = d.x[0];
 
-			v[0] = v[i];
-			v[i] = t;
+			d.v[0] = d.v[i];
+			d.v[i] = t;
+			d.x[0] = d.x[i];
+			d.x[i] = u;
 		}
-	}
-	close(sock);
-	if_freenameindex(ni);
-	mark_ports(v, cnt);
-	*out = v;
-	*n = cnt;
-	return 0;
+	mark_ports(d.v, d.x, d.n);
+	free(d.x);
+	if (!d.v)
+		d.v = calloc(1, sizeof(*d.v));
+	*out = d.v;
+	*n = d.n;
+	return d.v ? 0 : dp_fail(err, -ENOMEM, "out of memory");
 }
 
 /* iface_list() for the command's own steps while an instance is kept

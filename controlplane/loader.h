@@ -25,9 +25,12 @@
  * its maps dropped: a large ruleset is held once between commands.
  * The spare's maps are rewritten in place when they are big enough; a map is
  * replaced only when it must grow, because the kernel makes every userspace
- * update of an outer map wait for a grace period (~10 ms here): a switch costs
- * ~10 ms, the first two ~100 ms. (A prog_array slot would need pins: the kernel
- * empties a prog_array when its last user reference goes, measured here.)
+ * update of an outer map wait for a grace period (10-50 ms here; the updates
+ * overlap, in threads). A family's first install gives the other generation
+ * an empty twin of each map it makes, while the verifier takes the programs,
+ * so that the second command makes none either (unless the spare would not be
+ * kept). (A prog_array slot would need pins: the kernel empties a prog_array
+ * when its last user reference goes, measured here.)
  *
  * COUNTERS. Per CPU, laid out by hand in an array (a PERCPU_ARRAY cannot be an
  * inner map of varying size): row c holds CPU c's counters, the last row the

@@ -804,6 +804,76 @@ static void late_at_carry(const char *name)
 	}
 }
 
+/* The ids of the generation maps of slot `slot` (0: none), by gen_outer[]. */
+static void slot_ids(const struct dp_inst *in, __u32 slot, __u32 *ids)
+{
+	for (unsigned int m = 0; m < sizeof(gen_outer) / sizeof(gen_outer[0]); m++) {
+		int fd = inst_map(in, gen_outer[m]);
+
+		if (bpf_map_lookup_elem(fd, &slot, &ids[m]))
+			ids[m] = 0;
+		close(fd);
+	}
+}
+
+/*
+ * A family's first install gives the other generation an empty twin of each
+ * map it makes (gen_twins()), so that the next install makes none: it
+ * rewrites the twins in place (the same maps, by id) and judges by its own
+ * ruleset. Not where the maps exceed the spare kept between commands
+ * (dp_inst_set_spare_keep()).
+ */
+START_TEST(t_twins)
+{
+	enum { NG = sizeof(gen_outer) / sizeof(gen_outer[0]) };
+	struct ipt_table *t = deny_ruleset(0), *t2 = deny_ruleset(2);
+	struct cp_compiled *cc = NULL, *cc2 = NULL;
+	__u32 twin[NG], now[NG], cur;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	unsigned int m, made = 0;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(cp_compile(t2, &env, &cc2, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	cur = inst_now(in).cur[0] & 1;
+	ck_assert_uint_eq(slot_maps(in, cur ^ 1), slot_maps(in, cur));
+	slot_ids(in, cur ^ 1, twin);
+	slot_ids(in, cur, now);
+	for (m = 0; m < NG; m++) {
+		if (now[m])
+			ck_assert_uint_ne(twin[m], now[m]);
+		made += twin[m] != 0;
+	}
+	ck_assert_uint_ge(made, 6);
+	ck_assert_msg(dp_inst_install(in, cc2, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(inst_now(in).cur[0] & 1, cur ^ 1);
+	slot_ids(in, cur ^ 1, now);
+	for (m = 0; m < NG; m++)
+		ck_assert_msg(now[m] == twin[m], "%s: map %u, the twin was %u", gen_outer[m],
+			      now[m], twin[m]);
+	send_listed(in, t2, 300);
+	dp_inst_free(&in);
+
+	/* a spare not kept: no twins */
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	dp_inst_set_spare_keep(in, 1);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	cur = inst_now(in).cur[0] & 1;
+	ck_assert_uint_ne(slot_maps(in, cur), 0);
+	ck_assert_uint_eq(slot_maps(in, cur ^ 1), 0);
+	send_listed(in, t, 100);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	cp_compiled_free(&cc2);
+	ipt_table_free(&t);
+	ipt_table_free(&t2);
+}
+END_TEST
+
 /*
  * The spare generation dropped (dp_inst_set_spare_keep(), the default for a
  * large ruleset): after the switch the generation left loses every map but its
@@ -1759,6 +1829,7 @@ int main(void)
 	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_spare_drop);
+	tcase_add_test(tc, t_twins);
 	tcase_add_test(tc, t_fields_when_needed);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);

@@ -1587,6 +1587,28 @@ int dp_describe(struct strbuf *sb)
 	return on;
 }
 
+int dp_links(struct cp_link **out, unsigned int *n)
+{
+	struct iface *v = NULL;
+	int cnt, i;
+
+	dp_log_init();
+	*out = NULL;
+	*n = 0;
+	if (iface_list_kept(&v, &cnt, NULL))
+		return -1;
+	*out = calloc(cnt ? cnt : 1, sizeof(**out));
+	for (i = 0; *out && i < cnt; i++) {
+		(*out)[i].ifindex = v[i].ifindex;
+		snprintf((*out)[i].name, sizeof((*out)[i].name), "%s", v[i].name);
+	}
+	free(v);
+	if (!*out)
+		return -1;
+	*n = cnt;
+	return 0;
+}
+
 bool dp_running(void)
 {
 	struct iface *v = NULL;

@@ -173,6 +173,12 @@ int dp_describe(struct strbuf *sb);
 /* Is an instance running in this namespace? */
 bool dp_running(void);
 
+/* The links of this namespace, for the compiler's -i/-o (lo first): the
+ * listing the command's other steps use while an instance is kept
+ * (dp_inst_keep()). 0, or -1 when they cannot be listed. */
+struct cp_link;
+int dp_links(struct cp_link **out, unsigned int *n);
+
 /* Mirror the local routing table into the running data plane's bpfipt_rtlocal
  * (-m addrtype; controlplane/rtlocal.h). Nothing to do (0) without one. */
 int dp_rtlocal_sync(struct ipt_err *err);

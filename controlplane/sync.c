@@ -12,7 +12,6 @@
 #include "ct.h"
 #include "crashpoint.h"
 
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,27 +88,14 @@ int cp_sync_counters_in(struct ipt_table *t, struct ipt_err *err)
 	return 0;
 }
 
-/* The links of this namespace, for -i/-o. */
+/* The links of this namespace, for -i/-o: the loader's listing (one a
+ * command: glibc's if_nameindex() was a dump of its own, with every link's
+ * statistics). None when they cannot be listed. */
 static struct cp_link *read_links(unsigned int *n)
 {
-	struct if_nameindex *ifs = if_nameindex(), *p;
 	struct cp_link *l;
-	unsigned int k = 0;
 
-	*n = 0;
-	if (!ifs)
-		return NULL;
-	for (p = ifs; p->if_index; p++)
-		k++;
-	l = calloc(k ? k : 1, sizeof(*l));
-	if (!l)
-		abort();
-	for (p = ifs; p->if_index; p++, (*n)++) {
-		l[*n].ifindex = p->if_index;
-		snprintf(l[*n].name, sizeof(l[*n].name), "%s", p->if_name);
-	}
-	if_freenameindex(ifs);
-	return l;
+	return dp_links(&l, n) ? NULL : l;
 }
 
 /* Ingress hook: BPF_IPTABLES_INGRESS=auto (XDP native on devices whose driver

@@ -1977,13 +1977,47 @@ static int delete_many(int fd, const char *keys, __u32 n, size_t ksz)
 	return 0;
 }
 
-/* Delete every key of a (small) trie or hash. */
-static int map_clear(int fd, size_t ksz)
+#ifndef ENOTSUPP
+#define ENOTSUPP 524	/* the kernel's own, which bpf(2) can return */
+#endif
+
+/* Delete every key of a hash in batches that read and delete
+ * (BPF_MAP_LOOKUP_AND_DELETE_BATCH): 0, 1 when the kernel has no such batch
+ * for the map, or -errno. */
+static int map_clear_batch(int fd, size_t ksz, size_t vsz)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	const __u32 cap = 1024;
+	char *keys = malloc(cap * ksz), *vals = malloc(cap * vsz);
+	__u32 token, cnt;
+	bool first = true;
+	int r;
+
+	for (r = keys && vals ? 0 : -ENOMEM; !r; first = false) {
+		cnt = cap;
+		if (!bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, keys, vals,
+						     &cnt, &bo))
+			continue;
+		r = errno == ENOENT ? 2 : first && (errno == EINVAL || errno == ENOTSUPP ||
+						    errno == EOPNOTSUPP) ? 1 : -errno;
+	}
+	free(keys);
+	free(vals);
+	return r == 2 ? 0 : r;
+}
+
+/* Delete every key of a (small) trie or hash: a hash in batches (a map of
+ * 600 interface entries took 600 syscalls to list), else key by key. */
+static int map_clear(int fd, size_t ksz, size_t vsz)
 {
 	size_t n = 0, cap = 64;
-	char *keys = malloc(cap * ksz);
-	int r = 0;
+	char *keys;
+	int r = map_clear_batch(fd, ksz, vsz);
 
+	if (r <= 0)
+		return r;
+	keys = malloc(cap * ksz);
+	r = 0;
 	if (!keys)
 		return -ENOMEM;
 	for (;;) {
@@ -2027,7 +2061,7 @@ static int inner_get(const struct dp_inst *in, enum om m, __u32 slot, size_t nee
 		__u32 ml = sizeof(mi);
 
 		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && mi.max_entries >= need &&
-		    (!keyed || (old_n <= 4096 && !map_clear(fd, d->key_size)))) {
+		    (!keyed || (old_n <= 4096 && !map_clear(fd, d->key_size, d->value_size)))) {
 			g->fd[m] = fd;
 			return 0;
 		}

@@ -875,6 +875,69 @@ START_TEST(t_twins)
 END_TEST
 
 /*
+ * Interface entries across installs: a generation's slot is rewritten in
+ * place, its interface hash emptied first (map_clear()). Rulesets that name
+ * eth0, lo, then none, twice round: packets on each link, and on one the
+ * ruleset never saw, are judged as the reference says (an entry left from
+ * two installs before would give that generation's vector).
+ */
+START_TEST(t_ifs_reuse)
+{
+	static const char *const sets[] = {
+		"-A INPUT -i eth0 -p udp -j DROP\n-A INPUT -p udp --dport 53 -j ACCEPT\n",
+		"-A INPUT ! -i lo -p udp --dport 7 -j DROP\n-A INPUT -i lo -j ACCEPT\n"
+		"-A INPUT -p udp -j DROP\n",
+		"-A INPUT -p udp --dport 53 -j DROP\n",
+	};
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (int k = 0; k < 6; k++) {
+		struct strbuf sb = STRBUF_INIT;
+		struct cp_compiled *cc = NULL;
+		struct ipt_table *t;
+
+		sb_addf(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+			":OUTPUT ACCEPT [0:0]\n%sCOMMIT\n", sets[k % 3]);
+		t = parse(sb_str(&sb));
+		sb_free(&sb);
+		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+		/* the running generation's hash holds this ruleset's entries only */
+		{
+			__u32 slot = inst_now(in).cur[0] & 1, id, n = 0;
+			struct bpfipt_if_key key, *prev = NULL;
+			int outer = inst_map(in, "bpfipt_ifs"), fd;
+
+			ck_assert_int_eq(bpf_map_lookup_elem(outer, &slot, &id), 0);
+			fd = bpf_map_get_fd_by_id(id);
+			ck_assert_int_ge(fd, 0);
+			for (; !bpf_map_get_next_key(fd, prev, &key); prev = &key)
+				n++;
+			ck_assert_uint_eq(n, cc->iif.n + cc->oif.n);
+			close(fd);
+			close(outer);
+		}
+		for (__u32 iif = 1; iif <= 3; iif++)
+			for (int d = 0; d < 3; d++) {
+				struct cp_packet p = {
+					.saddr = inet_addr("192.0.2.1"), .daddr = inet_addr("10.0.0.1"),
+					.proto = 17, .has_ports = true, .sport = 40000,
+					.dport = (__u16[]){ 53, 7, 9 }[d], .len = 50, .iif = iif,
+				};
+
+				send_checked(in, t, &p);
+			}
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	dp_inst_free(&in);
+}
+END_TEST
+
+/*
  * The spare generation dropped (dp_inst_set_spare_keep(), the default for a
  * large ruleset): after the switch the generation left loses every map but its
  * tuple hash, it is settled by the same install (no BPFIPT_I_PENDING or _FOLD
@@ -1830,6 +1893,7 @@ int main(void)
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_spare_drop);
 	tcase_add_test(tc, t_twins);
+	tcase_add_test(tc, t_ifs_reuse);
 	tcase_add_test(tc, t_fields_when_needed);
 	tcase_add_test(tc, t_group_only);
 	tcase_add_test(tc, t_group_fast);

@@ -2460,12 +2460,14 @@ static int build_if(struct cctx *x, enum bpfipt_chain c, int F)
 	if (id == UINT32_MAX)
 		return -1;
 	out->dflt[c] = id;
-	/* a chain whose rules name no interface here: every link has the default
-	 * vector (a scan of the slots per link and direction, for nothing, on a
-	 * host of many links) */
+	/* a link without an entry has the default vector (the data plane's
+	 * lookup misses): only the links whose vector differs get one, and a
+	 * chain whose rules name no interface here has none (on a host of many
+	 * links, a scan of the slots per link and direction, and hash entries the
+	 * loader emptied and wrote again at every command, for nothing) */
 	for (unsigned int s = 0; s < x->cc->nslots[c] && !named; s++)
 		named = x->sl[c][s] && x->sl[c][s]->ifc[F].con;
-	for (unsigned int i = 0; i < x->env->nlinks; i++) {
+	for (unsigned int i = 0; named && i < x->env->nlinks; i++) {
 		const struct cp_link *l = &x->env->links[i];
 		char name[IPT_IFNAMSIZ + 1];
 		bool dup = false;
@@ -2478,9 +2480,11 @@ static int build_if(struct cctx *x, enum bpfipt_chain c, int F)
 			continue;
 		memcpy(name, l->name, IPT_IFNAMSIZ);
 		name[IPT_IFNAMSIZ] = '\0';
-		id = named ? if_vector(x, c, F, name) : out->dflt[c];
+		id = if_vector(x, c, F, name);
 		if (id == UINT32_MAX)
 			return -1;
+		if (id == out->dflt[c])
+			continue;
 		if (out->n == out->cap) {
 			out->cap = out->cap ? 2 * out->cap : 16;
 			out->e = xrealloc(out->e, out->cap * sizeof(*out->e));

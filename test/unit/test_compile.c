@@ -1818,14 +1818,25 @@ static struct digest digest(const struct cp_compiled *cc)
 					fnv_u32(&f, r->vid);
 			}
 	}
+	/* each link's vector in each chain, whether it has an entry or takes
+	 * the default (links without one since build_if() leaves them out) */
 	for (int F = 0; F < 2; F++) {
-		fnv_u32(&h, ifs[F]->n);
-		for (unsigned int i = 0; i < ifs[F]->n; i++) {
-			fnv_u32(&h, ifs[F]->e[i].chain);
-			fnv_u32(&h, ifs[F]->e[i].ifindex);
-			fnv_vec(&h, cc, ifs[F]->e[i].vec);
-			fnv_u32(&f, ifs[F]->e[i].vec);
-		}
+		unsigned int nl = sizeof(links) / sizeof(links[0]);
+
+		fnv_u32(&h, BPFIPT_NCHAINS * nl);
+		for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
+			for (unsigned int l = 0; l < nl; l++) {
+				__u32 vec = ifs[F]->dflt[c];
+
+				for (unsigned int i = 0; i < ifs[F]->n; i++)
+					if (ifs[F]->e[i].chain == c &&
+					    ifs[F]->e[i].ifindex == links[l].ifindex)
+						vec = ifs[F]->e[i].vec;
+				fnv_u32(&h, c);
+				fnv_u32(&h, links[l].ifindex);
+				fnv_vec(&h, cc, vec);
+				fnv_u32(&f, vec);
+			}
 		for (int c = 0; c < BPFIPT_NCHAINS; c++) {
 			fnv_vec(&h, cc, ifs[F]->dflt[c]);
 			fnv_u32(&f, ifs[F]->dflt[c]);

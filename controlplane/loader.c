@@ -1661,6 +1661,12 @@ static void *early_inst_run(void *arg)
 	int n, i;
 
 	(void)arg;
+	/* where an instance runs, lo has it (ifindex 1 in every namespace): the
+	 * common case asks once and lists nothing */
+	if (tc_ours(1, BPF_TC_EGRESS, &h)) {
+		early_inst_maps_done(NULL);
+		return NULL;
+	}
 	if (iface_list(&v, &n, NULL)) {
 		early_inst_maps_done(NULL);
 		return NULL;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #define CHUNK 16
 
@@ -83,7 +84,7 @@ static int ask_chunk(int fd, const int *ifindex, __u16 prio, __u32 handle, const
 		int rem = (int)len;
 
 		if (len <= 0)
-			return -1;	/* ENOBUFS: an answer was dropped */
+			return -1;	/* ENOBUFS (an answer dropped), or no answer */
 		for (; nlmsg_ok(h, rem); h = nlmsg_next(h, &rem)) {
 			if (h->nlmsg_type == NLMSG_ERROR)
 				left--;	/* not there: no qdisc, filter or link */
@@ -105,8 +106,12 @@ int cp_tc_find(const int *ifindex, int n, __u16 prio, const __u32 *handles, int 
 	memset(out, 0, 2 * n * sizeof(*out));
 	if ((r = nl_connect(sk, NETLINK_ROUTE)) < 0)
 		goto out;
-	/* room for a chunk's answers where the default is small (best effort) */
+	/* room for a chunk's answers where the default is small (best effort);
+	 * an answer that never comes fails the search, not the command (its
+	 * caller asks one by one) */
 	setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVBUF, &(int){ 1 << 18 }, sizeof(int));
+	setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVTIMEO,
+		   &(struct timeval){ .tv_sec = 2 }, sizeof(struct timeval));
 	/* each handle in turn, for the hooks where none before it was found */
 	for (k = 0; k < nh; k++)
 		for (i = m = 0; i <= 2 * n; i++) {

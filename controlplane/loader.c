@@ -962,9 +962,10 @@ static int iface_list(struct iface **out, int *n, struct ipt_err *err)
 
 	*out = NULL;
 	*n = 0;
-	/* a whole dump datagram at a time (the kernel makes them at most 32 KiB) */
+	/* a dump datagram read whole (the kernel makes them under 32 KiB; a
+	 * peek first sizes a larger one) */
 	if (sk) {
-		nl_socket_disable_msg_peek(sk);
+		nl_socket_enable_msg_peek(sk);
 		r = nl_socket_set_msg_buf_size(sk, 32768);
 	}
 	if (!r && (r = nl_connect(sk, NETLINK_ROUTE)) == 0 &&

@@ -135,28 +135,26 @@ static struct ipt_table *deny_ruleset(unsigned int first)
 
 static size_t packet(__u8 *buf, struct cp_packet *p)
 {
-	struct ethhdr *eth = (void *)buf;
-	struct iphdr *ip = (void *)(eth + 1);
-	struct udphdr *udp = (void *)(ip + 1);
+	/* the headers built in place of their own and copied behind the 14-byte
+	 * Ethernet header, where they are not aligned */
+	struct iphdr ip = { .version = 4, .ihl = 5, .tot_len = htons(50), .ttl = 64 };
+	struct udphdr udp = { .source = htons(p->sport), .dest = htons(p->dport),
+			      .len = htons(30) };
+	__be16 proto = htons(ETH_P_IP);
 
 	memset(buf, 0, 64);
-	eth->h_proto = htons(ETH_P_IP);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->tot_len = htons(50);
-	ip->ttl = 64;
-	ip->protocol = p->proto == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_UDP;
-	ip->saddr = p->saddr;
-	ip->daddr = p->daddr;
+	memcpy(buf + 12, &proto, 2);
+	ip.protocol = p->proto == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_UDP;
+	ip.saddr = p->saddr;
+	ip.daddr = p->daddr;
 	if (p->nonfirst_frag)
-		ip->frag_off = htons(100);	/* offset 800 bytes: no ports */
-	ip->check = ipt_csum(ip, sizeof(*ip));
-	udp->source = htons(p->sport);
-	udp->dest = htons(p->dport);
-	udp->len = htons(30);
+		ip.frag_off = htons(100);	/* offset 800 bytes: no ports */
+	ip.check = ipt_csum(&ip, sizeof(ip));
+	memcpy(buf + 14, &ip, sizeof(ip));
+	memcpy(buf + 34, &udp, sizeof(udp));
 	if (p->proto == IPPROTO_TCP) {	/* a 20-byte TCP header */
-		((__u8 *)udp)[12] = 5 << 4;
-		((__u8 *)udp)[13] = p->tcpflags;
+		buf[34 + 12] = 5 << 4;
+		buf[34 + 13] = p->tcpflags;
 	}
 	return 64;
 }

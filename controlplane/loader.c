@@ -1672,8 +1672,10 @@ static void *early_inst_run(void *arg)
 		early_inst_maps_done(NULL);
 		return NULL;
 	}
+	/* no filter on lo: the other links' found in one search (a first install) */
+	iface_tc_find(v, n);
 	for (i = 0; i < n && !running; i++) {
-		running = tc_ours(v[i].ifindex, BPF_TC_EGRESS, &h) != 0;
+		running = iface_tc(&v[i], 1, &h) != 0;
 		if (v[i].cls == IF_L3)
 			progs |= 1u << DP_PROG_TC_IN3 | 1u << DP_PROG_TC_OUT3;
 	}
@@ -1802,6 +1804,16 @@ static void *outer_set_run(void *arg)
 	return NULL;
 }
 
+/* o run in a thread of its own (true: *th to join), or here when none can be
+ * made */
+static bool outer_set_start(struct outer_set *o, pthread_t *th)
+{
+	if (!pthread_create(th, NULL, outer_set_run, o))
+		return true;
+	outer_set_run(o);
+	return false;
+}
+
 struct gen {
 	int fd[OM_MAX];
 	bool fresh[OM_MAX];		/* a new map: the outer map must get it */
@@ -1889,9 +1901,7 @@ static void gen_twins(const struct dp_inst *in, struct gen *g)
 		    (fd = inner_create(in, m, g->cap[m], &e)) < 0)
 			continue;
 		g->ts[m] = (struct outer_set){ .outer = in->outer[m], .inner = fd, .slot = slot };
-		g->tthr[m] = !pthread_create(&g->tth[m], NULL, outer_set_run, &g->ts[m]);
-		if (!g->tthr[m])
-			outer_set_run(&g->ts[m]);
+		g->tthr[m] = outer_set_start(&g->ts[m], &g->tth[m]);
 	}
 }
 
@@ -1907,9 +1917,7 @@ static void gen_outer_begin(const struct dp_inst *in, __u32 slot, struct gen *g)
 		g->os[m] = (struct outer_set){ .outer = in->outer[m], .inner = g->fd[m],
 					       .slot = slot };
 		g->osent[m] = true;
-		g->othr[m] = !pthread_create(&g->oth[m], NULL, outer_set_run, &g->os[m]);
-		if (!g->othr[m])
-			outer_set_run(&g->os[m]);
+		g->othr[m] = outer_set_start(&g->os[m], &g->oth[m]);
 	}
 	gen_twins(in, g);
 }
@@ -3977,9 +3985,7 @@ static void outer_run_all(struct outer_set *o, const bool *want, int n)
 	for (m = 0; m < n; m++) {
 		if (!want[m])
 			continue;
-		started[m] = !pthread_create(&th[m], NULL, outer_set_run, &o[m]);
-		if (!started[m])
-			outer_set_run(&o[m]);	/* no thread: in turn */
+		started[m] = outer_set_start(&o[m], &th[m]);
 	}
 	for (m = 0; m < n; m++)
 		if (started[m])

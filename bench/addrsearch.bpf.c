@@ -6,6 +6,9 @@
  * addrs one after the other (as_loop_lpm: in the trie) and leaves the XOR of the values (each + its index)
  * in out[0]: with varied addresses the binary steps' branches are mispredicted,
  * as with real traffic, which a run of one repeated frame never shows.
+ * as_dp_loop does the same with the data plane's own search (dataplane/ival.bpf.h)
+ * over the pages the loader would write (controlplane/ival.c), as_dp_loop_nosep
+ * without reading the pages' separators.
  * Userspace: bench/addrsearch.c.
  */
 #include <linux/bpf.h>
@@ -14,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "addrsearch.h"
+#include "ival.bpf.h"
 
 const volatile __u32 npages = 1;	/* pages in use, >= 1 */
 
@@ -178,6 +182,58 @@ int as_loop_lpm(struct xdp_md *ctx)
 	__u32 acc = 0;
 
 	bpf_loop(AS_ADDRS, loop_one_lpm, &acc, 0);
+	put(acc);
+	return XDP_PASS;
+}
+
+/* The data plane's pages (written through mmap, as the loader does) and the
+ * set's descriptor, in a map: the verifier must not know it (FORGET()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);		/* set by userspace */
+	__type(key, __u32);
+	__type(value, struct bpfipt_ival_page);
+} dpages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} dpdesc SEC(".maps");
+
+#define DP_ONE(name, sep)							\
+	static long name(__u64 n, void *ctx)					\
+	{									\
+		__u32 k = 0, *acc = ctx, *desc = bpf_map_lookup_elem(&dpdesc, &k);	\
+		struct as_addrs *as = bpf_map_lookup_elem(&addrs, &k);		\
+										\
+		if (!as || !desc)						\
+			return 1;						\
+		*acc ^= IVAL_FIND4_SEP(&dpages, *desc, as->a[n & (AS_ADDRS - 1)], sep) + \
+			(__u32)n;						\
+		return 0;							\
+	}
+DP_ONE(dp_one, 1)
+DP_ONE(dp_one_nosep, 0)
+
+SEC("xdp")
+int as_dp_loop(struct xdp_md *ctx)
+{
+	__u32 acc = 0;
+
+	bpf_loop(AS_ADDRS, dp_one, &acc, 0);
+	put(acc);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int as_dp_loop_nosep(struct xdp_md *ctx)
+{
+	__u32 acc = 0;
+
+	bpf_loop(AS_ADDRS, dp_one_nosep, &acc, 0);
 	put(acc);
 	return XDP_PASS;
 }

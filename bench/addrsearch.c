@@ -25,8 +25,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <sys/mman.h>
+
 #include "addrsearch.h"
 #include "addrsearch.skel.h"
+#include "ival.h"
 
 struct pfx {
 	__u32 lo, hi, len, val;
@@ -197,8 +200,13 @@ static int bench(size_t want)
 	struct as_top *t = malloc(sizeof(*t));
 	struct as_page pg;
 	struct addrsearch_bpf *s;
-	size_t n, m, np, i, bad = 0;
-	double ns[3][2] = { 0 }, lns[4], lnl[4];
+	size_t n, m, np, i, bad = 0, dnp, dlen;
+	double ns[3][2] = { 0 }, lns[4], lnl[4], lnd[2][4];
+	struct bpfipt_ival_page *dp;
+	struct cp_lpm_entry *e;
+	struct cp_ival civ;
+	__u32 ddesc;
+	long db;
 	unsigned int loop_repeat = repeat / 1000 ? repeat / 1000 : 1;
 	int prog[3], outfd, h, j;
 	__u32 k0;
@@ -213,11 +221,22 @@ static int bench(size_t want)
 		fprintf(stderr, "addrsearch: %zu intervals do not fit\n", m);
 		return 2;
 	}
+	/* the data plane's pages of the same prefixes (controlplane/ival.c) */
+	e = malloc(n * sizeof(*e));
+	if (!e)
+		die("malloc");
+	for (i = 0; i < n; i++)
+		e[i] = (struct cp_lpm_entry){ .plen = (__u8)p[i].len, .addr = htonl(p[i].lo),
+					      .value = p[i].val };
+	if (cp_ival_flatten(e, n, &civ))
+		die("cp_ival_flatten");
+	dnp = cp_ival_pages(&civ);
 	s = addrsearch_bpf__open();
 	if (!s)
 		die("open");
 	bpf_map__set_max_entries(s->maps.lpm, n);
 	bpf_map__set_max_entries(s->maps.pages, np);
+	bpf_map__set_max_entries(s->maps.dpages, dnp);
 	s->rodata->npages = np;
 	if (addrsearch_bpf__load(s))
 		die("load");
@@ -246,6 +265,13 @@ static int bench(size_t want)
 	h = 0;
 	if (bpf_map_update_elem(bpf_map__fd(s->maps.top), &h, t, BPF_ANY))
 		die("top update");
+	dlen = (dnp * sizeof(*dp) + 4095) & ~(size_t)4095;
+	dp = mmap(NULL, dlen, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(s->maps.dpages), 0);
+	if (dp == MAP_FAILED)
+		die("mmap dpages");
+	ddesc = cp_ival_build(&civ, dp, 0);
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.dpdesc), &h, &ddesc, BPF_ANY))
+		die("dpdesc update");
 	prog[0] = bpf_program__fd(s->progs.as_floor);
 	prog[1] = bpf_program__fd(s->progs.as_lpm);
 	prog[2] = bpf_program__fd(s->progs.as_ival);
@@ -256,10 +282,12 @@ static int bench(size_t want)
 		__u32 a = i < 4 ? (__u32[]){ 0, ~0u, p[0].lo, p[n - 1].hi }[i]
 				: pick(p, n, start, val, m, i & 1);
 		__u32 vl = run(prog[1], outfd, a, 1, NULL), vi = run(prog[2], outfd, a, 1, NULL);
+		__u32 vd = cp_ival_find(dp, ddesc, a);
 
-		if (vl != vi && bad++ < 10)
-			fprintf(stderr, "addrsearch: N=%zu %u.%u.%u.%u: lpm %u, intervals %u\n",
-				n, a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255, vl, vi);
+		if ((vl != vi || vl != (vd == BPFIPT_IVAL_NONE ? 0 : vd)) && bad++ < 10)
+			fprintf(stderr, "addrsearch: N=%zu %u.%u.%u.%u: lpm %u, intervals %u, "
+				"pages %u\n", n, a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255, vl,
+				vi, vd);
 	}
 	for (h = 0; h < 2; h++)
 		for (j = 0; j < 8; j++) {
@@ -276,6 +304,8 @@ static int bench(size_t want)
 	 * XOR of as_ival's */
 	{
 		int lp = bpf_program__fd(s->progs.as_loop), ll = bpf_program__fd(s->progs.as_loop_lpm);
+		int dl = bpf_program__fd(s->progs.as_dp_loop);
+		int dln = bpf_program__fd(s->progs.as_dp_loop_nosep);
 		static struct as_addrs as;
 		int v;
 
@@ -300,6 +330,17 @@ static int bench(size_t want)
 			if (got != want && bad++ < 10)
 				fprintf(stderr, "addrsearch: N=%zu: the trie loop's result %#x, "
 					"expected %#x\n", n, got, want);
+			/* the data plane's search: its own values (BPFIPT_IVAL_NONE for none) */
+			for (want = 0, j = 0; j < AS_ADDRS; j++)
+				want ^= cp_ival_find(dp, ddesc, as.a[j]) + (__u32)j;
+			for (j = 0; j < 2; j++) {
+				got = run(j ? dln : dl, outfd, 0, loop_repeat, &x);
+				lnd[j][v] = x / AS_ADDRS;
+				if (got != want && bad++ < 10)
+					fprintf(stderr, "addrsearch: N=%zu: the pages' loop%s result "
+						"%#x, expected %#x\n", n, j ? " (no separators)" : "",
+						got, want);
+			}
 		}
 	}
 	lb = memlock(bpf_map__fd(s->maps.lpm));
@@ -317,7 +358,19 @@ static int bench(size_t want)
 	       lns[0], lns[1]);
 	printf("%zu,%zu,intervals_loop_fixed,%ld,%.1f,%.1f,%.1f\n", n, m, ib, (double)ib / n,
 	       lns[2], lns[3]);
+	db = memlock(bpf_map__fd(s->maps.dpages));
+	for (j = 0; j < 2; j++) {
+		const char *sfx = j ? "_nosep" : "";
+
+		printf("%zu,%zu,pages_loop_varied%s,%ld,%.1f,%.1f,%.1f\n", n, civ.n, sfx, db,
+		       (double)db / n, lnd[j][0], lnd[j][1]);
+		printf("%zu,%zu,pages_loop_fixed%s,%ld,%.1f,%.1f,%.1f\n", n, civ.n, sfx, db,
+		       (double)db / n, lnd[j][2], lnd[j][3]);
+	}
 	fflush(stdout);
+	munmap(dp, dlen);
+	cp_ival_free(&civ);
+	free(e);
 	addrsearch_bpf__destroy(s);
 	free(t);
 	free(val);

@@ -26,7 +26,7 @@ struct as_top {
 };
 
 /* The addresses the loop programs search one after the other (host order). */
-#define AS_ADDRS 1024
+#define AS_ADDRS 65536
 struct as_addrs {
 	__u32 a[AS_ADDRS];
 };

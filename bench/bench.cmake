@@ -39,10 +39,10 @@ add_custom_target(tcfloor ALL DEPENDS ${TCFLOOR_OBJ})
 # skeleton (bpf_skeleton(), dataplane/bpf.cmake).
 set(AS_SKEL ${GEN}/addrsearch.skel.h)
 bpf_skeleton(addrsearch ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.bpf.c
-             ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.h)
+             ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.h ${BPF_SOURCES})
 add_executable(addrsearch ${CMAKE_CURRENT_SOURCE_DIR}/bench/addrsearch.c ${AS_SKEL})
 target_include_directories(addrsearch PRIVATE ${GEN} ${CMAKE_CURRENT_SOURCE_DIR}/bench)
-target_link_libraries(addrsearch PRIVATE PkgConfig::LIBBPF)
+target_link_libraries(addrsearch PRIVATE bpfipt PkgConfig::LIBBPF)
 # The test: both structures give every checked address the same value.
 add_test(NAME bench.addrsearch
          COMMAND addrsearch --sizes 10,1000,20000 --repeat 1000 --check 10000)

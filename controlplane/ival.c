@@ -81,6 +81,8 @@ static int sort_pfx(struct pfx *p, size_t n);
 #define PAGE struct bpfipt_ival_page
 #define KEY(pg, i) ((pg)->key[i])
 #define SET_KEY(pg, i, v) ((pg)->key[i] = (v))
+#define SEP(pg, j) ((pg)->sep[j])
+#define SET_SEP(pg, j, v) ((pg)->sep[j] = (v))
 #include "ival_tmpl.h"
 
 static __u64 pfx_key(const void *e)
@@ -111,6 +113,9 @@ static int sort_pfx6(struct pfx6 *p, size_t n);
 #define KEY(pg, i) ((AT)(pg)->key[i][1] << 64 | (pg)->key[i][0])
 #define SET_KEY(pg, i, v)							\
 	((pg)->key[i][0] = (__u64)(v), (pg)->key[i][1] = (__u64)((v) >> 64))
+#define SEP(pg, j) ((AT)(pg)->sep[j][1] << 64 | (pg)->sep[j][0])
+#define SET_SEP(pg, j, v)							\
+	((pg)->sep[j][0] = (__u64)(v), (pg)->sep[j][1] = (__u64)((v) >> 64))
 #include "ival_tmpl.h"
 
 /* By (lo, plen), stable (lib/rsort.h). */

@@ -9,6 +9,7 @@
  *             address as an AT
  *   IV, PAGE  the flattened set (struct cp_ival(6)) and its data plane's page
  *   KEY(pg, i), SET_KEY(pg, i, v)   key i of a page
+ *   SEP(pg, j), SET_SEP(pg, j, v)   separator j of a page
  * so the IPv4 code is the one it always was and IPv6 gets the same trees. The
  * parameters are undefined at the end.
  */
@@ -132,6 +133,11 @@ static void SUF(fill)(PAGE *pg, size_t off, const AT *k, const __u32 *v, size_t 
 		SET_KEY(pg, off + i, ~(AT)0);
 		pg->val[off + i] = v[c - 1];
 	}
+	/* the separators of what was written (a window of 4 or 8 keys has one
+	 * only when it starts a group; its search never reads them) */
+	for (i = (off + BPFIPT_IVAL_SEP - 1) / BPFIPT_IVAL_SEP * BPFIPT_IVAL_SEP; i < off + w;
+	     i += BPFIPT_IVAL_SEP)
+		SET_SEP(pg, i / BPFIPT_IVAL_SEP, KEY(pg, i));
 }
 
 static const AT SUF(none_start) = 0;
@@ -195,9 +201,14 @@ __u32 SUF(cp_ival_find)(const PAGE *pages, __u32 desc, AT addr)
 	for (d = 0; d < depth; d++) {
 		const PAGE *pg = &pages[idx];
 
-		for (step = BPFIPT_IVAL_FANOUT / 2; step; step >>= 1)
-			if (step < w && KEY(pg, (i + step) & (BPFIPT_IVAL_FANOUT - 1)) <= addr)
+		/* as the data plane's: the first steps on the separators */
+		for (step = BPFIPT_IVAL_FANOUT / 2; step; step >>= 1) {
+			__u32 j = (i + step) & (BPFIPT_IVAL_FANOUT - 1);
+
+			if (step < w && (step >= BPFIPT_IVAL_SEP ? SEP(pg, j / BPFIPT_IVAL_SEP)
+								 : KEY(pg, j)) <= addr)
 				i += step;
+		}
 		idx = pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];
 		i = 0;
 		w = BPFIPT_IVAL_FANOUT;
@@ -214,3 +225,5 @@ __u32 SUF(cp_ival_find)(const PAGE *pages, __u32 desc, AT addr)
 #undef PAGE
 #undef KEY
 #undef SET_KEY
+#undef SEP
+#undef SET_SEP

@@ -20,7 +20,8 @@ set(BPF_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.bpf.c
     ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/log.bpf.h
     ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/bpfipt.h
     ${CMAKE_CURRENT_SOURCE_DIR}/conntrack/ct.bpf.h
-    ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/reject.bpf.h)
+    ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/reject.bpf.h
+    ${CMAKE_CURRENT_SOURCE_DIR}/dataplane/ival.bpf.h)
 file(MAKE_DIRECTORY ${BPF_DIR})
 
 # uapi headers include <asm/types.h>, which lives in the multiarch directory

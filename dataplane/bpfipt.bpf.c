@@ -881,72 +881,15 @@ static __always_inline __u32 ctz64(__u64 x)
 		ok_;								\
 	})
 
-/* v as the verifier sees it: any value (x is unknown to it, v ^ x ^ x is v). It
- * follows both outcomes of every binary step with exact indexes, 255 states a
- * level; told to forget the index halfway (two ALU ops), 30: bpfipt_ival_find()
- * 11.4k -> 1.0k instructions, bpfipt_ival6_find() 25.8k -> 2.4k. */
-#define FORGET(v, x) asm volatile("%0 ^= %1; %0 ^= %1" : "+r"(v) : "r"(x))
-
-/*
- * The value of an address in the address set desc of generation cur (bpfipt.h,
- * "Address sets"), BPFIPT_IVAL_NONE without one: the body of bpfipt_ival_find()
- * and bpfipt_ival6_find(), given the pages' map, their type and LE(pg, j), "key j
- * of page pg <= the address". Per level: one page lookup and 8 fixed binary steps
- * for the last key <= the address inside the window (the root's, else the whole
- * page; key[first] <= the address holds on every page the search reaches, so i
- * stays on a key <= it); the indexes are masked so the verifier sees them inside
- * the page.
- */
-#define IVAL_STEPS(pg, i, w, LE, x)						\
-	({									\
-		__u32 step_, j_;						\
-		_Pragma("unroll")						\
-		for (step_ = BPFIPT_IVAL_FANOUT / 2; step_; step_ >>= 1) {	\
-			j_ = (i + step_) & (BPFIPT_IVAL_FANOUT - 1);		\
-			if (step_ < (w) && LE(pg, j_))				\
-				i += step_;					\
-			if (step_ == 16)					\
-				FORGET(i, x);					\
-		}								\
-		pg->val[i & (BPFIPT_IVAL_FANOUT - 1)];				\
-	})
-
-#define IVAL_FIND(map, page_t, LE)						\
-	({									\
-		__u32 depth_ = desc >> BPFIPT_IVAL_DEPTH_SHIFT;			\
-		__u32 idx_ = desc & BPFIPT_IVAL_PAGE_MASK, lvl_, i_, w_;	\
-		__u32 wl_ = (desc >> BPFIPT_IVAL_WIN_SHIFT) & 15;		\
-		__u32 r_ = BPFIPT_IVAL_NONE;					\
-		page_t *pg_;							\
-		void *m_;							\
-										\
-		if (depth_ && wl_ <= 8 && (m_ = bpf_map_lookup_elem(&map, &cur)) && \
-		    (pg_ = bpf_map_lookup_elem(m_, &idx_))) {			\
-			/* the root: its window */				\
-			w_ = 1u << wl_;						\
-			i_ = ((desc >> BPFIPT_IVAL_IDX_SHIFT) & 63) << wl_;	\
-			idx_ = IVAL_STEPS(pg_, i_, w_, LE, desc);		\
-			/* the levels below, whole pages (a bounded loop: depth <= 3) */ \
-			for (lvl_ = 1; lvl_ < depth_; lvl_++) {			\
-				pg_ = bpf_map_lookup_elem(m_, &idx_);		\
-				if (!pg_)					\
-					break;					\
-				i_ = 0;						\
-				idx_ = IVAL_STEPS(pg_, i_, BPFIPT_IVAL_FANOUT, LE, desc); \
-			}							\
-			if (lvl_ >= depth_)					\
-				r_ = idx_;					\
-		}								\
-		r_;								\
-	})
+#include "ival.bpf.h"
 
 /* Address a (host order), an IPv4 set. A global function: checked once, on its
  * own, whatever calls it. */
 __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 {
-#define LE4(pg, j) ((pg)->key[j] <= a)
-	return IVAL_FIND(bpfipt_ival, struct bpfipt_ival_page, LE4);
-#undef LE4
+	void *m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
+
+	return m ? IVAL_FIND4(m, desc, a) : BPFIPT_IVAL_NONE;
 }
 
 /* An address field: the vector id of the chain's set, 0 when there is none
@@ -964,6 +907,7 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
 {
 	__u64 hi, lo;
 	__u32 cur;
+	void *m;
 
 	if (!sc)
 		return BPFIPT_IVAL_NONE;
@@ -975,9 +919,8 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
 		hi = (__u64)bpf_ntohl(sc->p.saddr6[0]) << 32 | bpf_ntohl(sc->p.saddr6[1]);
 		lo = (__u64)bpf_ntohl(sc->p.saddr6[2]) << 32 | bpf_ntohl(sc->p.saddr6[3]);
 	}
-#define LE6(pg, j) ((pg)->key[j][1] < hi || ((pg)->key[j][1] == hi && (pg)->key[j][0] <= lo))
-	return IVAL_FIND(bpfipt_ival6, struct bpfipt_ival6_page, LE6);
-#undef LE6
+	m = bpf_map_lookup_elem(&bpfipt_ival6, &cur);
+	return m ? IVAL_FIND6(m, desc, hi, lo) : BPFIPT_IVAL_NONE;
 }
 
 #define IF_VEC(cur, tag, ifindex_, dflt, out)					\

@@ -115,7 +115,14 @@ enum bpfipt_field {
 #define BPFIPT_IVAL_DEPTH_SHIFT	30			/* 2 bits */
 #define BPFIPT_IVAL_NONE	0xffffffffu
 
+/* A page's separators: sep[j] repeats key[j * BPFIPT_IVAL_SEP], so that a search's
+ * first four steps read one cache line (a line of IPv4 keys holds one group of
+ * BPFIPT_IVAL_SEP), not four lines across the page. */
+#define BPFIPT_IVAL_SEP		16
+#define BPFIPT_IVAL_NSEP	(BPFIPT_IVAL_FANOUT / BPFIPT_IVAL_SEP)
+
 struct bpfipt_ival_page {
+	__u32 sep[BPFIPT_IVAL_NSEP];
 	__u32 key[BPFIPT_IVAL_FANOUT];
 	__u32 val[BPFIPT_IVAL_FANOUT];
 };
@@ -123,8 +130,9 @@ struct bpfipt_ival_page {
 /* IPv6 address sets are the same trees of 128-bit starts (bpfipt_ival6_find(),
  * generation map bpfipt_ival6, the same descriptors): a key is two words in host
  * order, [0] its low 64 bits and [1] its high 64 bits (the first 8 bytes of the
- * address), and the unused tail's key is all ones. */
+ * address), and the unused tail's key is all ones; the separators likewise. */
 struct bpfipt_ival6_page {
+	__u64 sep[BPFIPT_IVAL_NSEP][2];
 	__u64 key[BPFIPT_IVAL_FANOUT][2];
 	__u32 val[BPFIPT_IVAL_FANOUT];
 };
@@ -467,7 +475,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		32	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		33	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -515,7 +523,9 @@ enum bpfipt_stat {
 					 *     chain's nslots;
 					 * 32: programs loaded without what
 					 *     their rulesets do not use
-					 *     (BPFIPT_FEAT_*, BPFIPT_I_FEAT) */
+					 *     (BPFIPT_FEAT_*, BPFIPT_I_FEAT);
+					 * 33: address set pages' separators
+					 *     (BPFIPT_IVAL_SEP) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

@@ -103,6 +103,8 @@ static void check_window(const struct cp_ival *iv, const struct cp_lpm_entry *e,
 		pg[1].key[i] = rnd();
 		pg[1].val[i] = rnd();
 	}
+	for (i = 0; i < BPFIPT_IVAL_NSEP; i++)
+		pg[1].sep[i] = rnd();
 	off = w * (rnd() % (BPFIPT_IVAL_FANOUT / w));
 	desc = cp_ival_build_window(iv, pg, 1, off);
 	ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, 1);
@@ -132,6 +134,10 @@ static void check_set(const struct cp_lpm_entry *e, size_t n, unsigned int probe
 	if (depth)
 		ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, depth);
 	ck_assert_uint_eq(desc & BPFIPT_IVAL_PAGE_MASK, first + np - 1);
+	/* each separator repeats the key it stands for (the search reads either) */
+	for (i = first; i < first + np; i++)
+		for (size_t j = 0; j < BPFIPT_IVAL_NSEP; j++)
+			ck_assert_uint_eq(pages[i].sep[j], pages[i].key[j * BPFIPT_IVAL_SEP]);
 	probe(pages, desc, e, n, probes);
 	if (iv.n <= BPFIPT_IVAL_FANOUT / 2) {
 		ck_assert_uint_ge(cp_ival_window(&iv), iv.n);
@@ -333,6 +339,10 @@ static void check_set6(const struct cp_lpm_entry6 *e, size_t n, unsigned int pro
 	desc = cp_ival_build6(&iv, pages, first);
 	if (depth)
 		ck_assert_uint_eq(desc >> BPFIPT_IVAL_DEPTH_SHIFT, depth);
+	for (i = first; i < first + np; i++)
+		for (size_t j = 0; j < BPFIPT_IVAL_NSEP; j++)
+			ck_assert(!memcmp(pages[i].sep[j], pages[i].key[j * BPFIPT_IVAL_SEP],
+					  sizeof(pages[i].sep[j])));
 	probe6(pages, desc, e, n, probes);
 	w = cp_ival_window6(&iv);
 	if (w) {
@@ -341,6 +351,10 @@ static void check_set6(const struct cp_lpm_entry6 *e, size_t n, unsigned int pro
 			pages[1].key[i][0] = (__u64)rnd() << 32 | rnd();
 			pages[1].key[i][1] = (__u64)rnd() << 32 | rnd();
 			pages[1].val[i] = rnd();
+		}
+		for (i = 0; i < BPFIPT_IVAL_NSEP; i++) {
+			pages[1].sep[i][0] = (__u64)rnd() << 32 | rnd();
+			pages[1].sep[i][1] = (__u64)rnd() << 32 | rnd();
 		}
 		desc = cp_ival_build_window6(&iv, pages, 1,
 					     w * (rnd() % (BPFIPT_IVAL_FANOUT / w)));

@@ -10,8 +10,11 @@
  * program's. Then each structure in a loop over AS_ADDRS addresses (bpf_loop in
  * one program run, ns per search): varied addresses, as real traffic has (the
  * search's branches mispredicted, its pages not all in cache), and one address
- * repeated; the loops' results must equal the single searches'. Memory: memlock
- * of the maps (fdinfo), per prefix.
+ * repeated; the loops' results must equal the single searches'. The same loops
+ * run the data plane's search (dataplane/ival.bpf.h) over the pages the loader
+ * writes (controlplane/ival.c: pages_loop_*), and without reading the pages'
+ * separators (*_nosep); their results must equal cp_ival_find()'s. Memory:
+ * memlock of the maps (fdinfo), per prefix.
  * Output, CSV: prefixes,intervals,structure,bytes,bytes_per_prefix,ns_hit,ns_miss
  * Usage: addrsearch [--sizes a,b,c] [--repeat N] [--check N]   (root)
  */

@@ -8,6 +8,7 @@
 #include "sync.h"
 #include "crashpoint.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +20,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#define BOOT_FILE	"boot"
+#define BOOT_ID_LEN	36	/* a UUID's text */
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -102,6 +106,122 @@ static int state_dir_safe(const char *dir, struct ipt_err *err)
 	return 0;
 }
 
+/* The id of this boot (36 characters), or "" where the kernel has none to give. */
+static void boot_id(char out[BOOT_ID_LEN + 1])
+{
+	const char *env = getenv("BPF_IPTABLES_BOOT_ID");	/* the tests' reboot */
+	int fd;
+	ssize_t n;
+
+	out[0] = '\0';
+	if (env) {
+		snprintf(out, BOOT_ID_LEN + 1, "%s", env);
+		return;
+	}
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, out, BOOT_ID_LEN);
+	close(fd);
+	out[n == BOOT_ID_LEN ? BOOT_ID_LEN : 0] = '\0';
+}
+
+/* The boot recorded in the directory's "boot" file ("" when it has none). */
+static void boot_was(const char *dir, char out[BOOT_ID_LEN + 1])
+{
+	char path[600];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, BOOT_FILE);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		n = read(fd, out, BOOT_ID_LEN);
+		close(fd);
+	}
+	out[n > 0 ? n : 0] = '\0';
+}
+
+/* Record boot now in dir (written beside, then renamed). */
+static int boot_record(const char *dir, const char *now)
+{
+	char path[600], tmp[620];
+	size_t len = strlen(now);
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, BOOT_FILE);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, now, len) != (ssize_t)len)
+		r = errno ? -errno : -EIO;
+	close(fd);
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+/*
+ * A state directory describes a data plane of the boot that wrote it. /run is
+ * emptied by a reboot on most systems; where it is not (or the directory is
+ * elsewhere), the rules of an earlier boot would be listed, and loaded by the
+ * next change, in a namespace that runs none of them: namespace cookies count
+ * again from every boot, so not even the same namespace's. A directory whose
+ * "boot" file names another boot is emptied first (under the writer lock: no
+ * command of this boot is between its steps), as iptables' tables are empty
+ * after a reboot. A directory without the file is new, or an older version's of
+ * this boot (kept; it gets the file).
+ */
+static int state_boot(const char *dir, struct ipt_err *err)
+{
+	char now[BOOT_ID_LEN + 1], was[BOOT_ID_LEN + 1], path[600];
+	struct dirent *de;
+	int lock, r = 0;
+	DIR *d;
+
+	boot_id(now);
+	if (!now[0])
+		return 0;
+	boot_was(dir, was);
+	if (!strcmp(was, now))
+		return 0;
+	if (!was[0]) {
+		(void)boot_record(dir, now);	/* or next time */
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	lock = open(path, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX)) {
+		r = -errno;
+		goto out;
+	}
+	boot_was(dir, was);
+	if (!strcmp(was, now))
+		goto out;	/* another command of this boot emptied it */
+	d = opendir(dir);
+	if (!d) {
+		r = -errno;
+		goto out;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, "lock") && strcmp(de->d_name, BOOT_FILE) &&
+		    unlinkat(dirfd(d), de->d_name, 0) && errno != ENOENT && !r)
+			r = -errno;
+	closedir(d);
+	if (!r)
+		r = boot_record(dir, now);
+out:
+	if (lock >= 0)
+		close(lock);
+	return r ? ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
+			       "cannot empty %s, left by an earlier boot: %s", dir, strerror(-r))
+		 : 0;
+}
+
 int ipt_state_open(struct ipt_state *st, struct ipt_err *err)
 {
 	const char *env = getenv("BPF_IPTABLES_STATE_DIR");
@@ -128,7 +248,7 @@ int ipt_state_open(struct ipt_state *st, struct ipt_err *err)
 	if (r)
 		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_IPTC,
 				   "cannot create state directory %s: %s", st->dir, strerror(-r));
-	return state_dir_safe(st->dir, err);
+	return state_dir_safe(st->dir, err) ? -1 : state_boot(st->dir, err);
 }
 
 int ipt_state_lock(struct ipt_state *st, bool wait, int wait_secs, struct ipt_err *err)

@@ -6,7 +6,8 @@
  * The state directory is $BPF_IPTABLES_STATE_DIR when set (isolated instances,
  * tests), else /run/bpf-iptables/netns-<cookie>, where <cookie> is the kernel's
  * network-namespace cookie (SO_NETNS_COOKIE): unique for the boot and never
- * reused, so a new namespace never inherits a dead one's rules. /run is shared by
+ * reused, so a new namespace never inherits a dead one's rules (nor one of a
+ * later boot an earlier boot's: see "boot" below). /run is shared by
  * every `ip netns exec` invocation, unlike /sys/fs/bpf.
  *
  * FILES of the state directory (0700, files 0600):
@@ -25,6 +26,12 @@
  *                  lock for both families, as iptables and ip6tables share
  *                  the xtables lock. A process works on one family (ipt_af).
  *   conntrack.conf conntrack settings (conntrack/)
+ *   boot           the boot that wrote the directory (the kernel's boot_id): a
+ *                  directory of an earlier boot (a /run that is not a tmpfs, a
+ *                  BPF_IPTABLES_STATE_DIR on a disk) describes a data plane that
+ *                  is gone, and namespace cookies count again from each boot, so
+ *                  its first command of this boot empties it, under the lock;
+ *                  a directory without the file (an older version's) is kept
  *
  * CRASHES. The saved ruleset and the one the data plane runs change together,
  * whenever a command is killed: a writer (holding the lock) writes the new

@@ -438,7 +438,7 @@ def main():
     rep.check(inv1["progs"] == inv0["progs"], f"programs {inv0['progs']} -> {inv1['progs']}")
     rep.check(len(inv1["maps"]) == len(inv0["maps"]),
               f"maps reachable: {len(inv0['maps'])} -> {len(inv1['maps'])}")
-    left = sorted(set(os.listdir(topo.state)) - {"lock", "snapshot"})
+    left = sorted(set(os.listdir(topo.state)) - {"lock", "snapshot", "boot"})
     rep.check(not left, f"files left in the state directory: {left}")
     rep.check(pins() == pins0, f"pins: {pins0} -> {pins()}")
     links = [ln for ln in bpftool_json(["link", "show"]) or []

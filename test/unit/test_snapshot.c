@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ext.h"
@@ -293,6 +296,20 @@ static void write_file(const char *path, const void *buf, size_t n)
 	fclose(f);
 }
 
+/* A test's state directory and every file in it. */
+static void rm_state_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			ck_assert_int_eq(unlinkat(dirfd(d), de->d_name, 0), 0);
+	closedir(d);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+
 /* Through the state: a command reads the snapshot, an old text "rules" only when
  * there is none, and a damaged snapshot is an error naming the file. */
 START_TEST(state_reads_snapshot_and_text)
@@ -354,11 +371,7 @@ START_TEST(state_reads_snapshot_and_text)
 	ck_assert_int_eq(ipt_state_load(&st, &t2, &err), -1);
 	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "is corrupt"), "%s", err.msg);
 
-	unlink(path);
-	rmdir(dir);
-	snprintf(path, sizeof(path), "%s/lock", dir);
-	unlink(path);
-	rmdir(dir);
+	rm_state_dir(dir);
 	sb_free(&snap);
 	sb_free(&a);
 	sb_free(&b);
@@ -511,17 +524,115 @@ START_TEST(state_per_family)
 	ipt_state_close(&st);
 	ipt_af = AF_INET;
 
-	unlink(path);
-	for (const char *const *f = (const char *const[]){ "snapshot", "lock", NULL }; *f; f++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, *f);
-		unlink(path);
-	}
-	rmdir(dir);
+	rm_state_dir(dir);
 	sb_free(&a);
 	sb_free(&b);
 	ipt_table_free(&t4);
 	ipt_table_free(&t6);
 	ipt_table_free(&r);
+}
+END_TEST
+
+/* A state directory of an earlier boot (its "boot" file names another) is
+ * emptied by the first command of this one, under the lock; one of this boot,
+ * or one without the file (an older version's), keeps its rules. */
+START_TEST(state_of_an_earlier_boot)
+{
+	char dir[] = "/tmp/test_snapshot.XXXXXX", path[600], id[64];
+	static const char *const boot1 = "11111111-1111-1111-1111-111111111111";
+	static const char *const boot2 = "22222222-2222-2222-2222-222222222222";
+	struct ipt_state st = { 0 };
+	struct ipt_err err = { 0 };
+	struct ipt_table *t = NULL, *r = NULL;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("BPF_IPTABLES_STATE_DIR", dir, 1);
+	setenv("BPF_IPTABLES_DATAPLANE", "off", 1);
+	build_table(&t);
+	text_of(t, &a);
+	snprintf(path, sizeof(path), "%s/boot", dir);
+
+	/* a new directory gets this boot's file; a change is saved as ever */
+	setenv("BPF_IPTABLES_BOOT_ID", boot1, 1);
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_int_eq(ipt_state_lock(&st, false, 0, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	ck_assert_int_eq(ipt_state_prepare(&st, t, &err), 0);
+	ck_assert_int_eq(ipt_state_commit(&st, true, &err), 0);
+	ipt_state_close(&st);
+	ipt_table_free(&r);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(id, sizeof(id), f));
+	fclose(f);
+	ck_assert_str_eq(id, boot1);
+	/* without the file (an older version's directory): kept, and it gets one */
+	unlink(path);
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	text_of(r, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	ipt_table_free(&r);
+	/* the same boot again: kept */
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	text_of(r, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	ipt_table_free(&r);
+
+	/* another boot: emptied, under the lock (a holder makes the command wait) */
+	setenv("BPF_IPTABLES_BOOT_ID", boot2, 1);
+	{
+		char lpath[600], spath[600], c;
+		int lk, pfd[2], status;
+		pid_t pid;
+
+		snprintf(lpath, sizeof(lpath), "%s/lock", dir);
+		snprintf(spath, sizeof(spath), "%s/snapshot", dir);
+		lk = open(lpath, O_RDWR);
+		ck_assert_int_ge(lk, 0);
+		ck_assert_int_eq(flock(lk, LOCK_EX), 0);
+		ck_assert_int_eq(pipe(pfd), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (!pid) {
+			struct ipt_state cst = { 0 };
+
+			close(pfd[0]);
+			_exit(ipt_state_open(&cst, &err) ? 1 : write(pfd[1], "o", 1) == 1 ? 0 : 2);
+		}
+		close(pfd[1]);
+		usleep(200000);
+		ck_assert_int_eq(access(spath, F_OK), 0);
+		ck_assert_int_eq(flock(lk, LOCK_UN), 0);
+		ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+		close(pfd[0]);
+		close(lk);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status) && !WEXITSTATUS(status));
+		ck_assert_int_eq(access(spath, F_OK), -1);
+	}
+	ck_assert_int_eq(ipt_state_open(&st, &err), 0);
+	ck_assert_msg(!ipt_state_load(&st, &r, &err), "%s", err.msg);
+	ck_assert_uint_eq(st.tag, 0);
+	ck_assert_uint_eq(r->nchains, 3);
+	for (unsigned int i = 0; i < r->nchains; i++)
+		ck_assert_uint_eq(r->chains[i]->nrules, 0);
+	ipt_table_free(&r);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(id, sizeof(id), f));
+	fclose(f);
+	ck_assert_str_eq(id, boot2);
+
+	unsetenv("BPF_IPTABLES_BOOT_ID");
+	rm_state_dir(dir);
+	sb_free(&a);
+	sb_free(&b);
+	ipt_table_free(&t);
 }
 END_TEST
 
@@ -606,6 +717,7 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(tc, round_trip_ipv6);
 	tcase_add_test(tc, state_per_family);
 	tcase_add_test(tc, slab_rules_change_like_any);
+	tcase_add_test(tc, state_of_an_earlier_boot);
 	suite_add_tcase(s, tc);
 	return s;
 }

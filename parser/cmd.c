@@ -949,8 +949,8 @@ int cmd_option(struct cmd_parse *ps, const struct cmd_tok *t, const struct cmd_t
 		r = set_option(ps, t, OPT_COUNTERS);
 		ps->pcnt = t->arg;
 		ps->bcnt = NULL;
-		if (strchr(t->arg + 1, ',')) {
-			/* "-c pkts,bytes" */
+		if (t->arg[0] && strchr(t->arg + 1, ',')) {
+			/* "-c pkts,bytes" (not a comma first; "" is not numeric, below) */
 			static char buf[64];
 
 			snprintf(buf, sizeof(buf), "%s", t->arg);

@@ -124,6 +124,7 @@ COMMANDS = [
     "-A INPUT -j ACCEPT --log-level 3",
     # other tables, options, counters, wait
     "-t nat -A PREROUTING -j ACCEPT", "-t nosuch -L", "-t", "-A INPUT -c 1", "-A INPUT -c x 1",
+    "-A INPUT -c '' 5", "-A INPUT --set-counters= 5", "-A INPUT -c , -j ACCEPT",
     "-A INPUT -c 1 x", "-L -w x", "-A INPUT -j ACCEPT -W 100", "-h extra",
     "-L -Z -x INPUT", "-F -n", "-A INPUT -n", "-D INPUT -v 1 -p tcp", "-P",
     "-A INPUT -4 -6", "--append", "--delete", "--insert", "--policy INPUT",

@@ -487,8 +487,6 @@ int ipt_state_prepare(struct ipt_state *st, const struct ipt_table *t, struct ip
 		off += (size_t)w;
 		cp_crash_point("state-write");
 	}
-	if (!r && fsync(fd))
-		r = -errno;
 	close(fd);
 	if (r)
 		unlink(path);

@@ -35,7 +35,7 @@
  *
  * CRASHES. The saved ruleset and the one the data plane runs change together,
  * whenever a command is killed: a writer (holding the lock) writes the new
- * ruleset to "snapshot.new" (fsync), switches the data plane to it, then renames
+ * ruleset to "snapshot.new", switches the data plane to it, then renames
  * it over "snapshot". Each saved ruleset carries a tag (in the snapshot header;
  * in a text file its first line, "# tag N") and the data-plane switch records
  * the tag of the ruleset it installs in the same 4-byte-atomic write
@@ -44,6 +44,9 @@
  * did not). A reader without the lock takes whichever of the two files the data
  * plane runs (retrying while a writer is between switch and rename); when the
  * data plane is off or runs neither, "snapshot" is the ruleset (else "rules").
+ * Nothing is synced to the disk: a killed command's writes are in the page cache
+ * for the next one, and what a power loss would lose belongs to a data plane
+ * that is gone with it (a later boot empties the directory, "boot" above).
  */
 #ifndef BPFIPT_STATE_H
 #define BPFIPT_STATE_H

@@ -154,6 +154,7 @@ static int boot_record(const char *dir, const char *now)
 	fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
+	errno = 0;
 	if (write(fd, now, len) != (ssize_t)len)
 		r = errno ? -errno : -EIO;
 	close(fd);

@@ -139,6 +139,18 @@ int as_ival(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* A loop program: cb over the AS_ADDRS addresses, the XOR of its values in out[0] */
+#define LOOP_PROG(name, cb)							\
+	SEC("xdp")								\
+	int name(struct xdp_md *ctx)						\
+	{									\
+		__u32 acc = 0;							\
+										\
+		bpf_loop(AS_ADDRS, cb, &acc, 0);				\
+		put(acc);							\
+		return XDP_PASS;						\
+	}
+
 /* bpf_loop's callback: search address n of the map addrs */
 static long loop_one(__u64 n, void *ctx)
 {
@@ -151,15 +163,7 @@ static long loop_one(__u64 n, void *ctx)
 	return 0;
 }
 
-SEC("xdp")
-int as_loop(struct xdp_md *ctx)
-{
-	__u32 acc = 0;
-
-	bpf_loop(AS_ADDRS, loop_one, &acc, 0);
-	put(acc);
-	return XDP_PASS;
-}
+LOOP_PROG(as_loop, loop_one)
 
 /* the same loop over the LPM trie */
 static long loop_one_lpm(__u64 n, void *ctx)
@@ -176,15 +180,7 @@ static long loop_one_lpm(__u64 n, void *ctx)
 	return 0;
 }
 
-SEC("xdp")
-int as_loop_lpm(struct xdp_md *ctx)
-{
-	__u32 acc = 0;
-
-	bpf_loop(AS_ADDRS, loop_one_lpm, &acc, 0);
-	put(acc);
-	return XDP_PASS;
-}
+LOOP_PROG(as_loop_lpm, loop_one_lpm)
 
 /* The data plane's pages (written through mmap, as the loader does) and the
  * set's descriptor, in a map: the verifier must not know it (FORGET()). */
@@ -218,24 +214,7 @@ struct {
 DP_ONE(dp_one, 1)
 DP_ONE(dp_one_nosep, 0)
 
-SEC("xdp")
-int as_dp_loop(struct xdp_md *ctx)
-{
-	__u32 acc = 0;
-
-	bpf_loop(AS_ADDRS, dp_one, &acc, 0);
-	put(acc);
-	return XDP_PASS;
-}
-
-SEC("xdp")
-int as_dp_loop_nosep(struct xdp_md *ctx)
-{
-	__u32 acc = 0;
-
-	bpf_loop(AS_ADDRS, dp_one_nosep, &acc, 0);
-	put(acc);
-	return XDP_PASS;
-}
+LOOP_PROG(as_dp_loop, dp_one)
+LOOP_PROG(as_dp_loop_nosep, dp_one_nosep)
 
 char LICENSE[] SEC("license") = "GPL";

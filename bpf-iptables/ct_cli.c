@@ -457,22 +457,24 @@ static int parse_cmdline(int argc, char **argv, struct ct_cmdline *c, struct ipt
 
 /* ------------------------------------------------------------ commands ---- */
 
-/* The running instance's connection table; *in = NULL (and *ct_fd = -1) when no
- * data plane runs here or BPF_IPTABLES_DATAPLANE=off; *ct_fd = -1 alone while no
- * ruleset here has tracked connections (no table: nothing to show). */
-static int open_table(struct dp_inst **in, int *ct_fd, int *conf_fd, struct ipt_err *err)
+/* The running instance's connection tables (IPv4's, IPv6's); *in = NULL (and
+ * every fd -1) when no data plane runs here or BPF_IPTABLES_DATAPLANE=off; a
+ * table's fd -1 alone while no ruleset of its family here has tracked
+ * connections (no table: nothing to show). */
+static int open_table(struct dp_inst **in, int ct_fd[BPFIPT_NFAMILIES], int *conf_fd,
+		      struct ipt_err *err)
 {
 	int r;
 
 	*in = NULL;
-	*ct_fd = *conf_fd = -1;
+	ct_fd[0] = ct_fd[1] = *conf_fd = -1;
 	if (!cp_dataplane_enabled())
 		return 0;
 	if (dp_inst_open(in, err))
 		return -1;
 	if (*in && (r = dp_inst_ct_fds(*in, ct_fd, conf_fd))) {
 		dp_inst_free(in);
-		*ct_fd = *conf_fd = -1;
+		ct_fd[0] = ct_fd[1] = *conf_fd = -1;
 		return ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN,
 				   "cannot open the running data plane's connection table: %s",
 				   strerror(-r));
@@ -491,34 +493,34 @@ static int do_table(const struct ct_cmdline *c, struct ipt_err *err)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct dp_inst *in;
-	int ct_fd, conf_fd, r = 0;
+	int ct_fd[BPFIPT_NFAMILIES], conf_fd, r = 0;
 	__u64 now = ct_now();
 	size_t n = 0;
 
-	if (open_table(&in, &ct_fd, &conf_fd, err))
+	if (open_table(&in, ct_fd, &conf_fd, err))
 		return -1;
 	switch (c->cmd) {
 	case CTC_LIST:
-		if (ct_fd >= 0 && (r = ct_list(ct_fd, &c->f, now, &sb, &n)))
+		if ((r = ct_list(ct_fd, &c->f, now, &sb, &n)))
 			r = table_err(err, r, "read");
 		sb_write(&sb, stdout);
 		if (!r)
 			summary("%zu flow entries have been shown.", n);
 		break;
 	case CTC_COUNT:
-		if (ct_fd >= 0 && (r = ct_count(ct_fd, now, &n)))
+		if ((r = ct_count(ct_fd, now, &n)))
 			r = table_err(err, r, "read");
 		else
 			printf("%zu\n", n);
 		break;
 	case CTC_FLUSH:
-		if (ct_fd >= 0 && (r = ct_flush(ct_fd, &n)))
+		if ((r = ct_flush(ct_fd, &n)))
 			r = table_err(err, r, "flush");
 		else
 			summary("connection tracking table has been emptied.");
 		break;
 	case CTC_DELETE:
-		if (ct_fd >= 0 && (r = ct_delete(ct_fd, &c->f, now, &sb, &n)))
+		if ((r = ct_delete(ct_fd, &c->f, now, &sb, &n)))
 			r = table_err(err, r, "delete from");
 		sb_write(&sb, stdout);
 		summary("%zu flow entries have been deleted.", n);
@@ -527,7 +529,7 @@ static int do_table(const struct ct_cmdline *c, struct ipt_err *err)
 			r = 1;
 		break;
 	case CTC_SWEEP:
-		if (ct_fd >= 0 && (r = ct_sweep(ct_fd, now, &n)))
+		if ((r = ct_sweep(ct_fd, now, &n)))
 			r = table_err(err, r, "sweep");
 		else
 			summary("%zu expired entries have been deleted.", n);
@@ -549,7 +551,7 @@ static int do_tunables(const struct ct_cmdline *c, struct ipt_err *err)
 	struct ct_settings s, scratch;
 	struct bpfipt_ct_conf conf;
 	struct dp_inst *in = NULL;
-	int ct_fd, conf_fd, r = -1;
+	int ct_fd[BPFIPT_NFAMILIES], conf_fd, r = -1;
 	__u32 zero = 0;
 
 	/* a bad token changes nothing: check them all before any I/O */
@@ -576,12 +578,9 @@ static int do_tunables(const struct ct_cmdline *c, struct ipt_err *err)
 		goto out;
 	/* the running data plane takes the timeouts at once (under the lock: a
 	 * bpf-iptables command creating the instance meanwhile reads the file) */
-	if (open_table(&in, &ct_fd, &conf_fd, err))
+	if (open_table(&in, ct_fd, &conf_fd, err))
 		goto stored;
 	if (in) {
-		struct bpf_map_info mi = {};
-		__u32 len = sizeof(mi);
-
 		ct_conf_from_settings(&s, &conf);
 		if (bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY)) {
 			ipt_err_set(err, IPT_EXIT_OTHER, IPT_ES_PLAIN,
@@ -589,12 +588,18 @@ static int do_tunables(const struct ct_cmdline *c, struct ipt_err *err)
 				    strerror(errno));
 			goto stored;
 		}
-		if (ct_fd >= 0 && !bpf_obj_get_info_by_fd(ct_fd, &mi, &len) &&
-		    mi.max_entries != s.max)
-			fprintf(stderr, "%s v%s: max %u is stored; the running table keeps its "
-				"%u entries until the data plane is created again "
-				"(bpf-iptables --unload, then any bpf-iptables command)\n",
-				CT_PROG, BPFIPT_VERSION, s.max, mi.max_entries);
+		for (int f = 0; f < BPFIPT_NFAMILIES; f++) {
+			struct bpf_map_info mi = {};
+			__u32 len = sizeof(mi);
+
+			if (ct_fd[f] >= 0 && !bpf_obj_get_info_by_fd(ct_fd[f], &mi, &len) &&
+			    mi.max_entries != s.max)
+				fprintf(stderr, "%s v%s: max %u is stored; the running %s table "
+					"keeps its %u entries until the data plane is created "
+					"again (bpf-iptables --unload, then any bpf-iptables "
+					"command)\n", CT_PROG, BPFIPT_VERSION, s.max,
+					f ? "IPv6" : "IPv4", mi.max_entries);
+		}
 	}
 	r = 0;
 	goto out;

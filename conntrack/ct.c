@@ -91,16 +91,23 @@ static __u8 icmp_reply_type(__u8 proto, __u8 type)
 
 /* ------------------------------------------------------------ tuples ---- */
 
+/* End i's address (IPv4: word 0, the rest 0). */
+static void key_addr(const struct bpfipt_ct_key *k, unsigned int i, __be32 a[4])
+{
+	a[0] = k->a[i];
+	memcpy(a + 1, k->a6[i], sizeof(k->a6[i]));
+}
+
 void ct_tuples(const struct bpfipt_ct_key *k, const struct bpfipt_ct_entry *e,
 	       struct ct_tuple t[2])
 {
 	unsigned int o = e->orig & 1, r = !o;
 
 	memset(t, 0, 2 * sizeof(*t));
-	memcpy(t[0].src, k->addr[o], sizeof(t[0].src));
-	memcpy(t[1].dst, k->addr[o], sizeof(t[1].dst));
-	memcpy(t[0].dst, k->addr[r], sizeof(t[0].dst));
-	memcpy(t[1].src, k->addr[r], sizeof(t[1].src));
+	key_addr(k, o, t[0].src);
+	key_addr(k, o, t[1].dst);
+	key_addr(k, r, t[0].dst);
+	key_addr(k, r, t[1].src);
 	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6) {
 		/* port[0] = port[1] = the identifier */
 		t[0].sport = t[0].dport = t[1].sport = t[1].dport = ntohs(k->port[0]);
@@ -210,7 +217,20 @@ static void conns_add(struct conns *c, const struct bpfipt_ct_key *k,
 	c->n++;
 }
 
-static int check_map(int fd)
+/* The size of family f's keys in its table (bpfipt.h): an IPv4 key is the
+ * head of struct bpfipt_ct_key. */
+static size_t key_size(int f)
+{
+	return f ? sizeof(struct bpfipt_ct_key) : BPFIPT_CT_KEY4;
+}
+
+/* The table of k's family (may be -1). */
+static int key_fd(const int fd[BPFIPT_NFAMILIES], const struct bpfipt_ct_key *k)
+{
+	return fd[ct_family(k) == 6];
+}
+
+static int check_map(int fd, int f)
 {
 	struct bpf_map_info mi = {};
 	__u32 len = sizeof(mi);
@@ -218,16 +238,17 @@ static int check_map(int fd)
 	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
 		return -errno;
 	if ((mi.type != BPF_MAP_TYPE_LRU_HASH && mi.type != BPF_MAP_TYPE_HASH) ||
-	    mi.key_size != sizeof(struct bpfipt_ct_key) ||
-	    mi.value_size != sizeof(struct bpfipt_ct_entry))
+	    mi.key_size != key_size(f) || mi.value_size != sizeof(struct bpfipt_ct_entry))
 		return -EPROTO;
 	return 0;
 }
 
-/* Every entry by batches. -EOPNOTSUPP: the kernel has no batch lookups. */
-static int read_batch(int fd, struct conns *c)
+/* Every entry of family f's table by batches. -EOPNOTSUPP: the kernel has no
+ * batch lookups. */
+static int read_batch(int fd, int f, struct conns *c)
 {
-	struct bpfipt_ct_key *keys = NULL;
+	size_t ksz = key_size(f);
+	unsigned char *keys = NULL;
 	struct bpfipt_ct_entry *vals = NULL;
 	__u32 chunk = 256, in = 0, out = 0, count;
 	bool first = true;
@@ -237,7 +258,7 @@ static int read_batch(int fd, struct conns *c)
 		LIBBPF_OPTS(bpf_map_batch_opts, o);
 
 		if (!keys) {
-			keys = calloc(chunk, sizeof(*keys));
+			keys = calloc(chunk, ksz);
 			vals = calloc(chunk, sizeof(*vals));
 			if (!keys || !vals)
 				abort();
@@ -260,8 +281,12 @@ static int read_batch(int fd, struct conns *c)
 				r = -EOPNOTSUPP;
 			break;
 		}
-		for (__u32 i = 0; i < count; i++)
-			conns_add(c, &keys[i], &vals[i]);
+		for (__u32 i = 0; i < count; i++) {
+			struct bpfipt_ct_key k = { 0 };
+
+			memcpy(&k, keys + i * ksz, ksz);
+			conns_add(c, &k, &vals[i]);
+		}
 		if (r == -ENOENT) {	/* the last batch */
 			r = 0;
 			break;
@@ -274,10 +299,11 @@ static int read_batch(int fd, struct conns *c)
 	return r;
 }
 
-/* Every entry by BPF_MAP_GET_NEXT_KEY (may see an entry twice, see ct_table.h). */
+/* Every entry by BPF_MAP_GET_NEXT_KEY (may see an entry twice, see ct_table.h);
+ * an IPv4 table writes the keys' heads, their tails stay zero. */
 static int read_walk(int fd, struct conns *c)
 {
-	struct bpfipt_ct_key k, next;
+	struct bpfipt_ct_key k = { 0 }, next = { 0 };
 	struct bpfipt_ct_entry e;
 	bool first = true;
 
@@ -326,20 +352,27 @@ static bool alive(const struct bpfipt_ct_entry *e, __u64 now)
 }
 
 /* The entries of one kind, sorted, a walk's duplicates dropped. */
-static int read_table(int fd, __u64 now, enum which w, struct conns *c)
+static int read_table(const int fd[BPFIPT_NFAMILIES], __u64 now, enum which w,
+		      struct conns *c)
 {
 	size_t i, j;
 	int r;
 
-	if ((r = check_map(fd)))
-		return r;
-	r = ct_walk_no_batch ? -EOPNOTSUPP : read_batch(fd, c);
-	if (r == -EOPNOTSUPP) {
-		c->n = 0;
-		r = read_walk(fd, c);
+	for (int f = 0; f < BPFIPT_NFAMILIES; f++) {
+		size_t n0 = c->n;
+
+		if (fd[f] < 0)
+			continue;
+		if ((r = check_map(fd[f], f)))
+			return r;
+		r = ct_walk_no_batch ? -EOPNOTSUPP : read_batch(fd[f], f, c);
+		if (r == -EOPNOTSUPP) {
+			c->n = n0;
+			r = read_walk(fd[f], c);
+		}
+		if (r)
+			return r;
 	}
-	if (r)
-		return r;
 	for (i = j = 0; i < c->n; i++)
 		if (w == ALL || alive(&c->v[i].e, now) == (w == LIVE))
 			c->v[j++] = c->v[i];
@@ -353,7 +386,7 @@ static int read_table(int fd, __u64 now, enum which w, struct conns *c)
 	return 0;
 }
 
-int ct_read(int ct_fd, __u64 now, bool expired, struct ct_conn **out, size_t *n)
+int ct_read(const int ct_fd[BPFIPT_NFAMILIES], __u64 now, bool expired, struct ct_conn **out, size_t *n)
 {
 	struct conns c = { 0 };
 	int r;
@@ -371,7 +404,7 @@ int ct_read(int ct_fd, __u64 now, bool expired, struct ct_conn **out, size_t *n)
 
 /* ------------------------------------------------------- operations ---- */
 
-int ct_list(int ct_fd, const struct ct_filter *f, __u64 now, struct strbuf *sb, size_t *n)
+int ct_list(const int ct_fd[BPFIPT_NFAMILIES], const struct ct_filter *f, __u64 now, struct strbuf *sb, size_t *n)
 {
 	struct ct_conn *v;
 	size_t nv;
@@ -390,7 +423,7 @@ int ct_list(int ct_fd, const struct ct_filter *f, __u64 now, struct strbuf *sb, 
 	return 0;
 }
 
-int ct_count(int ct_fd, __u64 now, size_t *n)
+int ct_count(const int ct_fd[BPFIPT_NFAMILIES], __u64 now, size_t *n)
 {
 	struct ct_conn *v;
 	int r;
@@ -400,7 +433,7 @@ int ct_count(int ct_fd, __u64 now, size_t *n)
 	return r;
 }
 
-int ct_delete(int ct_fd, const struct ct_filter *f, __u64 now, struct strbuf *shown,
+int ct_delete(const int ct_fd[BPFIPT_NFAMILIES], const struct ct_filter *f, __u64 now, struct strbuf *shown,
 	      size_t *n)
 {
 	struct ct_conn *v;
@@ -413,7 +446,7 @@ int ct_delete(int ct_fd, const struct ct_filter *f, __u64 now, struct strbuf *sh
 	for (size_t i = 0; i < nv && !r; i++) {
 		if (!ct_filter_match(f, &v[i].key, &v[i].e))
 			continue;
-		if (bpf_map_delete_elem(ct_fd, &v[i].key)) {
+		if (bpf_map_delete_elem(key_fd(ct_fd, &v[i].key), &v[i].key)) {
 			/* gone meanwhile (evicted): nothing to delete */
 			if (errno != ENOENT)
 				r = -errno;
@@ -427,7 +460,7 @@ int ct_delete(int ct_fd, const struct ct_filter *f, __u64 now, struct strbuf *sh
 	return r;
 }
 
-int ct_flush(int ct_fd, size_t *n)
+int ct_flush(const int ct_fd[BPFIPT_NFAMILIES], size_t *n)
 {
 	struct conns c = { 0 };
 	int r;
@@ -435,7 +468,7 @@ int ct_flush(int ct_fd, size_t *n)
 	*n = 0;
 	r = read_table(ct_fd, 0, ALL, &c);
 	for (size_t i = 0; i < c.n && !r; i++) {
-		if (!bpf_map_delete_elem(ct_fd, &c.v[i].key))
+		if (!bpf_map_delete_elem(key_fd(ct_fd, &c.v[i].key), &c.v[i].key))
 			(*n)++;
 		else if (errno != ENOENT)
 			r = -errno;
@@ -444,7 +477,7 @@ int ct_flush(int ct_fd, size_t *n)
 	return r;
 }
 
-int ct_sweep(int ct_fd, __u64 now, size_t *n)
+int ct_sweep(const int ct_fd[BPFIPT_NFAMILIES], __u64 now, size_t *n)
 {
 	struct bpfipt_ct_entry e;
 	struct ct_conn *v;
@@ -456,9 +489,11 @@ int ct_sweep(int ct_fd, __u64 now, size_t *n)
 		return r;
 	for (size_t i = 0; i < nv && !r; i++) {
 		/* renewed by the data plane since it was read: keep it */
-		if (bpf_map_lookup_elem(ct_fd, &v[i].key, &e) || alive(&e, now))
+		int fd = key_fd(ct_fd, &v[i].key);
+
+		if (bpf_map_lookup_elem(fd, &v[i].key, &e) || alive(&e, now))
 			continue;
-		if (!bpf_map_delete_elem(ct_fd, &v[i].key))
+		if (!bpf_map_delete_elem(fd, &v[i].key))
 			(*n)++;
 		else if (errno != ENOENT)
 			r = -errno;

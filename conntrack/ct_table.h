@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The connection table of a namespace from userspace (conntrack/ct.c): what
+ * The connection tables of a namespace from userspace (conntrack/ct.c): what
  * bpf-conntrack lists, counts, flushes, deletes and sweeps. The settings side of
  * the module is conntrack/ct.h.
  *
@@ -12,10 +12,12 @@
  * sweep, which removes exactly those). Every function takes the `now` it judges
  * the table at (ct_now(): the clock), so a test can list a crafted table exactly.
  *
- * READING. One pass of BPF_MAP_LOOKUP_BATCH over the LRU hash; kernels without
- * batch lookups walk it with BPF_MAP_GET_NEXT_KEY (a walk that loses its place
- * when an entry goes restarts, so it may see an entry twice: duplicates are
- * dropped). The listing is sorted by the original tuple (protocol, source,
+ * READING. A namespace has a table per family (bpfipt_ct, bpfipt_ct6: an IPv4
+ * key is the head of struct bpfipt_ct_key, read into a whole one with the rest
+ * zero, dataplane/bpfipt.h); every function takes both. One pass of
+ * BPF_MAP_LOOKUP_BATCH over each LRU hash; kernels without batch lookups walk it
+ * with BPF_MAP_GET_NEXT_KEY (a walk that loses its place when an entry goes
+ * restarts, so it may see an entry twice: duplicates are dropped). The listing is sorted by the original tuple (protocol, source,
  * destination, ports), so its order does not depend on the hash seed.
  *
  * RACES. The data plane keeps creating, refreshing and evicting entries while we
@@ -118,22 +120,23 @@ bool ct_filter_match(const struct ct_filter *f, const struct bpfipt_ct_key *k,
 void ct_format(struct strbuf *sb, const struct bpfipt_ct_key *k,
 	       const struct bpfipt_ct_entry *e, __u64 now);
 
-/* Read the entries alive at `now` (expired: those that are not), sorted; free
- * *out with free(). 0 or a negative errno (-EPROTO: ct_fd is not a connection
- * table of this version). */
-int ct_read(int ct_fd, __u64 now, bool expired, struct ct_conn **out, size_t *n);
+/* Read the entries alive at `now` (expired: those that are not) of both tables
+ * (ct_fd[0] IPv4's, ct_fd[1] IPv6's; -1: none), sorted; free *out with free().
+ * 0 or a negative errno (-EPROTO: a table is not a connection table of this
+ * version). */
+int ct_read(const int ct_fd[BPFIPT_NFAMILIES], __u64 now, bool expired, struct ct_conn **out, size_t *n);
 /* The live entries matching f (NULL: all) as `conntrack -L` lines; *n of them. */
-int ct_list(int ct_fd, const struct ct_filter *f, __u64 now, struct strbuf *sb, size_t *n);
+int ct_list(const int ct_fd[BPFIPT_NFAMILIES], const struct ct_filter *f, __u64 now, struct strbuf *sb, size_t *n);
 /* The live entries. */
-int ct_count(int ct_fd, __u64 now, size_t *n);
+int ct_count(const int ct_fd[BPFIPT_NFAMILIES], __u64 now, size_t *n);
 /* Delete the live entries matching f (NULL: all); *n deleted, their lines into
  * shown (may be NULL) as conntrack -D prints them. */
-int ct_delete(int ct_fd, const struct ct_filter *f, __u64 now, struct strbuf *shown,
+int ct_delete(const int ct_fd[BPFIPT_NFAMILIES], const struct ct_filter *f, __u64 now, struct strbuf *shown,
 	      size_t *n);
 /* Delete every entry, live or expired; *n deleted. */
-int ct_flush(int ct_fd, size_t *n);
+int ct_flush(const int ct_fd[BPFIPT_NFAMILIES], size_t *n);
 /* Delete the expired entries; *n deleted. */
-int ct_sweep(int ct_fd, __u64 now, size_t *n);
+int ct_sweep(const int ct_fd[BPFIPT_NFAMILIES], __u64 now, size_t *n);
 
 /* Tests: walk with BPF_MAP_GET_NEXT_KEY even where batch lookups work. */
 extern bool ct_walk_no_batch;

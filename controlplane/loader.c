@@ -159,8 +159,8 @@ static const char *const prog_names[DP_PROG_MAX] = {
 };
 
 /* Instance maps (created once with the programs). */
-enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT_CONF, IM_CT_FRAG, IM_LOG,
-	  IM_RTLOCAL, IM_RECENT, IM_MAX };
+enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT6, IM_CT_CONF, IM_CT_FRAG,
+	  IM_LOG, IM_RTLOCAL, IM_RECENT, IM_MAX };
 
 static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
@@ -169,6 +169,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_XDPIFS] = "bpfipt_xdp_slot",
 	[IM_SCRATCH] = "bpfipt_scratch",
 	[IM_CT] = "bpfipt_ct_slot",
+	[IM_CT6] = "bpfipt_ct6_slot",
 	[IM_CT_CONF] = "bpfipt_ct_conf",
 	[IM_CT_FRAG] = "bpfipt_ctf_slot",
 	[IM_LOG] = "bpfipt_log_slot",
@@ -178,12 +179,12 @@ static const char *const im_names[IM_MAX] = {
 
 _Static_assert(OM_MAX == 11, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
-_Static_assert(IM_MAX == 11, "im_names covers every instance map");
+_Static_assert(IM_MAX == 12, "im_names covers every instance map");
 
 /* Instance maps made when a ruleset first needs them, each in slot 0 of an
  * instance map of maps of one entry, and kept from then on: a namespace whose
  * rulesets never need them holds none. */
-enum lazy { LZ_CT, LZ_FRAG, LZ_LOG, LZ_XDPIFS, LZ_MAX };
+enum lazy { LZ_CT, LZ_CT6, LZ_FRAG, LZ_LOG, LZ_XDPIFS, LZ_MAX };
 
 static const struct lazy_def {
 	enum im slot;			/* the outer map */
@@ -191,10 +192,13 @@ static const struct lazy_def {
 	enum bpf_map_type type;
 	__u32 key_size, value_size, max_entries, flags;
 } lazy_defs[LZ_MAX] = {
-	/* a ruleset that tracks connections (BPFIPT_C_CT); in->ct_max entries */
-	[LZ_CT] = { IM_CT, "bpfipt_ct", BPF_MAP_TYPE_LRU_HASH, sizeof(struct bpfipt_ct_key),
+	/* an IPv4 ruleset that tracks connections (BPFIPT_C_CT); in->ct_max entries */
+	[LZ_CT] = { IM_CT, "bpfipt_ct", BPF_MAP_TYPE_LRU_HASH, BPFIPT_CT_KEY4,
 		    sizeof(struct bpfipt_ct_entry), 0, 0 },
-	/* with it, the first fragments' results */
+	/* an IPv6 one */
+	[LZ_CT6] = { IM_CT6, "bpfipt_ct6", BPF_MAP_TYPE_LRU_HASH, sizeof(struct bpfipt_ct_key),
+		     sizeof(struct bpfipt_ct_entry), 0, 0 },
+	/* with either, the first fragments' results */
 	[LZ_FRAG] = { IM_CT_FRAG, "bpfipt_ct_frag", BPF_MAP_TYPE_LRU_HASH,
 		      sizeof(struct ct_frag_key), sizeof(struct ct_result), BPFIPT_CT_FRAG_MAX, 0 },
 	/* a ruleset with a LOG rule (bytes) */
@@ -703,7 +707,7 @@ int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err)
 	__u32 zero = 0;
 	int fd, r = 0;
 
-	for (enum lazy z = LZ_CT; z <= LZ_FRAG && !r; z++) {	/* the table, the fragments' */
+	for (enum lazy z = LZ_CT; z <= LZ_FRAG && !r; z++) {	/* the tables, the fragments' */
 		if ((r = lazy_new(in, z, &fd, err)) || fd < 0)
 			continue;
 		if (bpf_map_update_elem(in->map[lazy_defs[z].slot], &zero, &fd, BPF_ANY)) {
@@ -716,13 +720,18 @@ int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err)
 	return r;
 }
 
-int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd)
+int dp_inst_ct_fds(struct dp_inst *in, int ct_fd[BPFIPT_NFAMILIES], int *conf_fd)
 {
-	int r = lazy_get(in, LZ_CT);
+	for (int f = 0; f < BPFIPT_NFAMILIES; f++) {
+		enum lazy z = f ? LZ_CT6 : LZ_CT;
+		int r = lazy_get(in, z);
 
-	*ct_fd = in->lazy_fd[LZ_CT];
+		if (r && r != -ENOENT)
+			return r;
+		ct_fd[f] = in->lazy_fd[z];
+	}
 	*conf_fd = in->map[IM_CT_CONF];
-	return r && r != -ENOENT ? r : *conf_fd >= 0 ? 0 : -ENOENT;
+	return *conf_fd >= 0 ? 0 : -ENOENT;
 }
 
 int dp_inst_log_fd(struct dp_inst *in)
@@ -4300,7 +4309,8 @@ static int inst_stage(struct dp_inst *in, const struct cp_compiled *cc,
 		return r;
 	st->built = true;
 	if (((st->g.conf.flags & BPFIPT_C_CT) &&
-	     ((r = lazy_new(in, LZ_CT, &st->lz[LZ_CT], err)) ||
+	     ((r = lazy_new(in, st->fam ? LZ_CT6 : LZ_CT, &st->lz[st->fam ? LZ_CT6 : LZ_CT],
+			    err)) ||
 	      (r = lazy_new(in, LZ_FRAG, &st->lz[LZ_FRAG], err)))) ||
 	    (cc_logs(cc) && (r = lazy_new(in, LZ_LOG, &st->lz[LZ_LOG], err))))
 		return r;

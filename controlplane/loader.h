@@ -217,11 +217,12 @@ void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes);
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
 /* The features (BPFIPT_FEAT_*) a loaded program of ours has; -1 if unknown. */
 int dp_prog_feat(int prog_fd);
-/* The connection table (bpfipt_ct) and its settings (bpfipt_ct_conf) of an
- * instance; the fds stay owned by `in`. *ct_fd is -1 while there is no table:
- * the first install of a ruleset that tracks connections makes it. */
-int dp_inst_ct_fds(struct dp_inst *in, int *ct_fd, int *conf_fd);
-/* Make the connection table (bpf-conntrack -T max's entries: dp_opts.ct at the
+/* The connection tables of an instance, ct_fd[0] IPv4's (bpfipt_ct), ct_fd[1]
+ * IPv6's (bpfipt_ct6), and their settings (bpfipt_ct_conf); the fds stay owned
+ * by `in`. A family's is -1 while it has no table: the first install of a
+ * ruleset of that family that tracks connections makes it. */
+int dp_inst_ct_fds(struct dp_inst *in, int ct_fd[BPFIPT_NFAMILIES], int *conf_fd);
+/* Make both connection tables (bpf-conntrack -T max's entries: dp_opts.ct at the
  * install, else the default) and the first fragments' LRU now, if there are
  * none. */
 int dp_inst_ct_make(struct dp_inst *in, struct ipt_err *err);

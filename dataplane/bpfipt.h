@@ -475,7 +475,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		33	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		34	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -525,7 +525,10 @@ enum bpfipt_stat {
 					 *     their rulesets do not use
 					 *     (BPFIPT_FEAT_*, BPFIPT_I_FEAT);
 					 * 33: address set pages' separators
-					 *     (BPFIPT_IVAL_SEP) */
+					 *     (BPFIPT_IVAL_SEP);
+					 * 34: a connection table per family,
+					 *     IPv4's key 16 bytes
+					 *     (bpfipt_ct6_slot, BPFIPT_CT_KEY4) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -778,9 +781,10 @@ enum {
 
 /* ------------------------------------------------------------ conntrack ----
  * conntrack/ct.bpf.h (data path), conntrack/ct.c (userspace). One LRU hash per
- * namespace, bpfipt_ct, one entry per connection for both directions. It sits in
- * the instance map bpfipt_ct_slot (it survives ruleset switches), made by the
- * first ruleset that tracks connections. See docs/conntrack.md.
+ * namespace and family, bpfipt_ct (IPv4) and bpfipt_ct6, one entry per
+ * connection for both directions. Each sits in an instance map (bpfipt_ct_slot,
+ * bpfipt_ct6_slot: it survives ruleset switches), made by the first ruleset of
+ * its family that tracks connections. See docs/conntrack.md.
  */
 
 /* A packet's state: the key of the BPFIPT_F_CTSTATE field. */
@@ -835,17 +839,25 @@ enum bpfipt_ct_timeout {
  * compared as network-order bytes; ICMP queries (echo, timestamp, info, address
  * mask) and ICMPv6 queries (echo, node information): end 0 is the requester,
  * port[0] = port[1] = the identifier, type = the request type; other protocols:
- * addresses ordered, ports 0. An IPv4 address is word 0 of its addr[] (words
- * 1-3 zero); family tells the two apart (an IPv4 and an IPv6 connection never
- * share a key). */
+ * addresses ordered, ports 0. An address's first word is in a[], its other
+ * three (IPv6) in a6[]: an IPv4 key is the first BPFIPT_CT_KEY4 bytes, the key
+ * of bpfipt_ct, where hashing and comparing take 16 bytes instead of 40
+ * (docs/conntrack.md); an IPv6 key the whole struct, the key of bpfipt_ct6. In
+ * userspace an IPv4 key is the whole struct with a6[] zero, and family tells the
+ * two apart. */
 struct bpfipt_ct_key {
-	__be32 addr[2][4];
+	__be32 a[2];		/* word 0 of end 0's and end 1's address */
 	__be16 port[2];
 	__u8 proto;
 	__u8 type;		/* ICMP/ICMPv6 request type, else 0 */
 	__u8 family;		/* 4 or 6 */
 	__u8 pad;
+	__be32 a6[2][3];	/* IPv6: words 1-3 of each end's address */
 };
+
+#define BPFIPT_CT_KEY4		16	/* key size of bpfipt_ct */
+_Static_assert(__builtin_offsetof(struct bpfipt_ct_key, a6) == BPFIPT_CT_KEY4,
+	       "an IPv4 key is the key's head");
 
 struct bpfipt_ct_entry {
 	__u64 expires;		/* CLOCK_MONOTONIC deadline (ns; the data plane reads
@@ -870,7 +882,8 @@ struct bpfipt_ct_conf {
 	__u64 timeout_ns[32];	/* [BPFIPT_CTT_MAX]; 32: an index & 31 is in bounds */
 };
 
-#define BPFIPT_CT_MAX_DEFAULT	65536	/* entries of bpfipt_ct (bpf-conntrack -T max=N) */
+#define BPFIPT_CT_MAX_DEFAULT	65536	/* entries of bpfipt_ct and of bpfipt_ct6 (bpf-conntrack
+					 * -T max=N) */
 
 /* What conntrack tells the classifier about a packet (conntrack/ct.bpf.h). */
 struct ct_result {

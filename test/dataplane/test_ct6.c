@@ -362,7 +362,7 @@ START_TEST(t_conntrack6)
 	struct dp_inst *in = setup6(ct6_rules, 1u << DP_PROG_TEST);
 	struct strbuf sb = STRBUF_INIT;
 	struct ct_filter f = { .set = CT_F_FAMILY | CT_F_PROTO, .family = 6, .proto = 58 };
-	int ct, conf;
+	int ct[BPFIPT_NFAMILIES], conf;
 	size_t n;
 
 	for (unsigned int i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
@@ -372,7 +372,10 @@ START_TEST(t_conntrack6)
 			      seq[i].what, got, seq[i].state);
 	}
 	/* the table as bpf-conntrack lists it: the echo B sent, answered */
-	ck_assert_int_eq(dp_inst_ct_fds(in, &ct, &conf), 0);
+	ck_assert_int_eq(dp_inst_ct_fds(in, ct, &conf), 0);
+	/* an IPv6 ruleset made IPv6's table, not IPv4's */
+	ck_assert_int_eq(ct[0], -1);
+	ck_assert_int_ge(ct[1], 0);
 	ck_assert_int_eq(ct_list(ct, &f, ct_now(), &sb, &n), 0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_msg(strstr(sb_str(&sb), "icmpv6   58 29 src=2001:db8:2::2 dst=2001:db8:1::1 "

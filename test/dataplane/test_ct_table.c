@@ -31,7 +31,7 @@
 #define HALF	(S / 2)
 
 static struct dp_inst *in;
-static int ct_fd, conf_fd;
+static int ct_fd[BPFIPT_NFAMILIES], conf_fd;	/* IPv4's table, IPv6's */
 static __u64 now;
 
 static void setup(void)
@@ -42,11 +42,13 @@ static void setup(void)
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0,
 		      "dp_inst_create: %s", err.msg);
 	/* no ruleset tracks connections here: the table is made by hand */
-	ck_assert_int_eq(dp_inst_ct_fds(in, &ct_fd, &conf_fd), 0);
-	ck_assert_int_eq(ct_fd, -1);
+	ck_assert_int_eq(dp_inst_ct_fds(in, ct_fd, &conf_fd), 0);
+	ck_assert_int_eq(ct_fd[0], -1);
+	ck_assert_int_eq(ct_fd[1], -1);
 	ck_assert_msg(dp_inst_ct_make(in, &err) == 0, "dp_inst_ct_make: %s", err.msg);
-	ck_assert_int_eq(dp_inst_ct_fds(in, &ct_fd, &conf_fd), 0);
-	ck_assert_int_ge(ct_fd, 0);
+	ck_assert_int_eq(dp_inst_ct_fds(in, ct_fd, &conf_fd), 0);
+	ck_assert_int_ge(ct_fd[0], 0);
+	ck_assert_int_ge(ct_fd[1], 0);
 	now = ct_now();
 	ct_walk_no_batch = false;
 }
@@ -71,8 +73,8 @@ static struct ct_conn conn(__u8 proto, const char *a0, int p0, const char *a1, i
 	struct ct_conn c;
 
 	memset(&c, 0, sizeof(c));
-	c.key.addr[0][0] = ip(a0);
-	c.key.addr[1][0] = ip(a1);
+	c.key.a[0] = ip(a0);
+	c.key.a[1] = ip(a1);
 	c.key.family = 4;
 	c.key.port[0] = htons(p0);
 	c.key.port[1] = htons(p1);
@@ -84,16 +86,22 @@ static struct ct_conn conn(__u8 proto, const char *a0, int p0, const char *a1, i
 	return c;
 }
 
+/* The table of c's family: an IPv4 key is the head of the struct. */
+static int fd_of(const struct ct_conn *c)
+{
+	return ct_fd[c->key.family == 6];
+}
+
 static void put(const struct ct_conn *c)
 {
-	ck_assert_int_eq(bpf_map_update_elem(ct_fd, &c->key, &c->e, BPF_NOEXIST), 0);
+	ck_assert_int_eq(bpf_map_update_elem(fd_of(c), &c->key, &c->e, BPF_NOEXIST), 0);
 }
 
 static bool present(const struct ct_conn *c)
 {
 	struct bpfipt_ct_entry e;
 
-	return !bpf_map_lookup_elem(ct_fd, &c->key, &e);
+	return !bpf_map_lookup_elem(fd_of(c), &c->key, &e);
 }
 
 /* The crafted table: six live connections, one expired (expires == now). */
@@ -374,7 +382,7 @@ START_TEST(t_sweep_renewed)
 	ck_assert(!memcmp(&v[0].key, &c->key, sizeof(c->key)));
 	free(v);
 	c->e.expires = now + 30 * S;
-	ck_assert_int_eq(bpf_map_update_elem(ct_fd, &c->key, &c->e, BPF_EXIST), 0);
+	ck_assert_int_eq(bpf_map_update_elem(fd_of(c), &c->key, &c->e, BPF_EXIST), 0);
 	ck_assert_int_eq(ct_sweep(ct_fd, now, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	ck_assert(present(c));
@@ -389,7 +397,8 @@ START_TEST(t_flush)
 	fill();
 	ck_assert_int_eq(ct_flush(ct_fd, &n), 0);
 	ck_assert_uint_eq(n, C_MAX);		/* the expired one too */
-	ck_assert_int_eq(bpf_map_get_next_key(ct_fd, NULL, key), -ENOENT);
+	ck_assert_int_eq(bpf_map_get_next_key(ct_fd[0], NULL, key), -ENOENT);
+	ck_assert_int_eq(bpf_map_get_next_key(ct_fd[1], NULL, key), -ENOENT);
 	ck_assert_int_eq(ct_count(ct_fd, now, &n), 0);
 	ck_assert_uint_eq(n, 0);
 }
@@ -426,15 +435,23 @@ START_TEST(t_not_a_table)
 	struct ct_conn *v = (void *)1;
 	size_t n = 9;
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "not_ct", 4, 8, 1, NULL);
+	int fds[BPFIPT_NFAMILIES] = { fd, -1 };
 
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ct_read(fd, now, false, &v, &n), -EPROTO);
+	ck_assert_int_eq(ct_read(fds, now, false, &v, &n), -EPROTO);
 	ck_assert_ptr_null(v);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(ct_count(fd, now, &n), -EPROTO);
+	ck_assert_int_eq(ct_count(fds, now, &n), -EPROTO);
 	close(fd);
 	/* and the instance's settings array is not one either */
-	ck_assert_int_eq(ct_count(conf_fd, now, &n), -EPROTO);
+	fds[0] = conf_fd;
+	ck_assert_int_eq(ct_count(fds, now, &n), -EPROTO);
+	/* each family's table has its own key size: swapped, neither reads */
+	fds[0] = ct_fd[1];
+	ck_assert_int_eq(ct_count(fds, now, &n), -EPROTO);
+	fds[0] = -1;
+	fds[1] = ct_fd[0];
+	ck_assert_int_eq(ct_count(fds, now, &n), -EPROTO);
 }
 END_TEST
 
@@ -445,9 +462,14 @@ static struct ct_conn conn6(__u8 proto, const char *a0, int p0, const char *a1, 
 			    __u8 orig, __u64 expires)
 {
 	struct ct_conn c = conn(proto, "0.0.0.0", p0, "0.0.0.0", p1, orig, expires);
+	__be32 w[2][4];
 
-	ck_assert_int_eq(inet_pton(AF_INET6, a0, c.key.addr[0]), 1);
-	ck_assert_int_eq(inet_pton(AF_INET6, a1, c.key.addr[1]), 1);
+	ck_assert_int_eq(inet_pton(AF_INET6, a0, w[0]), 1);
+	ck_assert_int_eq(inet_pton(AF_INET6, a1, w[1]), 1);
+	for (int i = 0; i < 2; i++) {	/* word 0 in a[], the rest in a6[] */
+		c.key.a[i] = w[i][0];
+		memcpy(c.key.a6[i], &w[i][1], sizeof(c.key.a6[i]));
+	}
 	c.key.family = 6;
 	return c;
 }

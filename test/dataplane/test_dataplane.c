@@ -2453,14 +2453,15 @@ static int ct_tcp_state(struct dp_inst *in, const char *a, int ap, const char *b
 	struct bpfipt_ct_entry e;
 	__be32 x = inet_addr(a), y = inet_addr(b);
 	bool swap = ntohl(x) > ntohl(y);
-	int ct, conf;
+	int ct[BPFIPT_NFAMILIES], conf;
 
-	ck_assert_int_eq(dp_inst_ct_fds(in, &ct, &conf), 0);
-	k.addr[swap][0] = x;
-	k.addr[!swap][0] = y;
+	ck_assert_int_eq(dp_inst_ct_fds(in, ct, &conf), 0);
+	ck_assert_int_eq(ct[1], -1);	/* an IPv4 ruleset: no IPv6 table */
+	k.a[swap] = x;
+	k.a[!swap] = y;
 	k.port[swap] = htons(ap);
 	k.port[!swap] = htons(bp);
-	return bpf_map_lookup_elem(ct, &k, &e) ? -1 : e.tcp_state;
+	return bpf_map_lookup_elem(ct[0], &k, &e) ? -1 : e.tcp_state;
 }
 
 #define CTS(w, d, pr, sp, dp_, fl, st, ...)						\
@@ -2551,7 +2552,7 @@ START_TEST(t_conntrack)
 	struct bpfipt_ct_conf cf;
 	struct dp_inst *in = ct_setup();
 	__u32 zero = 0;
-	int ct, conf;
+	int ct[BPFIPT_NFAMILIES], conf;
 
 	ct_run(in, seq, sizeof(seq) / sizeof(seq[0]), prev);
 	ck_assert_int_eq(ct_tcp_state(in, "10.0.0.1", 40000, "10.0.0.2", 22), BPFIPT_TCP_TIME_WAIT);
@@ -2564,7 +2565,7 @@ START_TEST(t_conntrack)
 	ck_assert_int_eq(ct_tcp_state(in, "10.0.0.1", 40000, "10.0.0.2", 22), BPFIPT_TCP_SYN_RECV);
 
 	/* timeouts are enforced: 50 ms for UDP */
-	ck_assert_int_eq(dp_inst_ct_fds(in, &ct, &conf), 0);
+	ck_assert_int_eq(dp_inst_ct_fds(in, ct, &conf), 0);
 	ck_assert_int_eq(bpf_map_lookup_elem(conf, &zero, &cf), 0);
 	ck_assert_uint_eq(cf.timeout_ns[BPFIPT_CTT_UDP], 30000000000ull);
 	ck_assert_uint_eq(cf.timeout_ns[BPFIPT_TCP_ESTABLISHED], 432000000000000ull);

@@ -217,7 +217,7 @@ ip netns exec "$K" sysctl -qw net.netfilter.nf_conntrack_acct=1
 # slot (empty until a ruleset tracks connections)
 map_id() { prog_maps "$E" lo egress | awk -v n="$1" '$1 == n { print $2 }'; }
 table_id() {
-	bpftool -j map lookup id "$CT_SLOT" key 0 0 0 0 2>/dev/null | python3 -c '
+	bpftool -j map lookup id "${1:-$CT_SLOT}" key 0 0 0 0 2>/dev/null | python3 -c '
 import json, sys
 print(int.from_bytes(bytes(int(b, 16) for b in json.load(sys.stdin)["value"]), "little"))'
 }
@@ -243,6 +243,10 @@ CONF_MAP=$(map_id bpfipt_ct_conf)
 check "the first ruleset that tracks makes bpfipt_ct; bpfipt_ct_conf" \
 	test -n "$CT_MAP" -a -n "$CONF_MAP"
 check_eq "the table is bpfipt_ct" bpfipt_ct "$(bpftool -j map show id "$CT_MAP" | jq -r .name)"
+check_eq "its keys are IPv4's 16 bytes" 16 "$(bpftool -j map show id "$CT_MAP" | jq .bytes_key)"
+CT6_SLOT=$(map_id bpfipt_ct6_slot)
+check "the instance has bpfipt_ct6_slot" test -n "$CT6_SLOT"
+check_eq "an IPv4 ruleset makes no IPv6 table" "" "$(table_id "$CT6_SLOT")"
 check_eq "-T max=4096 sized the new instance's table" 4096 \
 	"$(bpftool -j map show id "$CT_MAP" | jq .max_entries)"
 # timeout_ns[BPFIPT_CTT_ICMP] (enum bpfipt_ct_timeout: 10 TCP states, udp, udp_stream, icmp)
@@ -323,14 +327,14 @@ check_eq "-T: the other timeouts are the stored ones" 30000000000 "$(conf_ns 10)
 run ct_e -T max=2048
 check_eq "-T max=2048 on a running instance: exit 0" 0 "$RC"
 check "-T max=2048: the running table keeps 4096 until the next instance" \
-	grep -qF "the running table keeps its 4096 entries" <<<"$ERR"
+	grep -qF "the running IPv4 table keeps its 4096 entries" <<<"$ERR"
 check_eq "-T max=2048: stored" "max 2048" "$(ct_e -T | head -1)"
 
 # an expired entry (udp 10.1.0.2:1000 -> 10.1.0.3:2000, deadline 1 s ago)
 hex() { python3 -c 'import sys; print(" ".join("%02x" % b for b in bytes.fromhex(sys.argv[1])))' "$1"; }
-# key: addr 10.1.0.2 10.1.0.3 (16 bytes each), ports 1000 2000, proto 17, type 0,
-# family 4, pad
-key=$(hex "0a010002 000000000000000000000000 0a010003 000000000000000000000000 03e8 07d0 11 00 04 00")
+# key (IPv4: the head of struct bpfipt_ct_key): addr 10.1.0.2 10.1.0.3, ports
+# 1000 2000, proto 17, type 0, family 4, pad
+key=$(hex "0a010002 0a010003 03e8 07d0 11 00 04 00")
 val=$(python3 -c '
 import struct, time
 now = time.monotonic_ns()

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The per-namespace saved ruleset and writer lock (see state.h). */
+#define _GNU_SOURCE	/* renameat2 */
 #include "state.h"
 #include "restore.h"
 #include "save.h"
@@ -501,6 +502,24 @@ out:
 	return 0;
 }
 
+/* "snapshot.new" becomes "snapshot": the two names exchanged, then the older
+ * file unlinked, where the filesystem can (renameat2's RENAME_EXCHANGE), else a
+ * rename over it. A rename that replaces a file makes ext4 write the new one
+ * back at once (auto_da_alloc: 0.2 ms of every change on this machine's /run),
+ * an exchange does not. Until its unlink the older ruleset is the ".new" file,
+ * which a reader or a recovery takes for what it is (state.h, CRASHES): a
+ * ".new" whose tag the data plane does not run. */
+static int replace(const char *pend, const char *path)
+{
+	if (!renameat2(AT_FDCWD, pend, AT_FDCWD, path, RENAME_EXCHANGE)) {
+		cp_crash_point("exchanged");
+		unlink(pend);	/* else the next writer's recovery deletes it */
+		return 0;
+	}
+	/* no "snapshot" yet (ENOENT), or a filesystem without exchanges */
+	return rename(pend, path);
+}
+
 int ipt_state_commit(struct ipt_state *st, bool loaded, struct ipt_err *err)
 {
 	char path[620], pend[620], text[620];
@@ -512,7 +531,7 @@ int ipt_state_commit(struct ipt_state *st, bool loaded, struct ipt_err *err)
 		unlink(pend);
 		return 0;
 	}
-	if (rename(pend, path)) {
+	if (replace(pend, path)) {
 		int e = errno;
 
 		unlink(pend);

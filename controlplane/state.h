@@ -36,7 +36,9 @@
  * CRASHES. The saved ruleset and the one the data plane runs change together,
  * whenever a command is killed: a writer (holding the lock) writes the new
  * ruleset to "snapshot.new", switches the data plane to it, then renames
- * it over "snapshot". Each saved ruleset carries a tag (in the snapshot header;
+ * it over "snapshot" (exchanges the two names and unlinks the older file,
+ * where the filesystem can: the older ruleset is the ".new" file between the
+ * two). Each saved ruleset carries a tag (in the snapshot header;
  * in a text file its first line, "# tag N") and the data-plane switch records
  * the tag of the ruleset it installs in the same 4-byte-atomic write
  * (bpfipt_inst). So a ".new" file is in force exactly when the data plane runs

@@ -383,7 +383,8 @@ def main():
     seen_progs, seen_maps = set(inv0["progs"]), set(inv0["maps"])
     pts = points(topo, [os.path.join(topo.bin, "bpf-iptables-restore"), files["OLD"]])
     tr.cur = "OLD"
-    rep.check({"map-write", "switch", "switched", "prepared", "committed"} <= set(pts),
+    rep.check({"map-write", "switch", "switched", "prepared", "exchanged", "committed"} <=
+              set(pts),
               f"crash points reached by a restore: {pts}")
     print(f"ruleset: {3 * a.rules} + 9 rules; restore {restore_s * 1000:.0f} ms; crash points "
           f"{pts}", flush=True)
@@ -407,7 +408,8 @@ def main():
     single_s = time.monotonic() - t
     topo.bpt("bpf-iptables", "-D", "OUTPUT", "-p", "tcp", "--dport", "7", "-j", "DROP")
     n0 = tr.n
-    for name in ("grace", "prepared", "switch", "switched", "carried", "committed"):
+    for name in ("grace", "prepared", "switch", "switched", "carried", "exchanged",
+                 "committed"):
         tr.single_trial(f"-A killed at {name}", at=name)
     for i in range(a.single):
         d = rnd.uniform(0, single_s * 1.1)

@@ -346,6 +346,26 @@ START_TEST(state_reads_snapshot_and_text)
 	ck_assert_uint_eq(st.tag, 6);
 	text_of(t2, &b);
 	ck_assert_str_eq(sb_str(&b), sb_str(&a));
+	/* a change over the snapshot (the names exchanged, the older file
+	 * unlinked): the new one in force, no ".new" left */
+	ck_assert_int_eq(ipt_state_prepare(&st, t2, &err), 0);
+	ck_assert_int_eq(ipt_state_commit(&st, true, &err), 0);
+	snprintf(path, sizeof(path), "%s/snapshot.new", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	ipt_table_free(&t2);
+	ck_assert_msg(!ipt_state_load(&st, &t2, &err), "%s", err.msg);
+	ck_assert_uint_eq(st.tag, 7);
+	/* killed between the exchange and the unlink: the older ruleset is the
+	 * ".new", which the next writer deletes; the snapshot stays in force */
+	sb_reset(&snap);
+	ipt_snap_write(&snap, t, 6);
+	write_file(path, snap.buf, snap.len);
+	ipt_table_free(&t2);
+	ck_assert_msg(!ipt_state_load(&st, &t2, &err), "%s", err.msg);
+	ck_assert_uint_eq(st.tag, 7);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	text_of(t2, &b);
+	ck_assert_str_eq(sb_str(&b), sb_str(&a));
 	ipt_state_close(&st);
 
 	/* a snapshot cut in half: every command refuses it, naming the file */

@@ -2551,16 +2551,34 @@ static int if_const(const struct cp_if_field *f, __u32 c, __u32 nvecs, bool *cst
 	return 0;
 }
 
-/* Array field i's rows into bpfipt_fields, whose words from `first` on are
- * mapped at m: those of the chains whose rows[c] has the field's bit
- * (conf_fields_read()). */
-static void fa_write(__u32 *m, size_t first, const struct cp_compiled *cc, int i,
-		     const __u32 *rows)
+/* Array field i's rows of the chains whose rows[c] has the field's bit
+ * (conf_fields_read()) into bpfipt_fields (fd): only their pages mapped, not
+ * the whole 3 MiB map nor the other fields' rows between two used ones (a
+ * page each to set up and tear down). */
+static int fa_write(int fd, const struct cp_compiled *cc, int i, const __u32 *rows,
+		    struct ipt_err *err)
 {
 	const struct cp_array_field *a = fa_of(cc, i);
-	__u32 *out = m + (fa_def[i].base - first);
+	size_t lo = SIZE_MAX, hi = 0, bytes;
+	__u32 *m;
 
-	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++, out += a->nkeys) {
+	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
+		if (rows[c] & (1u << fa_field[i])) {
+			size_t w = fa_def[i].base + (size_t)c * fa_def[i].keys;
+
+			lo = w < lo ? w : lo;
+			hi = w + fa_def[i].keys;
+		}
+	if (!hi)
+		return 0;
+	lo -= lo % (page_round(1) / 4);	/* from its page's first word */
+	bytes = (hi - lo) * 4;
+	m = map_mmap_at(fd, lo * 4, bytes, true, err);
+	if (!m)
+		return -ENOMEM;
+	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++) {
+		__u32 *out = m + (fa_def[i].base + (size_t)c * a->nkeys - lo);
+
 		if (!(rows[c] & (1u << fa_field[i])))
 			continue;
 		for (unsigned int j = 0; j < a->nrun[c]; j++) {
@@ -2570,6 +2588,8 @@ static void fa_write(__u32 *m, size_t first, const struct cp_compiled *cc, int i
 				out[k] = a->run[c][j].vid;
 		}
 	}
+	munmap(m, page_round(bytes));
+	return 0;
 }
 
 /* Vector vid has the bits of slots 0..n-1. */
@@ -3541,7 +3561,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 {
 	struct bpfipt_conf *cf = &g->conf;
 	struct sets sets = { 0 };
-	size_t total, bytes, i, k, lo, hi;
+	size_t total, bytes, i, k;
 	__u32 nwords, nchunks, nvecs, rows[BPFIPT_NCHAINS];
 	__u64 *cv = NULL, *pool;
 	bool v6 = cc->family == AF_INET6, fields;
@@ -3603,33 +3623,10 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		goto out;
 	cp_crash_point("map-write");
 
-	/* the array fields: each one's flat id array at its base; the pages of
-	 * the rows written mapped, not the whole 3 MiB map (a page each to set up
-	 * and tear down: a tenth of a small ruleset's command) */
-	lo = SIZE_MAX;
-	hi = 0;
+	/* the array fields: each one's flat id array at its base */
 	for (i = 0; fields && i < (size_t)NFA; i++)
-		for (k = 0; k < BPFIPT_NCHAINS; k++)
-			if (rows[k] & (1u << fa_field[i])) {
-				size_t w = fa_def[i].base + k * fa_def[i].keys;
-
-				lo = w < lo ? w : lo;
-				hi = w + fa_def[i].keys > hi ? w + fa_def[i].keys : hi;
-			}
-	p = NULL;
-	if (hi) {
-		lo -= lo % (page_round(1) / 4);	/* from its page's first word */
-		bytes = (hi - lo) * 4;
-		p = map_mmap_at(g->fd[OM_FIELDS], lo * 4, bytes, true, err);
-		if (!p) {
-			r = -ENOMEM;
+		if ((r = fa_write(g->fd[OM_FIELDS], cc, (int)i, rows, err)))
 			goto out;
-		}
-	}
-	for (i = 0; p && i < (size_t)NFA; i++)
-		fa_write(p, lo, cc, (int)i, rows);
-	if (p)
-		munmap(p, page_round(bytes));
 	cp_crash_point("map-write");
 
 	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant

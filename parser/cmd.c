@@ -655,20 +655,21 @@ static int parse_protocol(struct cmd_parse *ps, const char *s, int argi, __u16 *
 		*proto = (__u16)v;
 		return 0;
 	}
-	if (!strcmp(s, "all")) {
-		*proto = 0;
-		return 0;
-	}
-	pnum = proto_by_name(s);
-	if (pnum >= 0) {
-		*proto = (__u16)pnum;
-		return 0;
-	}
+	/* iptables asks the system's names first, then its own table; its own
+	 * names are IANA's, which /etc/protocols gives the same numbers, so they
+	 * are taken without the system's lookup: the C library's goes through
+	 * NSS, which on Debian tries a "db" source first, ~160 failed file
+	 * lookups (0.2-0.4 ms of a -C -p tcp of 0.8) */
 	for (size_t i = 0; i < sizeof(chain_protos) / sizeof(chain_protos[0]); i++)
 		if (!strcmp(s, chain_protos[i].name)) {
 			*proto = chain_protos[i].num;
 			return 0;
 		}
+	pnum = proto_by_name(s);
+	if (pnum >= 0) {
+		*proto = (__u16)pnum;
+		return 0;
+	}
 	ipt_err_param(ps->err, "unknown protocol \"%s\" specified", s);
 	return err_at(ps, argi);
 }

@@ -315,12 +315,13 @@ static __always_inline bool ct_key_of(struct bpfipt_ct_key *k, bool v6, __u32 pr
 }
 
 /* The connection's original tuple, for -m conntrack. */
-static __always_inline void ct_export(struct pkt *p, const struct bpfipt_ct_key *k, __u8 orig)
+static __always_inline void ct_export(struct pkt *p, const struct bpfipt_ct_key *k, __u8 orig,
+				      const bool v6)
 {
 	orig &= 1;
 	/* IPv4: one word (p->ct was zeroed by bpfipt_ct_track) */
-	key_addr_get(k->family == 6, k, orig, p->ct.osrc);
-	key_addr_get(k->family == 6, k, orig ^ 1, p->ct.odst);
+	key_addr_get(v6, k, orig, p->ct.osrc);
+	key_addr_get(v6, k, orig ^ 1, p->ct.odst);
 	p->ct.osport = bpf_ntohs(k->port[orig]);
 	p->ct.odport = bpf_ntohs(k->port[orig ^ 1]);
 	p->ct.proto = k->proto;
@@ -359,7 +360,7 @@ static __always_inline void ct_related(struct scratch *sc, void *tab, __u64 now,
 	p->ct.dir = side == e->orig;
 	p->ct.status = e->status;
 	p->ct.expire = (e->expires - now) / 1000000000ull;
-	ct_export(p, k, e->orig);
+	ct_export(p, k, e->orig, v6);
 }
 
 /* The state of a packet of family v6 (a constant at each call site) that is
@@ -447,7 +448,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update, const boo
 		p->ct.dir = 0;
 		p->ct.status = 0;
 		p->ct.expire = 0;
-		ct_export(p, k, side);
+		ct_export(p, k, side, v6);
 		sc->ct_create = 1;
 		sc->ct_side = side;
 		sc->ct_tcp = nst;
@@ -459,7 +460,7 @@ static __always_inline void ct_track(struct scratch *sc, __u32 update, const boo
 	p->ct.dir = dir;
 	p->ct.state = dir || (e->status & BPFIPT_CTS_SEEN_REPLY) ? BPFIPT_CT_ESTABLISHED :
 								  BPFIPT_CT_NEW;
-	ct_export(p, k, e->orig);
+	ct_export(p, k, e->orig, v6);
 	if (p->proto == IPPROTO_TCP) {
 		if (nst == sIV) {
 			p->ct.state = BPFIPT_CT_INVALID;	/* tcp_packet: -NF_ACCEPT, ct dropped */

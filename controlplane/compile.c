@@ -1667,6 +1667,66 @@ static bool tuple_seen(struct cctx *x, const struct bpfipt_tuple6_key *k)
 	return false;
 }
 
+/* Rule r as the loader's slot prefix can test it on its own (loader.c
+ * prefix_of(): a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
+ * constrain), judged from its words and on the safe side: -i lo, --ctstate
+ * ESTABLISHED,RELATED, -p tcp --dport 22, with ACCEPT, DROP or REJECT. A port
+ * match counts both ports (a packet without ports matches neither), -m tcp the
+ * flags too. */
+static bool prefix_plain(const struct ipt_rule *r, bool v6)
+{
+	static const union ipt_addr none;
+	const struct ipt_ip *ip = &r->ip;
+	unsigned int n, i;
+
+	if (!(r->tkind == IPT_T_VERDICT && r->verdict != IPT_V_RETURN) &&
+	    !(r->tkind == IPT_T_EXT && ext_is(&r->target, "REJECT")))
+		return false;
+	n = !!memcmp(&ip->smsk, &none, sizeof(none)) + !!memcmp(&ip->dmsk, &none, sizeof(none)) +
+	    !!ip->iniface[0] + !!ip->outiface[0] + !!ip->proto +
+	    (!v6 && (ip->flags & IPT_F_FRAG));
+	if (ip->invflags & (IPT_INV_SRCIP | IPT_INV_DSTIP | IPT_INV_PROTO))
+		return false;
+	for (i = 0; i < r->nmatches; i++) {
+		const struct ipt_match *m = &r->matches[i];
+
+		if (ext_is(m, "tcp")) {
+			const struct ipt_tcp_info *d = m->data;
+
+			if (d->option)
+				return false;
+			n += 3;		/* and the flags: a packet has them or not */
+		} else if (ext_is(m, "udp")) {
+			n += 2;
+		} else if (ext_is(m, "icmp") || ext_is(m, "state")) {
+			n++;
+		} else if (ext_is(m, "conntrack")) {
+			const struct ipt_conntrack_info *d = m->data;
+
+			if (d->match_flags != XT_CONNTRACK_STATE)
+				return false;
+			n++;
+		} else if (!ext_is(m, "comment")) {
+			return false;
+		}
+	}
+	return n >= 1 && n <= BPFIPT_FAST_PFX_FIELDS;
+}
+
+/* A tuple run from rule i, tlen rules, in base chain ch: searched from the slot
+ * prefix (BPFIPT_FAST_PFX_TUPLE) when the chain's other rules are few and
+ * prefix_plain(), so that no packet walks. */
+static bool tuple_in_prefix(const struct cctx *x, const struct ipt_chain *ch, unsigned int i,
+			    unsigned int tlen)
+{
+	if (!ch->builtin || i + 1 + (ch->nrules - i - tlen) > BPFIPT_FAST_PFX_MAX)
+		return false;
+	for (unsigned int j = 0; j < ch->nrules; j++)
+		if ((j < i || j >= i + tlen) && !prefix_plain(ch->rules[j], x->v6))
+			return false;
+	return true;
+}
+
 /* Length of the tuple run starting at rule i (1: none) and its shape. A run of
  * rules after which a packet goes on (passable()) ends before the first tuple
  * it repeats: tuples of one shape are equal or disjoint, so no packet matches
@@ -1841,12 +1901,16 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 	for (unsigned int i = 0; i < ch->nrules;) {
 		struct unit *u = &mc->u[mc->nu];
 		int which;
-		unsigned int len = run_length(x, ch, i, &which), tlen = 1;
-		unsigned int tmin = i == 0 && ch->builtin ? x->tuple_top : x->tuple_min;
+		unsigned int len = run_length(x, ch, i, &which), tlen = 1, tmin = x->tuple_min;
+		bool top = ch->builtin && i < BPFIPT_FAST_PFX_MAX;
 		struct tshape sh;
 
-		if (tmin <= ch->nrules - i)
+		if ((top ? x->tuple_top : tmin) <= ch->nrules - i)
 			tlen = tuple_run(x, ch, i, &sh);
+		/* a run that begins a base chain is searched first (BPFIPT_FAST_TUPLE);
+		 * one among a few plain rules, from the slot prefix: neither walks */
+		if (top && (i == 0 || tuple_in_prefix(x, ch, i, tlen)))
+			tmin = x->tuple_top;
 		if (tlen >= tmin && (len < x->group_min || tlen > len)) {
 			len = tlen;
 			if (build_tuple_group(x, ci, i, len, &sh, u))

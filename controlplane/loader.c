@@ -2753,27 +2753,24 @@ static bool field_has(const struct cp_compiled *cc, int f, __u32 c, unsigned int
 	}
 }
 
-/* The tuple group slot 0 of chain c (BPFIPT_FAST_TUPLE): judged by its search
- * alone when a packet with an entry meets every other constraint of the slot.
- * The key holds the addresses, ports and protocol it names; with a port it
- * also says that the packet has ports (and so, when it is TCP, flags, and is
- * not a later fragment). */
-static __u32 tuple_fast_of(const struct cp_compiled *cc, __u32 c)
+/* Tuple group slot s of chain c is a plain verdict that nothing but its keys
+ * constrains: its search alone judges a packet. The key holds the addresses,
+ * ports and protocol it names; with a port it also says that the packet has
+ * ports (and so, when it is TCP, flags, and is not a later fragment). */
+static bool tuple_alone(const struct cp_compiled *cc, __u32 c, unsigned int s)
 {
-	const struct bpfipt_slot *s0 = &cc->slots[c][0];
-	__u32 fast = BPFIPT_FAST_TUPLE, tp = s0->tp_ports, i;
+	const struct bpfipt_slot *sl = &cc->slots[c][s];
+	__u32 tp = sl->tp_ports, i;
 	bool ports = tp & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT);
 	int proto = -1, f;
 
-	if (cc->nslots[c] == 2 && cc->policy_slot[c] == 1)
-		fast |= BPFIPT_FAST_MISS;
 	/* BPFIPT_X_PROTO6 concerns cut packets only, and they never take the fast
 	 * path (classify()) */
-	if (s0->kind != BPFIPT_S_VERDICT || s0->log ||
-	    (s0->xflags & ~(BPFIPT_X_GROUP_TUPLE | BPFIPT_X_PROTO6)))
-		return fast;
+	if (!(sl->xflags & BPFIPT_X_GROUP_TUPLE) || sl->kind != BPFIPT_S_VERDICT || sl->log ||
+	    (sl->xflags & ~(BPFIPT_X_GROUP_TUPLE | BPFIPT_X_PROTO6)))
+		return false;
 	for (i = 0; i < cc->ntuples; i++)
-		if (cc->tuples[i].k.group == s0->group) {
+		if (cc->tuples[i].k.group == sl->group) {
 			proto = cc->tuples[i].k.proto;
 			break;
 		}
@@ -2782,24 +2779,35 @@ static __u32 tuple_fast_of(const struct cp_compiled *cc, __u32 c)
 		const struct cp_array_field *a = f < 0 ? NULL : fa_of(cc, f);
 		bool ok;
 
-		if ((f == -4 && s0->tp_splen) || (f == -3 && s0->tp_dplen) ||
+		if ((f == -4 && sl->tp_splen) || (f == -3 && sl->tp_dplen) ||
 		    (bf == BPFIPT_F_PROTO && (tp & BPFIPT_TP_PROTO)) ||
 		    (bf == BPFIPT_F_SPORT && (tp & BPFIPT_TP_SPORT)) ||
 		    (bf == BPFIPT_F_DPORT && (tp & BPFIPT_TP_DPORT)))
 			continue;
 		if (ports && (bf == BPFIPT_F_SPORT || bf == BPFIPT_F_DPORT))
-			ok = keys_have(a, cc, c, 0, 0, 65535);
+			ok = keys_have(a, cc, c, s, 0, 65535);
 		else if (ports && bf == BPFIPT_F_FRAG)
-			ok = keys_have(a, cc, c, 0, 0, 0);
+			ok = keys_have(a, cc, c, s, 0, 0);
 		else if (ports && bf == BPFIPT_F_TCPFLAGS && proto == IPPROTO_TCP &&
 			 (tp & BPFIPT_TP_PROTO))
-			ok = keys_have(a, cc, c, 0, 0, 255);
+			ok = keys_have(a, cc, c, s, 0, 255);
 		else
-			ok = field_has(cc, f, c, 0);
+			ok = field_has(cc, f, c, s);
 		if (!ok)
-			return fast;
+			return false;
 	}
-	return fast | BPFIPT_FAST_HIT;
+	return true;
+}
+
+/* The tuple group slot 0 of chain c (BPFIPT_FAST_TUPLE): judged by its search
+ * alone when nothing else constrains the slot (tuple_alone()). */
+static __u32 tuple_fast_of(const struct cp_compiled *cc, __u32 c)
+{
+	__u32 fast = BPFIPT_FAST_TUPLE;
+
+	if (cc->nslots[c] == 2 && cc->policy_slot[c] == 1)
+		fast |= BPFIPT_FAST_MISS;
+	return tuple_alone(cc, c, 0) ? fast | BPFIPT_FAST_HIT : fast;
 }
 
 /* Slot s of chain c is its folded list (bpfipt_conf.gfold) with a plain verdict
@@ -2952,6 +2960,17 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
 				fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
 			nf[j] = 1;
+			continue;
+		}
+		if (tuple_alone(cc, c, s)) {
+			/* a tuple group that nothing else constrains: its hash
+			 * decides; many narrow rules, which end a prefix that the
+			 * walk follows (below) */
+			fields = BPFIPT_FAST_PFX_TUPLE |
+				 (~0ULL << 4 & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1));
+			pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
+				fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
+			nf[j] = BPFIPT_FAST_PFX_FIELDS;
 			continue;
 		}
 		/* BPFIPT_X_PROTO6 (IPv6, -p) concerns cut packets only, which never

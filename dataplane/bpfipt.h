@@ -475,7 +475,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		34	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		35	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -527,7 +527,9 @@ enum bpfipt_stat {
 					 * 33: address set pages' separators
 					 *     (BPFIPT_IVAL_SEP);
 					 * 34: a connection table per family,
-					 *     IPv4's key 16 bytes
+					 *     IPv4's key 16 bytes;
+					 * 35: a tuple group in the slot prefix
+					 *     (BPFIPT_FAST_PFX_TUPLE)
 					 *     (bpfipt_ct6_slot, BPFIPT_CT_KEY4) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
@@ -664,7 +666,11 @@ enum {
  * looked up (the vectors found are kept). The chain's folded list (gfold, a
  * deny list: a plain verdict that only its list constrains) may be one of them,
  * its only field BPFIPT_FAST_PFX_LIST: its search there (done once per packet),
- * a hit counted on the entry's counter as the walk would. A prefix that does not
+ * a hit counted on the entry's counter as the walk would. So may a tuple group
+ * that nothing but its keys constrains, its only field BPFIPT_FAST_PFX_TUPLE: its
+ * hash searched there, a hit counted on its rule's counter; since it stands for
+ * many narrow rules, only in a prefix that reaches the policy (a chain of a few
+ * rules around a large group judges every packet without a walk). A prefix that does not
  * reach the policy has at most BPFIPT_FAST_PFX_OPEN rules, none of
  * BPFIPT_FAST_PFX_FIELDS fields: every packet that walks after it pays its tests
  * (the loader's prefix_of()). */
@@ -679,6 +685,7 @@ enum {
 #define BPFIPT_FAST_PFX_FIELD(pfx, j, k)						\
 	((__u32)((pfx)[((j) / BPFIPT_FAST_PFX_PER_WORD) & (BPFIPT_FAST_PFX_WORDS - 1)] >>	\
 		 (4 * BPFIPT_FAST_PFX_FIELDS * ((j) % BPFIPT_FAST_PFX_PER_WORD) + 4 * (k))) & 15)
+#define BPFIPT_FAST_PFX_TUPLE		13	/* the slot's tuple group */
 #define BPFIPT_FAST_PFX_LIST		14	/* the chain's folded list (gfold) */
 #define BPFIPT_FAST_PFX_NONE		15
 _Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_PFX_MAX &&
@@ -686,7 +693,7 @@ _Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_P
 	       "the prefix's fields fill bpfipt_conf.pfx");
 _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 64,
 	       "one bit of bpfipt_conf.pfx_direct per field");
-_Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_LIST, "a field id is not the list's");
+_Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_TUPLE, "a field id is not the list's nor a tuple's");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;

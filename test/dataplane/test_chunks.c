@@ -1772,6 +1772,93 @@ START_TEST(t_tuple_prefix)
 }
 END_TEST
 
+/* A tuple run among a few plain rules of a base chain (compile.c
+ * tuple_in_prefix()): INPUT is -i lo ACCEPT, -p icmp ACCEPT, a run of 300 (-s
+ * /24, --dport) DROP, -p tcp --dport 22 ACCEPT, -p udp --dport 53 ACCEPT and its
+ * policy DROP: one group, searched from the slot prefix (BPFIPT_FAST_PFX_TUPLE),
+ * and every packet judged without the walk. OUTPUT's run follows a LOG rule and
+ * FORWARD's sixteen plain rules: both stay rules (the walk). Verdicts and
+ * counters against the reference. */
+START_TEST(t_tuple_mid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nhit = 0, npfx = 0;
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
+		"-A INPUT -i lo -j ACCEPT\n-A INPUT -p icmp -j ACCEPT\n");
+	tp_run(&sb, "INPUT", 300, true, "tcp", 1024, 509, "DROP");
+	sb_adds(&sb, "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p udp --dport 53 -j ACCEPT\n"
+		"-A OUTPUT -j LOG\n");
+	tp_run(&sb, "OUTPUT", 50, false, "udp", 1, 50, "ACCEPT");
+	for (unsigned int i = 0; i < 16; i++)
+		sb_addf(&sb, i % 2 ? "-A FORWARD -s 10.1.%u.0/24 -j ACCEPT\n" :
+			"-A FORWARD -p tcp --dport %u -j ACCEPT\n", 100 + i);
+	tp_run(&sb, "FORWARD", 50, false, "udp", 1, 50, "ACCEPT");
+	sb_adds(&sb, "COMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(cc->ntgroups, 1);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 2 + 1 + 2 + 1);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 16 + 50 + 1);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 5u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 2, 0), BPFIPT_FAST_PFX_TUPLE);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 2, 1), BPFIPT_FAST_PFX_NONE);
+	for (int k = 0; k < 1500; k++) {
+		unsigned int i = rnd() % 300, kind = rnd() % 7;
+		struct cp_packet p = {
+			.saddr = TP_SRC(i) | htonl(rnd() % 256), .daddr = inet_addr("10.0.0.1"),
+			.proto = 6, .has_ports = true, .sport = 40000, .dport = 1024 + i % 509,
+			.len = 50, .has_tcp = true, .tcpflags = 0x02, .iif = 2,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no;
+
+		if (kind == 1)		/* an address and a port of the run, not one rule's */
+			p.dport = 1024 + rnd() % 300;
+		if (kind == 2)		/* the prefix's rules after the run */
+			p.dport = rnd() % 2 ? 22 : 53, p.proto = p.dport == 22 ? 6 : 17,
+			p.has_tcp = p.proto == 6;
+		if (kind == 3)		/* a fragment: no ports, no entry in the run */
+			p.has_ports = false, p.has_tcp = false, p.nonfirst_frag = true;
+		if (kind == 4)		/* lo */
+			p.iif = 1;
+		if (kind == 5)		/* a source of no rule: the policy */
+			p.saddr = inet_addr("10.77.0.1");
+		if (kind == 6)		/* udp to a port of the run: in no tuple */
+			p.proto = 17, p.has_tcp = false;
+		rule_no = ref_rule(t, BPFIPT_INPUT, &p, &rt, &owner);
+		check_fast(in, t, &p, BPFIPT_INPUT, true, rule_no);
+		nhit += rule_no >= 2 && rule_no < 302;
+		npfx += rule_no >= 302;
+	}
+	ck_assert_uint_gt(nhit, 150);
+	ck_assert_uint_gt(npfx, 100);
+	for (int k = 0; k < 300; k++) {
+		unsigned int i = rnd() % 50;
+		struct cp_packet p = {
+			.saddr = inet_addr("10.1.3.7"), .daddr = TP_DST(i), .proto = 17,
+			.has_ports = true, .sport = 40000, .dport = 1 + (k % 3 ? i : rnd() % 50),
+			.len = 50,
+		};
+		__u32 chain = k % 2 ? BPFIPT_OUTPUT : BPFIPT_FORWARD;
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no = ref_rule(t, chain, &p, &rt, &owner);
+
+		check_fast(in, t, &p, chain, false, rule_no);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A tuple group's hash rewritten in place (loader.c, tuple_sync()): five
  * rulesets installed one after the other into one instance, each moving a
  * third of the run's ports and putting one more rule before the run (every
@@ -1901,6 +1988,7 @@ int main(void)
 	tcase_add_test(tc, t_prefix_host);
 	tcase_add_test(tc, t_tuple);
 	tcase_add_test(tc, t_tuple_prefix);
+	tcase_add_test(tc, t_tuple_mid);
 	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

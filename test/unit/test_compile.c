@@ -719,21 +719,24 @@ START_TEST(t_tuples)
 	}
 
 	/* by default: a run of 64 that begins a base chain is a group (searched
-	 * first, BPFIPT_FAST_TUPLE), after another rule it takes 4096 */
-	for (int first = 0; first < 2; first++) {
+	 * first, BPFIPT_FAST_TUPLE), and so is one among a few plain rules (from
+	 * the slot prefix, BPFIPT_FAST_PFX_TUPLE); after a LOG rule it takes 4096 */
+	for (int first = 0; first < 3; first++) {
+		static const char *const head[] = { "", "-A FORWARD -p tcp --dport 22 -j ACCEPT\n",
+						    "-A FORWARD -p tcp -j LOG\n" };
+		static const char *const hit[] = { "FORWARD:7", "FORWARD:8", "FORWARD:0 FORWARD:8" };
+		static const char *const miss[] = { "FORWARD:P", "FORWARD:P", "FORWARD:0 FORWARD:P" };
 		struct strbuf sb = STRBUF_INIT;
 		struct fixture g;
 
-		if (first)
-			sb_adds(&sb, "-A FORWARD -p tcp --dport 22 -j ACCEPT\n");
+		sb_adds(&sb, head[first]);
 		for (unsigned int i = 0; i < 64; i++)
 			sb_addf(&sb, "-A FORWARD -d 10.0.%u.1 -p tcp --dport %u -j DROP\n", i, 80 + i);
 		g = fx(sb_str(&sb), &env);
-		ck_assert_uint_eq(g.cc->ntgroups, first ? 0 : 1);
-		EXPECT(g, BPFIPT_FORWARD, tcp("1.1.1.1", "10.0.7.1", 1, 87, 2), "DROP",
-		       first ? "FORWARD:8" : "FORWARD:7");
+		ck_assert_uint_eq(g.cc->ntgroups, first < 2 ? 1 : 0);
+		EXPECT(g, BPFIPT_FORWARD, tcp("1.1.1.1", "10.0.7.1", 1, 87, 2), "DROP", hit[first]);
 		EXPECT(g, BPFIPT_FORWARD, tcp("1.1.1.1", "10.0.7.1", 1, 88, 2), "ACCEPT",
-		       "FORWARD:P");
+		       miss[first]);
 		fx_free(&g);
 		sb_free(&sb);
 	}

@@ -35,6 +35,9 @@
  *            udp --dport P" with P 53, 80, 443, 8080 in turn (kube-proxy's
  *            KUBE-SERVICES: an address and a port a service; a tuple group
  *            whose rules each jump to their own chain; --kube-sizes)
+ *   mixedhead N  the mixed rules behind "-i lo -j ACCEPT" and "-p tcp --dport 22
+ *            -j ACCEPT" (--head-sizes, none by default): a large block among a
+ *            few plain rules, as most real chains hold one; the same packets
  *   host N   a host's firewall, policy DROP: "--ctstate ESTABLISHED,RELATED
  *            -j ACCEPT", "-i lo -j ACCEPT", "--ctstate INVALID -j DROP", the deny
  *            list of N entries, then ICMP echo, tcp 22, 80, 443 and udp 53
@@ -64,6 +67,7 @@
  *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
  *                [--packets first,last,none,none-worst,listed] [--hook xdp|tc]
  *                [--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b]
+ *                [--head-sizes a,b]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  *        pktcost --verified  CSV program,verified_insns,xlated_insns of its programs:
@@ -189,9 +193,9 @@ static __u32 rnd(void)
 	return rng >> 32;
 }
 
-enum kind { MIXED, DENY, DENSE, DENYACC, HOST, PAIRS, CHAINS, KUBE, KIND_MAX };
+enum kind { MIXED, DENY, DENSE, DENYACC, HOST, PAIRS, CHAINS, KUBE, HEAD, KIND_MAX };
 static const char *const kind_name[KIND_MAX] = { "mixed", "deny", "dense", "denyacc", "host",
-						 "pairs", "chains", "kube" };
+						 "pairs", "chains", "kube", "mixedhead" };
 
 struct pk {
 	__be32 src;
@@ -303,6 +307,8 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 		sb_adds(&sb, "-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
 			     "-A INPUT -i lo -j ACCEPT\n"
 			     "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
+	if (k == HEAD)
+		sb_adds(&sb, "-A INPUT -i lo -j ACCEPT\n-A INPUT -p tcp --dport 22 -j ACCEPT\n");
 	for (unsigned int i = 0; (k == CHAINS || k == KUBE) && i < n; i++)
 		sb_addf(&sb, ":SVC-%05u - [0:0]\n", i);
 	rng = 0x9e3779b97f4a7c15ULL;
@@ -315,6 +321,7 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 				k == KUBE ? KUBE_DPORT(i) : 53, i);
 			break;
 		case MIXED:
+		case HEAD:
 			mixed_rule(i, &s, &p);
 			src_opt(&sb, 172u << 24 | (16 + s / 256) << 16 | (s % 256) << 8, 24);
 			sb_addf(&sb, " -p udp --dport %u -j DROP\n", p);
@@ -366,6 +373,7 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 
 	switch (k) {
 	case MIXED:
+	case HEAD:
 		pk[P_FIRST] = (struct pk){ .src = a4(172, 16, 0, 1),
 					   .sport = 40000, .dport = 1024 };
 		mixed_rule(n - 1, &s, &p);
@@ -802,11 +810,11 @@ int main(int argc, char **argv)
 		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' },
 		{ "tuple-min", 1, 0, 'T' }, { "host-sizes", 1, 0, 'h' },
 		{ "chain-sizes", 1, 0, 'C' }, { "kube-sizes", 1, 0, 'K' },
-		{ "verified", 0, 0, 'V' }, { 0 } };
+		{ "verified", 0, 0, 'V' }, { "head-sizes", 1, 0, 'E' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
-		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 }, cz[32], kz[32];
+		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 }, cz[32], kz[32], ez[32];
 	unsigned int dense_max = 100000;
-	int nsz = 6, ndz = 6, nhz = 3, ncz = 0, nkz = 0, c;
+	int nsz = 6, ndz = 6, nhz = 3, ncz = 0, nkz = 0, nez = 0, c;
 	bool ct = true;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -817,6 +825,7 @@ int main(int argc, char **argv)
 		case 'h': nhz = sizes(optarg, hz, 32); break;
 		case 'C': ncz = sizes(optarg, cz, 32); break;
 		case 'K': nkz = sizes(optarg, kz, 32); break;
+		case 'E': nez = sizes(optarg, ez, 32); break;
 		case 'm': dense_max = strtoul(optarg, NULL, 10); break;
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
 		case 'T': tuple_min = strtoul(optarg, NULL, 10); if (!tuple_min) tuple_min = ~0u; break;
@@ -838,7 +847,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
 				"[--dense-max N] [--group-min N] [--tuple-min N] [--no-ct] [--family 6] "
 				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc] "
-				"[--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b]\n");
+				"[--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b] [--head-sizes a,b]\n");
 			return 2;
 		}
 	}
@@ -865,6 +874,8 @@ int main(int argc, char **argv)
 		measure(CHAINS, cz[i], false);
 	for (int i = 0; i < nkz; i++)
 		measure(KUBE, kz[i], false);
+	for (int i = 0; i < nez; i++)
+		measure(HEAD, ez[i], false);
 	run_cells();
 	return 0;
 }

@@ -114,6 +114,10 @@ def pk_tables(ns, inst, sfx="", fam=""):
     """a table per ruleset of one family's pktcost rows (sfx: its rulesets' suffix)"""
     for kind, what in (("mixed", "mixed rules (`-s /24 -p udp --dport`, sparse; one tuple group "
                                  "from 64 rules)"),
+                       ("mixedhead", "the mixed rules behind `-i lo -j ACCEPT` and `-p tcp "
+                                     "--dport 22 -j ACCEPT` (a large block among a few plain "
+                                     "rules: its group searched from the slot prefix since ABI "
+                                     "35)"),
                        ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial "
                                  "case for bit vectors; one tuple group from 64 rules)"),
                        ("pairs", "pairs (mixed with `-d` one of three hosts: source and "
@@ -201,6 +205,11 @@ def ns_targets(ns, sfx="", fam=""):
         if d is not None:
             target(f"... same, pairs (source and destination vary), {fmt(n)} rules <= {lim} ns",
                    f"{fmt(d)} ns", d <= lim)
+        v = [ns.get(("mixedhead" + sfx, n, p, "xdp", "off")) for p in ("none", "none-worst")]
+        v = [x for x in v if x is not None]
+        if v:
+            target(f"... same, mixed behind two plain rules, {fmt(n)} rules <= {lim} ns",
+                   f"{fmt(max(v))} ns", max(v) <= lim)
     v = [ns.get(("deny" + sfx, 1000000, p, "xdp", "off")) for p in ("first", "last", "none")]
     v = [x for x in v if x is not None]
     target(f"{fam}ns/packet, 1M-entry deny list <= 150 ns (XDP, worst of hit/miss)",

@@ -1713,16 +1713,30 @@ static bool prefix_plain(const struct ipt_rule *r, bool v6)
 	return n >= 1 && n <= BPFIPT_FAST_PFX_FIELDS;
 }
 
-/* A tuple run from rule i, tlen rules, in base chain ch: searched from the slot
- * prefix (BPFIPT_FAST_PFX_TUPLE) when the chain's other rules are few and
- * prefix_plain(), so that no packet walks. */
-static bool tuple_in_prefix(const struct cctx *x, const struct ipt_chain *ch, unsigned int i,
-			    unsigned int tlen)
+/* Unit u as the slot prefix can test it: a plain rule (prefix_plain()), or a
+ * group of plain verdicts (a tuple group, a list) that the prefix searches. */
+static bool unit_plain(const struct unit *u, bool v6)
 {
-	if (!ch->builtin || i + 1 + (ch->nrules - i - tlen) > BPFIPT_FAST_PFX_MAX)
+	if (u->nrules == 1 && !(u->xflags & BPFIPT_X_GROUP_TUPLE))
+		return prefix_plain(u->rule, v6);
+	return u->kind == BPFIPT_S_VERDICT && !u->log &&
+	       !(u->xflags & ~(BPFIPT_X_GROUP_TUPLE | BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST |
+			       BPFIPT_X_PROTO6));
+}
+
+/* A tuple run from rule i, tlen rules, in base chain ch whose units so far are
+ * mc's: searched from the slot prefix (BPFIPT_FAST_PFX_TUPLE) when the chain's
+ * other slots are few and plain, so that no packet walks. */
+static bool tuple_in_prefix(const struct cctx *x, const struct mchain *mc,
+			    const struct ipt_chain *ch, unsigned int i, unsigned int tlen)
+{
+	if (!ch->builtin || mc->nu + 1 + (ch->nrules - i - tlen) > BPFIPT_FAST_PFX_MAX)
 		return false;
-	for (unsigned int j = 0; j < ch->nrules; j++)
-		if ((j < i || j >= i + tlen) && !prefix_plain(ch->rules[j], x->v6))
+	for (unsigned int k = 0; k < mc->nu; k++)
+		if (!unit_plain(&mc->u[k], x->v6))
+			return false;
+	for (unsigned int j = i + tlen; j < ch->nrules; j++)
+		if (!prefix_plain(ch->rules[j], x->v6))
 			return false;
 	return true;
 }
@@ -1902,14 +1916,14 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 		struct unit *u = &mc->u[mc->nu];
 		int which;
 		unsigned int len = run_length(x, ch, i, &which), tlen = 1, tmin = x->tuple_min;
-		bool top = ch->builtin && i < BPFIPT_FAST_PFX_MAX;
+		bool top = ch->builtin && mc->nu < BPFIPT_FAST_PFX_MAX;
 		struct tshape sh;
 
 		if ((top ? x->tuple_top : tmin) <= ch->nrules - i)
 			tlen = tuple_run(x, ch, i, &sh);
 		/* a run that begins a base chain is searched first (BPFIPT_FAST_TUPLE);
 		 * one among a few plain rules, from the slot prefix: neither walks */
-		if (top && (i == 0 || tuple_in_prefix(x, ch, i, tlen)))
+		if (top && (i == 0 || tuple_in_prefix(x, mc, ch, i, tlen)))
 			tmin = x->tuple_top;
 		if (tlen >= tmin && (len < x->group_min || tlen > len)) {
 			len = tlen;

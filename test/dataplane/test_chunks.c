@@ -1859,6 +1859,62 @@ START_TEST(t_tuple_mid)
 }
 END_TEST
 
+/* Two tuple runs one after the other (compile.c counts the prefix in slots, not
+ * rules): FORWARD is a run of 100 (-s /24, tcp --dport) ACCEPT, a run of 100
+ * (-d, udp --dport) DROP, -p udp --dport 53 ACCEPT and its policy DROP: the
+ * first searched first (BPFIPT_FAST_TUPLE), the second from the slot prefix
+ * after it; every packet judged before the walk, verdicts and counters against
+ * the reference. */
+START_TEST(t_tuple_two)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nhit[2] = { 0, 0 };
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	tp_run(&sb, "FORWARD", 100, true, "tcp", 1024, 509, "ACCEPT");
+	tp_run(&sb, "FORWARD", 100, false, "udp", 1, 50, "DROP");
+	sb_adds(&sb, "-A FORWARD -p udp --dport 53 -j ACCEPT\nCOMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(cc->ntgroups, 2);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 4);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 2u << 8 |
+			  BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_FORWARD], 0, 0), BPFIPT_FAST_PFX_TUPLE);
+	for (int k = 0; k < 1000; k++) {
+		unsigned int i = rnd() % 100, kind = rnd() % 4;
+		bool udp = kind >= 2;
+		struct cp_packet p = {
+			.saddr = TP_SRC(i) | htonl(rnd() % 256), .daddr = TP_DST(i),
+			.proto = udp ? 17 : 6, .has_ports = true, .sport = 40000,
+			.dport = udp ? 1 + i % 50 : 1024 + i % 509, .len = 50, .has_tcp = !udp,
+			.tcpflags = 0x10,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no;
+
+		if (kind == 1)		/* tcp to a port of the first run, not its rule's */
+			p.dport = 1024 + rnd() % 100;
+		if (kind == 3)		/* udp 53, or a port of the second run elsewhere */
+			p.dport = rnd() % 2 ? 53 : 1 + rnd() % 50, p.daddr = inet_addr("10.30.0.1");
+		rule_no = ref_rule(t, BPFIPT_FORWARD, &p, &rt, &owner);
+		check_fast(in, t, &p, BPFIPT_FORWARD, true, rule_no);
+		if (rule_no >= 0 && rule_no < 200)
+			nhit[rule_no / 100]++;
+	}
+	ck_assert_uint_gt(nhit[0], 100);
+	ck_assert_uint_gt(nhit[1], 100);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A tuple group's hash rewritten in place (loader.c, tuple_sync()): five
  * rulesets installed one after the other into one instance, each moving a
  * third of the run's ports and putting one more rule before the run (every
@@ -1989,6 +2045,7 @@ int main(void)
 	tcase_add_test(tc, t_tuple);
 	tcase_add_test(tc, t_tuple_prefix);
 	tcase_add_test(tc, t_tuple_mid);
+	tcase_add_test(tc, t_tuple_two);
 	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1670,16 +1670,20 @@ static bool tuple_seen(struct cctx *x, const struct bpfipt_tuple6_key *k)
 /* Rule r as the loader's slot prefix can test it on its own (loader.c
  * prefix_of(): a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
  * constrain), judged from its words and on the safe side: -i lo, --ctstate
- * ESTABLISHED,RELATED, -p tcp --dport 22, with ACCEPT, DROP or REJECT. A port
+ * ESTABLISHED,RELATED, -p tcp --dport 22, with ACCEPT, DROP or REJECT; LOG,
+ * NFLOG or no target (the packet goes on) with no field too. A port
  * match counts both ports (a packet without ports matches neither), -m tcp the
  * flags too. */
 static bool prefix_plain(const struct ipt_rule *r, bool v6)
 {
 	static const union ipt_addr none;
 	const struct ipt_ip *ip = &r->ip;
+	bool cont = r->tkind == IPT_T_NONE ||
+		    (r->tkind == IPT_T_EXT && (ext_is(&r->target, "LOG") ||
+					       ext_is(&r->target, "NFLOG")));
 	unsigned int n, i;
 
-	if (!(r->tkind == IPT_T_VERDICT && r->verdict != IPT_V_RETURN) &&
+	if (!(r->tkind == IPT_T_VERDICT && r->verdict != IPT_V_RETURN) && !cont &&
 	    !(r->tkind == IPT_T_EXT && ext_is(&r->target, "REJECT")))
 		return false;
 	n = !!memcmp(&ip->smsk, &none, sizeof(none)) + !!memcmp(&ip->dmsk, &none, sizeof(none)) +
@@ -1710,7 +1714,7 @@ static bool prefix_plain(const struct ipt_rule *r, bool v6)
 			return false;
 		}
 	}
-	return n >= 1 && n <= BPFIPT_FAST_PFX_FIELDS;
+	return (n >= 1 || cont) && n <= BPFIPT_FAST_PFX_FIELDS;
 }
 
 /* Unit u as the slot prefix can test it: a plain rule (prefix_plain()), or a

@@ -2934,9 +2934,10 @@ static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc,
 
 /* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its slots
  * while each is a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
- * constrain. Returns the fast bits that say so (their number, BPFIPT_FAST_PFX_END
- * when the policy slot follows them); the fields in cf->pfx[c], and those a
- * range decides in cf->pfx_direct[c], pfx_lo and pfx_hi. */
+ * constrain, or a rule after which the packet goes on (a LOG: pfx_cont).
+ * Returns the fast bits that say so (their number, BPFIPT_FAST_PFX_END when the
+ * policy slot follows them); the fields in cf->pfx[c], and those a range
+ * decides in cf->pfx_direct[c], pfx_lo and pfx_hi. */
 static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struct bpfipt_conf *cf)
 {
 	__u64 *pfx = cf->pfx[c];
@@ -2944,10 +2945,12 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 
 	memset(cf->pfx[c], 0, sizeof(cf->pfx[c]));
 	cf->pfx_direct[c] = 0;
+	cf->pfx_cont[c] = 0;
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		const struct bpfipt_slot *sl;
 		__u64 fields = 0;
 		int f, n = 0;
+		bool cont;
 
 		s = first + j;
 		if (s >= cc->nslots[c] || s == cc->policy_slot[c])
@@ -2974,8 +2977,11 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			continue;
 		}
 		/* BPFIPT_X_PROTO6 (IPv6, -p) concerns cut packets only, which never
-		 * take the prefix (classify()) */
-		if (sl->kind != BPFIPT_S_VERDICT || sl->log || (sl->xflags & ~BPFIPT_X_PROTO6))
+		 * take the prefix (classify()); a rule after which the packet goes
+		 * on (a LOG) is counted and noted there, maybe with no field */
+		cont = sl->kind == BPFIPT_S_CONTINUE;
+		if ((sl->kind != BPFIPT_S_VERDICT && !cont) || (sl->log && !cont) ||
+		    (sl->xflags & ~BPFIPT_X_PROTO6))
 			break;
 		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
 			__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + n, lo = 0, hi = 0;
@@ -3000,9 +3006,11 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			}
 			n++;
 		}
-		if (n < 1 || n > BPFIPT_FAST_PFX_FIELDS)
+		if ((n < 1 && !cont) || n > BPFIPT_FAST_PFX_FIELDS)
 			break;
 		nf[j] = n;
+		if (cont)
+			cf->pfx_cont[c] |= 1u << j;
 		/* the unused fields: BPFIPT_FAST_PFX_NONE */
 		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
 		pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
@@ -3034,6 +3042,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	/* the fields of slots past the prefix (the one that ended it) decide nothing */
 	if (j * BPFIPT_FAST_PFX_FIELDS < 64)
 		cf->pfx_direct[c] &= (1ULL << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
+	cf->pfx_cont[c] &= (1u << j) - 1;
 	if (!j)
 		return 0;
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);

@@ -475,7 +475,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		35	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		36	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -529,7 +529,9 @@ enum bpfipt_stat {
 					 * 34: a connection table per family,
 					 *     IPv4's key 16 bytes;
 					 * 35: a tuple group in the slot prefix
-					 *     (BPFIPT_FAST_PFX_TUPLE)
+					 *     (BPFIPT_FAST_PFX_TUPLE);
+					 * 36: rules that let a packet go on
+					 *     (LOG) in it (bpfipt_conf.pfx_cont)
 					 *     (bpfipt_ct6_slot, BPFIPT_CT_KEY4) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
@@ -670,8 +672,11 @@ enum {
  * that nothing but its keys constrains, its only field BPFIPT_FAST_PFX_TUPLE: its
  * hash searched there, a hit counted on its rule's counter; since it stands for
  * many narrow rules, only in a prefix that reaches the policy (a chain of a few
- * rules around a large group judges every packet without a walk). A prefix that does not
- * reach the policy has at most BPFIPT_FAST_PFX_OPEN rules, none of
+ * rules around a large group judges every packet without a walk). A rule after
+ * which a matching packet goes on (-j LOG, NFLOG, no target; bit j of
+ * bpfipt_conf.pfx_cont), with up to BPFIPT_FAST_PFX_FIELDS fields or none, is
+ * counted and its LOG noted there, and the prefix goes on (the drops a chain
+ * logs before its policy). A prefix that does not reach the policy has at most BPFIPT_FAST_PFX_OPEN rules, none of
  * BPFIPT_FAST_PFX_FIELDS fields: every packet that walks after it pays its tests
  * (the loader's prefix_of()). */
 #define BPFIPT_FAST_PFX_MAX		16
@@ -754,6 +759,10 @@ struct bpfipt_conf {
 	 * The source and destination (IPv4, host order), the interface (the one
 	 * ifindex a rule names), protocol, ports and the conntrack state. */
 	__u64 pfx_direct[BPFIPT_NCHAINS];
+	/* bit j: the prefix's j-th slot is a rule after which a matching packet
+	 * goes on (-j LOG, NFLOG, no target): counted, a LOG noted, and the
+	 * prefix's next slot tested; it may have no field at all */
+	__u32 pfx_cont[BPFIPT_NCHAINS];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 };

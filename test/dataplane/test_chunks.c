@@ -1708,8 +1708,8 @@ END_TEST
  * -p udp --dport 53 ACCEPT, -d 10.9.0.0/16 REJECT and its policy DROP: every
  * packet judged before the walk (the search, a prefix rule or the policy,
  * BPFIPT_FAST_PFX_END); INPUT is a run of 100 (-s /24, --dport), -p udp ACCEPT,
- * then a LOG rule and -p tcp ACCEPT: a packet that neither the run nor the udp
- * rule takes walks from the LOG rule. Verdicts and counters against the
+ * then a jump to a chain that logs and -p tcp ACCEPT: a packet that neither the
+ * run nor the udp rule takes walks from the jump. Verdicts and counters against the
  * reference. */
 START_TEST(t_tuple_prefix)
 {
@@ -1720,13 +1720,14 @@ START_TEST(t_tuple_prefix)
 	struct ipt_table *t;
 	unsigned int nfast = 0, nwalk = 0, npfx = 0;
 
-	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n");
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
+		":logged - [0:0]\n");
 	tp_run(&sb, "OUTPUT", 200, false, "tcp", 1, 50, "ACCEPT");
 	sb_adds(&sb, "-A OUTPUT -p udp --dport 53 -j ACCEPT\n"
 		"-A OUTPUT -d 10.9.0.0/16 -j REJECT\n");
 	tp_run(&sb, "INPUT", 100, true, "tcp", 1024, 509, "DROP");
-	sb_adds(&sb, "-A INPUT -p udp -j ACCEPT\n-A INPUT -j LOG\n-A INPUT -p tcp -j ACCEPT\n"
-		"COMMIT\n");
+	sb_adds(&sb, "-A INPUT -p udp -j ACCEPT\n-A INPUT -j logged\n-A INPUT -p tcp -j ACCEPT\n"
+		"-A logged -j LOG\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 2);
@@ -1776,8 +1777,9 @@ END_TEST
  * tuple_in_prefix()): INPUT is -i lo ACCEPT, -p icmp ACCEPT, a run of 300 (-s
  * /24, --dport) DROP, -p tcp --dport 22 ACCEPT, -p udp --dport 53 ACCEPT and its
  * policy DROP: one group, searched from the slot prefix (BPFIPT_FAST_PFX_TUPLE),
- * and every packet judged without the walk. OUTPUT's run follows a LOG rule and
- * FORWARD's sixteen plain rules: both stay rules (the walk). Verdicts and
+ * and every packet judged without the walk. OUTPUT's run follows a jump (to a
+ * chain that logs) and FORWARD's sixteen plain rules: both stay rules (the
+ * walk). Verdicts and
  * counters against the reference. */
 START_TEST(t_tuple_mid)
 {
@@ -1789,10 +1791,10 @@ START_TEST(t_tuple_mid)
 	unsigned int nhit = 0, npfx = 0;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
-		"-A INPUT -i lo -j ACCEPT\n-A INPUT -p icmp -j ACCEPT\n");
+		":logged - [0:0]\n-A INPUT -i lo -j ACCEPT\n-A INPUT -p icmp -j ACCEPT\n");
 	tp_run(&sb, "INPUT", 300, true, "tcp", 1024, 509, "DROP");
 	sb_adds(&sb, "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p udp --dport 53 -j ACCEPT\n"
-		"-A OUTPUT -j LOG\n");
+		"-A OUTPUT -j logged\n-A logged -j LOG\n");
 	tp_run(&sb, "OUTPUT", 50, false, "udp", 1, 50, "ACCEPT");
 	for (unsigned int i = 0; i < 16; i++)
 		sb_addf(&sb, i % 2 ? "-A FORWARD -s 10.1.%u.0/24 -j ACCEPT\n" :
@@ -1803,7 +1805,7 @@ START_TEST(t_tuple_mid)
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 1);
 	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 2 + 1 + 2 + 1);
-	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1 + 2);	/* and logged's */
 	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 16 + 50 + 1);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 5u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 2, 0), BPFIPT_FAST_PFX_TUPLE);
@@ -1861,10 +1863,10 @@ END_TEST
 
 /* Two tuple runs one after the other (compile.c counts the prefix in slots, not
  * rules): FORWARD is a run of 100 (-s /24, tcp --dport) ACCEPT, a run of 100
- * (-d, udp --dport) DROP, -p udp --dport 53 ACCEPT and its policy DROP: the
- * first searched first (BPFIPT_FAST_TUPLE), the second from the slot prefix
- * after it; every packet judged before the walk, verdicts and counters against
- * the reference. */
+ * (-d, udp --dport) DROP, -p udp --dport 53 ACCEPT, -j LOG and its policy DROP:
+ * the first searched first (BPFIPT_FAST_TUPLE), the second from the slot prefix
+ * after it, the LOG rule counted there (bpfipt_conf.pfx_cont); every packet
+ * judged before the walk, verdicts and counters against the reference. */
 START_TEST(t_tuple_two)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1877,13 +1879,14 @@ START_TEST(t_tuple_two)
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
 	tp_run(&sb, "FORWARD", 100, true, "tcp", 1024, 509, "ACCEPT");
 	tp_run(&sb, "FORWARD", 100, false, "udp", 1, 50, "DROP");
-	sb_adds(&sb, "-A FORWARD -p udp --dport 53 -j ACCEPT\nCOMMIT\n");
+	sb_adds(&sb, "-A FORWARD -p udp --dport 53 -j ACCEPT\n-A FORWARD -j LOG\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 2);
-	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 4);
-	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 2u << 8 |
+	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 5);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 3u << 8 |
 			  BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_FORWARD], 1u << 2);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_FORWARD], 0, 0), BPFIPT_FAST_PFX_TUPLE);
 	for (int k = 0; k < 1000; k++) {
 		unsigned int i = rnd() % 100, kind = rnd() % 4;

@@ -37,7 +37,9 @@
  *            whose rules each jump to their own chain; --kube-sizes)
  *   mixedhead N  the mixed rules behind "-i lo -j ACCEPT" and "-p tcp --dport 22
  *            -j ACCEPT" (--head-sizes, none by default): a large block among a
- *            few plain rules, as most real chains hold one; the same packets
+ *            few plain rules, as most real chains hold one; the same packets.
+ *            --head RULES and --tail RULES (restore lines, "-A INPUT ...\n")
+ *            put other rules before and after it
  *   host N   a host's firewall, policy DROP: "--ctstate ESTABLISHED,RELATED
  *            -j ACCEPT", "-i lo -j ACCEPT", "--ctstate INVALID -j DROP", the deny
  *            list of N entries, then ICMP echo, tcp 22, 80, 443 and udp 53
@@ -67,7 +69,7 @@
  *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
  *                [--packets first,last,none,none-worst,listed] [--hook xdp|tc]
  *                [--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b]
- *                [--head-sizes a,b]
+ *                [--head-sizes a,b] [--head RULES] [--tail RULES]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  *        pktcost --verified  CSV program,verified_insns,xlated_insns of its programs:
@@ -294,6 +296,10 @@ static void src_opt(struct strbuf *sb, __u32 a, int plen)
 	addr_opt(sb, "-s", a, plen);
 }
 
+/* mixedhead's rules before and after the mixed ones (--head, --tail) */
+static const char *head_rules = "-A INPUT -i lo -j ACCEPT\n-A INPUT -p tcp --dport 22 -j ACCEPT\n";
+static const char *tail_rules = "";
+
 static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -308,7 +314,7 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			     "-A INPUT -i lo -j ACCEPT\n"
 			     "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
 	if (k == HEAD)
-		sb_adds(&sb, "-A INPUT -i lo -j ACCEPT\n-A INPUT -p tcp --dport 22 -j ACCEPT\n");
+		sb_adds(&sb, head_rules);
 	for (unsigned int i = 0; (k == CHAINS || k == KUBE) && i < n; i++)
 		sb_addf(&sb, ":SVC-%05u - [0:0]\n", i);
 	rng = 0x9e3779b97f4a7c15ULL;
@@ -369,6 +375,8 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 			     "-A INPUT -p udp -m udp --dport 53 -j ACCEPT\n");
 	} else if (ct)
 		sb_adds(&sb, "-A INPUT -m conntrack --ctstate INVALID -j DROP\n");
+	if (k == HEAD)
+		sb_adds(&sb, tail_rules);
 	sb_adds(&sb, "COMMIT\n");
 
 	switch (k) {
@@ -810,7 +818,8 @@ int main(int argc, char **argv)
 		{ "runs", 1, 0, 'n' }, { "packets", 1, 0, 'p' }, { "hook", 1, 0, 'H' },
 		{ "tuple-min", 1, 0, 'T' }, { "host-sizes", 1, 0, 'h' },
 		{ "chain-sizes", 1, 0, 'C' }, { "kube-sizes", 1, 0, 'K' },
-		{ "verified", 0, 0, 'V' }, { "head-sizes", 1, 0, 'E' }, { 0 } };
+		{ "verified", 0, 0, 'V' }, { "head-sizes", 1, 0, 'E' },
+		{ "head", 1, 0, 'A' }, { "tail", 1, 0, 'Z' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 }, cz[32], kz[32], ez[32];
 	unsigned int dense_max = 100000;
@@ -826,6 +835,8 @@ int main(int argc, char **argv)
 		case 'C': ncz = sizes(optarg, cz, 32); break;
 		case 'K': nkz = sizes(optarg, kz, 32); break;
 		case 'E': nez = sizes(optarg, ez, 32); break;
+		case 'A': head_rules = optarg; break;
+		case 'Z': tail_rules = optarg; break;
 		case 'm': dense_max = strtoul(optarg, NULL, 10); break;
 		case 'g': group_min = strtoul(optarg, NULL, 10); if (!group_min) group_min = ~0u; break;
 		case 'T': tuple_min = strtoul(optarg, NULL, 10); if (!tuple_min) tuple_min = ~0u; break;
@@ -847,7 +858,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: pktcost [--repeat N] [--sizes a,b] [--deny-sizes a,b] "
 				"[--dense-max N] [--group-min N] [--tuple-min N] [--no-ct] [--family 6] "
 				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc] "
-				"[--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b] [--head-sizes a,b]\n");
+				"[--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b] [--head-sizes a,b] "
+				"[--head RULES] [--tail RULES]\n");
 			return 2;
 		}
 	}

@@ -2911,7 +2911,8 @@ static bool addr_range(const struct cp_lpm *l, const struct cp_compiled *cc, __u
 
 /* The one interface of chain c's field fl whose vector holds slot s, when no
  * other does and unknown interfaces (the default vector) do not: true, its
- * ifindex in *lo and *hi (`-i lo`, `-i eth0`). The field is compiled from the
+ * ifindex in *lo and *hi (`-i lo`, `-i eth0`); none (`-i wg0` before wg0
+ * exists): true, an empty range. The field is compiled from the
  * links of the command, as the conf is: a link that comes later makes a new
  * install (bpf-iptables --watch), which computes both again. */
 static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc, __u32 c,
@@ -2929,7 +2930,11 @@ static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc,
 		*lo = *hi = fl->e[i].ifindex;
 		found = true;
 	}
-	return found;
+	if (!found) {		/* no link of that name (yet): an empty range */
+		*lo = 1;
+		*hi = 0;
+	}
+	return true;
 }
 
 /* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its slots

@@ -1774,13 +1774,13 @@ START_TEST(t_tuple_prefix)
 END_TEST
 
 /* A tuple run among a few plain rules of a base chain (compile.c
- * tuple_in_prefix()): INPUT is -i lo ACCEPT, -p icmp ACCEPT, a run of 300 (-s
- * /24, --dport) DROP, -p tcp --dport 22 ACCEPT, -p udp --dport 53 ACCEPT and its
- * policy DROP: one group, searched from the slot prefix (BPFIPT_FAST_PFX_TUPLE),
- * and every packet judged without the walk. OUTPUT's run follows a jump (to a
- * chain that logs) and FORWARD's sixteen plain rules: both stay rules (the
- * walk). Verdicts and
- * counters against the reference. */
+ * tuple_in_prefix()): INPUT is -i wg9 ACCEPT (no such link), -i lo ACCEPT, -p
+ * icmp ACCEPT, a run of 300 (-s /24, --dport) DROP, -p tcp --dport 22 ACCEPT,
+ * -p udp --dport 53 ACCEPT and its policy DROP: one group, searched from the
+ * slot prefix (BPFIPT_FAST_PFX_TUPLE), and every packet judged without the
+ * walk. OUTPUT's run follows a jump (to a chain that logs) and FORWARD's
+ * sixteen plain rules: both stay rules (the walk). Verdicts and counters
+ * against the reference. */
 START_TEST(t_tuple_mid)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1791,7 +1791,8 @@ START_TEST(t_tuple_mid)
 	unsigned int nhit = 0, npfx = 0;
 
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n"
-		":logged - [0:0]\n-A INPUT -i lo -j ACCEPT\n-A INPUT -p icmp -j ACCEPT\n");
+		":logged - [0:0]\n-A INPUT -i wg9 -j ACCEPT\n-A INPUT -i lo -j ACCEPT\n"
+		"-A INPUT -p icmp -j ACCEPT\n");
 	tp_run(&sb, "INPUT", 300, true, "tcp", 1024, 509, "DROP");
 	sb_adds(&sb, "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p udp --dport 53 -j ACCEPT\n"
 		"-A OUTPUT -j logged\n-A logged -j LOG\n");
@@ -1804,12 +1805,15 @@ START_TEST(t_tuple_mid)
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 1);
-	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 2 + 1 + 2 + 1);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 3 + 1 + 2 + 1);
 	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1 + 2);	/* and logged's */
 	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 16 + 50 + 1);
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 5u << 8 | BPFIPT_FAST_PFX_END);
-	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 2, 0), BPFIPT_FAST_PFX_TUPLE);
-	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 2, 1), BPFIPT_FAST_PFX_NONE);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 6u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 0), BPFIPT_FAST_PFX_TUPLE);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_NONE);
+	/* -i wg9, a link that does not exist: a range of none, no lookup */
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 1, 1);
+	ck_assert_uint_gt(cf.pfx_lo[BPFIPT_INPUT][0], cf.pfx_hi[BPFIPT_INPUT][0]);
 	for (int k = 0; k < 1500; k++) {
 		unsigned int i = rnd() % 300, kind = rnd() % 7;
 		struct cp_packet p = {
@@ -1836,8 +1840,8 @@ START_TEST(t_tuple_mid)
 			p.proto = 17, p.has_tcp = false;
 		rule_no = ref_rule(t, BPFIPT_INPUT, &p, &rt, &owner);
 		check_fast(in, t, &p, BPFIPT_INPUT, true, rule_no);
-		nhit += rule_no >= 2 && rule_no < 302;
-		npfx += rule_no >= 302;
+		nhit += rule_no >= 3 && rule_no < 303;
+		npfx += rule_no >= 303;
 	}
 	ck_assert_uint_gt(nhit, 150);
 	ck_assert_uint_gt(npfx, 100);

@@ -1671,7 +1671,8 @@ static bool tuple_seen(struct cctx *x, const struct bpfipt_tuple6_key *k)
  * prefix_of(): a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
  * constrain), judged from its words and on the safe side: -i lo, --ctstate
  * ESTABLISHED,RELATED, -p tcp --dport 22, with ACCEPT, DROP or REJECT; LOG,
- * NFLOG or no target (the packet goes on) with no field too. A port
+ * NFLOG or no target (the packet goes on), or extra matches (-m limit, recent,
+ * mac, mark, addrtype, conntrack's other options) with no field too. A port
  * match counts both ports (a packet without ports matches neither), -m tcp the
  * flags too. */
 static bool prefix_plain(const struct ipt_rule *r, bool v6)
@@ -1681,6 +1682,7 @@ static bool prefix_plain(const struct ipt_rule *r, bool v6)
 	bool cont = r->tkind == IPT_T_NONE ||
 		    (r->tkind == IPT_T_EXT && (ext_is(&r->target, "LOG") ||
 					       ext_is(&r->target, "NFLOG")));
+	bool extra = false;
 	unsigned int n, i;
 
 	if (!(r->tkind == IPT_T_VERDICT && r->verdict != IPT_V_RETURN) && !cont &&
@@ -1707,14 +1709,17 @@ static bool prefix_plain(const struct ipt_rule *r, bool v6)
 		} else if (ext_is(m, "conntrack")) {
 			const struct ipt_conntrack_info *d = m->data;
 
-			if (d->match_flags != XT_CONNTRACK_STATE)
-				return false;
-			n++;
-		} else if (!ext_is(m, "comment")) {
-			return false;
+			n += !!(d->match_flags & XT_CONNTRACK_STATE);	/* the rest: extra */
+		} else if (ext_is(m, "multiport")) {
+			n += 2;		/* its ports, or an extra (--ports) */
+		} else if (!ext_is(m, "comment") && !ext_is(m, "limit") && !ext_is(m, "recent") &&
+			   !ext_is(m, "mac") && !ext_is(m, "mark") && !ext_is(m, "addrtype")) {
+			return false;	/* iprange, length, ...: not worth the guess */
+		} else {
+			extra = extra || !ext_is(m, "comment");
 		}
 	}
-	return (n >= 1 || cont) && n <= BPFIPT_FAST_PFX_FIELDS;
+	return (n >= 1 || cont || extra) && n <= BPFIPT_FAST_PFX_FIELDS;
 }
 
 /* Unit u as the slot prefix can test it: a plain rule (prefix_plain()), or a

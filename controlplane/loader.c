@@ -2951,11 +2951,12 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	memset(cf->pfx[c], 0, sizeof(cf->pfx[c]));
 	cf->pfx_direct[c] = 0;
 	cf->pfx_cont[c] = 0;
+	cf->pfx_extra[c] = 0;
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		const struct bpfipt_slot *sl;
 		__u64 fields = 0;
 		int f, n = 0;
-		bool cont;
+		bool cont, extra;
 
 		s = first + j;
 		if (s >= cc->nslots[c] || s == cc->policy_slot[c])
@@ -2985,8 +2986,9 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 		 * take the prefix (classify()); a rule after which the packet goes
 		 * on (a LOG) is counted and noted there, maybe with no field */
 		cont = sl->kind == BPFIPT_S_CONTINUE;
+		extra = sl->xflags & BPFIPT_X_EXTRA;
 		if ((sl->kind != BPFIPT_S_VERDICT && !cont) || (sl->log && !cont) ||
-		    (sl->xflags & ~BPFIPT_X_PROTO6))
+		    (sl->xflags & ~(BPFIPT_X_PROTO6 | BPFIPT_X_EXTRA)))
 			break;
 		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
 			__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + n, lo = 0, hi = 0;
@@ -3011,11 +3013,13 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			}
 			n++;
 		}
-		if ((n < 1 && !cont) || n > BPFIPT_FAST_PFX_FIELDS)
+		if ((n < 1 && !cont && !extra) || n > BPFIPT_FAST_PFX_FIELDS)
 			break;
 		nf[j] = n;
 		if (cont)
 			cf->pfx_cont[c] |= 1u << j;
+		if (extra)
+			cf->pfx_extra[c] |= 1u << j;
 		/* the unused fields: BPFIPT_FAST_PFX_NONE */
 		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
 		pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
@@ -3048,6 +3052,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	if (j * BPFIPT_FAST_PFX_FIELDS < 64)
 		cf->pfx_direct[c] &= (1ULL << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
 	cf->pfx_cont[c] &= (1u << j) - 1;
+	cf->pfx_extra[c] &= (1u << j) - 1;
 	if (!j)
 		return 0;
 	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);

@@ -2322,6 +2322,26 @@ __noinline int bpfipt_pfx_note(struct scratch *sc, __u32 gi)
 	return 0;
 }
 
+/* The extra matches of slot gi (generation sc->cur), one of the slot prefix's
+ * (bpfipt_conf.pfx_extra) whose fields matched: 1 when they hold, 0 when not,
+ * -1 on an internal error. extra_ok() as the walk runs it on a candidate slot;
+ * a global function, verified once. */
+__noinline int bpfipt_pfx_extra(struct scratch *sc, __u32 gi)
+{
+	const struct bpfipt_slot *sl;
+	__u32 cur;
+	int r;
+
+	if (!sc)
+		return -1;
+	cur = sc->cur;
+	sl = slot_at(cur, gi);
+	if (!sl)
+		return -1;
+	r = extra_ok(cur, sl, sc);
+	return r == X_OK ? 1 : r == X_FAIL ? 0 : -1;
+}
+
 /* The slot prefix's rules after which a matching packet went on (sc->pnote, of
  * chain sc->chain from slot `first`), in their order: bpfipt_pfx_note() each;
  * sc->pnote cleared. Called by classify() once the prefix ended, rather than
@@ -2446,6 +2466,8 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			}
 			b = (sc->pword[fi] >> ((first + j) & 63)) & 1;
 		}
+		if (b && (conf->pfx_extra[chain] & (1u << j)))
+			b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + first + j);
 		if (b < 0)
 			return -1;
 		if (!b)

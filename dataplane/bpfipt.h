@@ -240,6 +240,9 @@ enum {
 						 * slot, target + (counter - the slot's
 						 * counter), says where it goes */
 };
+/* the extra matches a candidate slot's extra_ok() tests (bpfipt_extras) */
+#define BPFIPT_X_EXTRA	(BPFIPT_X_PORTS_EITHER | BPFIPT_X_MARK | BPFIPT_X_MAC |		\
+			 BPFIPT_X_LIMIT | BPFIPT_X_CT | BPFIPT_X_ADDRTYPE | BPFIPT_X_RECENT)
 
 /* A tuple group: a run of rules alike but for the values of their source and
  * destination prefixes (each of one length along the run) and their exact source
@@ -475,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		36	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		37	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -531,7 +534,9 @@ enum bpfipt_stat {
 					 * 35: a tuple group in the slot prefix
 					 *     (BPFIPT_FAST_PFX_TUPLE);
 					 * 36: rules that let a packet go on
-					 *     (LOG) in it (bpfipt_conf.pfx_cont)
+					 *     (LOG) in it (bpfipt_conf.pfx_cont);
+					 * 37: and rules with extra matches
+					 *     (bpfipt_conf.pfx_extra)
 					 *     (bpfipt_ct6_slot, BPFIPT_CT_KEY4) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
@@ -763,6 +768,10 @@ struct bpfipt_conf {
 	 * goes on (-j LOG, NFLOG, no target): counted, a LOG noted, and the
 	 * prefix's next slot tested; it may have no field at all */
 	__u32 pfx_cont[BPFIPT_NCHAINS];
+	/* bit j: the prefix's j-th slot has extra matches (-m limit, recent,
+	 * mac, mark, ...: BPFIPT_X_EXTRA), tested once its fields matched, as the
+	 * walk tests a candidate's; it may have no field at all */
+	__u32 pfx_extra[BPFIPT_NCHAINS];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 };

@@ -1867,10 +1867,12 @@ END_TEST
 
 /* Two tuple runs one after the other (compile.c counts the prefix in slots, not
  * rules): FORWARD is a run of 100 (-s /24, tcp --dport) ACCEPT, a run of 100
- * (-d, udp --dport) DROP, -p udp --dport 53 ACCEPT, -j LOG and its policy DROP:
- * the first searched first (BPFIPT_FAST_TUPLE), the second from the slot prefix
- * after it, the LOG rule counted there (bpfipt_conf.pfx_cont); every packet
- * judged before the walk, verdicts and counters against the reference. */
+ * (-d, udp --dport) DROP, -p udp --dport 53 ACCEPT, -m multiport --ports
+ * ACCEPT, -j LOG and its policy DROP: the first searched first
+ * (BPFIPT_FAST_TUPLE), the second from the slot prefix after it, multiport's
+ * extra match tested there (bpfipt_conf.pfx_extra), the LOG rule counted there
+ * (pfx_cont); every packet judged before the walk, verdicts and counters
+ * against the reference. */
 START_TEST(t_tuple_two)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1883,17 +1885,20 @@ START_TEST(t_tuple_two)
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
 	tp_run(&sb, "FORWARD", 100, true, "tcp", 1024, 509, "ACCEPT");
 	tp_run(&sb, "FORWARD", 100, false, "udp", 1, 50, "DROP");
-	sb_adds(&sb, "-A FORWARD -p udp --dport 53 -j ACCEPT\n-A FORWARD -j LOG\nCOMMIT\n");
+	sb_adds(&sb, "-A FORWARD -p udp --dport 53 -j ACCEPT\n"
+		"-A FORWARD -p udp -m multiport --ports 7000,7001 -j ACCEPT\n"
+		"-A FORWARD -j LOG\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 2);
-	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 5);
-	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 3u << 8 |
+	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 6);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 4u << 8 |
 			  BPFIPT_FAST_PFX_END);
-	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_FORWARD], 1u << 2);
+	ck_assert_uint_eq(cf.pfx_extra[BPFIPT_FORWARD], 1u << 2);
+	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_FORWARD], 1u << 3);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_FORWARD], 0, 0), BPFIPT_FAST_PFX_TUPLE);
 	for (int k = 0; k < 1000; k++) {
-		unsigned int i = rnd() % 100, kind = rnd() % 4;
+		unsigned int i = rnd() % 100, kind = rnd() % 5;
 		bool udp = kind >= 2;
 		struct cp_packet p = {
 			.saddr = TP_SRC(i) | htonl(rnd() % 256), .daddr = TP_DST(i),
@@ -1909,6 +1914,8 @@ START_TEST(t_tuple_two)
 			p.dport = 1024 + rnd() % 100;
 		if (kind == 3)		/* udp 53, or a port of the second run elsewhere */
 			p.dport = rnd() % 2 ? 53 : 1 + rnd() % 50, p.daddr = inet_addr("10.30.0.1");
+		if (kind == 4)		/* multiport's source ports, or a neighbour */
+			p.sport = 6999 + rnd() % 4, p.dport = 9, p.daddr = inet_addr("10.30.0.1");
 		rule_no = ref_rule(t, BPFIPT_FORWARD, &p, &rt, &owner);
 		check_fast(in, t, &p, BPFIPT_FORWARD, true, rule_no);
 		if (rule_no >= 0 && rule_no < 200)

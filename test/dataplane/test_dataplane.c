@@ -2729,16 +2729,17 @@ START_TEST(t_log)
 END_TEST
 
 /* LOG rules in the slot prefix (bpfipt_conf.pfx_cont): the first is tested
- * there, the second has an extra match (-m limit), so the walk takes over from
- * it; the first's event must survive the walk, in order, and a packet that
- * only the first matches is judged by the policy after it without the walk. */
+ * there; a jump follows, so the walk takes over from it and logs again in the
+ * chain it jumps to; the first's event must survive the walk, in order. */
 START_TEST(t_log_prefix)
 {
 	static const char rules[] =
 		"*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":logit - [0:0]\n"
 		"-A INPUT -p udp -j LOG --log-prefix \"P1 \"\n"
-		"-A INPUT -p udp --dport 80 -m limit --limit 1000/sec -j LOG --log-prefix \"P2 \"\n"
+		"-A INPUT -p udp --dport 80 -j logit\n"
 		"-A INPUT -p udp --dport 80 -j ACCEPT\n"
+		"-A logit -j LOG --log-prefix \"P2 \"\n"
 		"COMMIT\n";
 	struct ipt_restore_opts ro = { .prog = "bpf-iptables-restore" };
 	struct ipt_table *t = NULL;
@@ -2771,7 +2772,7 @@ START_TEST(t_log_prefix)
 	ck_assert_str_eq(g->ev[0].prefix, "P1 ");
 	ck_assert_str_eq(g->ev[1].prefix, "P2 ");
 
-	/* port 81: only P1, then the policy (the walk, which P2 begins) */
+	/* port 81: only P1, then the policy (the walk, from the jump) */
 	g->n = 0;
 	ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 	n = build(&PK(.proto = 17, .dport = 81), buf, sizeof(buf));

@@ -1709,7 +1709,8 @@ static bool prefix_plain(const struct ipt_rule *r, bool v6)
 		} else if (ext_is(m, "conntrack")) {
 			const struct ipt_conntrack_info *d = m->data;
 
-			n += !!(d->match_flags & XT_CONNTRACK_STATE);	/* the rest: extra */
+			n += !!(d->match_flags & XT_CONNTRACK_STATE);
+			extra = extra || (d->match_flags & ~XT_CONNTRACK_STATE);	/* the rest */
 		} else if (ext_is(m, "multiport")) {
 			n += 2;		/* its ports, or an extra (--ports) */
 		} else if (!ext_is(m, "comment") && !ext_is(m, "limit") && !ext_is(m, "recent") &&
@@ -1932,7 +1933,7 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 			tlen = tuple_run(x, ch, i, &sh);
 		/* a run that begins a base chain is searched first (BPFIPT_FAST_TUPLE);
 		 * one among a few plain rules, from the slot prefix: neither walks */
-		if (top && (i == 0 || tuple_in_prefix(x, mc, ch, i, tlen)))
+		if (top && (i == 0 || (tlen >= x->tuple_top && tuple_in_prefix(x, mc, ch, i, tlen))))
 			tmin = x->tuple_top;
 		if (tlen >= tmin && (len < x->group_min || tlen > len)) {
 			len = tlen;

@@ -1667,32 +1667,52 @@ static bool tuple_seen(struct cctx *x, const struct bpfipt_tuple6_key *k)
 	return false;
 }
 
-/* Rule r as the loader's slot prefix can test it on its own (loader.c
- * prefix_of(): a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
- * constrain), judged from its words and on the safe side: -i lo, --ctstate
- * ESTABLISHED,RELATED, -p tcp --dport 22, with ACCEPT, DROP or REJECT; LOG,
- * NFLOG or no target (the packet goes on), or extra matches (-m limit, recent,
- * mac, mark, addrtype, conntrack's other options) with no field too. A port
- * match counts both ports (a packet without ports matches neither), -m tcp the
- * flags too. */
-static bool prefix_plain(const struct ipt_rule *r, bool v6)
+/* Rule r constrains nothing but its addresses (one of them): -s or -d, a
+ * comment. */
+static bool only_addr(const struct ipt_rule *r)
+{
+	const struct ipt_ip *ip = &r->ip;
+
+	for (unsigned int i = 0; i < r->nmatches; i++)
+		if (!ext_is(&r->matches[i], "comment"))
+			return false;
+	return !ip->iniface[0] && !ip->outiface[0] && !ip->proto && !ip->flags &&
+	       !(ip->invflags & ~(IPT_INV_SRCIP | IPT_INV_DSTIP));
+}
+
+/* Rule r as the loader's slot prefix can test it (loader.c pfx_rule(): a plain
+ * verdict that one to BPFIPT_FAST_PFX_FIELDS fields constrain), judged from its
+ * words and on the safe side: -i lo, --ctstate ESTABLISHED,RELATED, -p tcp
+ * --dport 22, with ACCEPT, DROP or REJECT; LOG, NFLOG or no target (the packet
+ * goes on), or extra matches (-m limit, recent, mac, mark, addrtype,
+ * conntrack's other options) with no field too, a verdict with none; a jump
+ * (-j CHAIN) when the rules of the chain it calls are such rules, up to one
+ * without a match that ends it (lvl: in a called chain, where a RETURN is one;
+ * *always: a verdict or RETURN every packet takes). A port match counts both
+ * ports (a packet without ports matches neither), -m tcp the flags too. The
+ * number of the prefix's rules it takes (a jump: and its chain's), 0 when not
+ * such a rule. */
+static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsigned int lvl,
+				 bool *always)
 {
 	static const union ipt_addr none;
 	const struct ipt_ip *ip = &r->ip;
 	bool cont = r->tkind == IPT_T_NONE ||
 		    (r->tkind == IPT_T_EXT && (ext_is(&r->target, "LOG") ||
-					       ext_is(&r->target, "NFLOG")));
+					       ext_is(&r->target, "NFLOG"))),
+	     ret = lvl && r->tkind == IPT_T_VERDICT && r->verdict == IPT_V_RETURN,
+	     jump = r->tkind == IPT_T_JUMP && lvl < BPFIPT_FAST_PFX_MAX;
 	bool extra = false;
-	unsigned int n, i;
+	unsigned int n, i, take = 1;
 
-	if (!(r->tkind == IPT_T_VERDICT && r->verdict != IPT_V_RETURN) && !cont &&
-	    !(r->tkind == IPT_T_EXT && ext_is(&r->target, "REJECT")))
-		return false;
+	if (!(r->tkind == IPT_T_VERDICT && r->verdict != IPT_V_RETURN) && !cont && !ret &&
+	    !jump && !(r->tkind == IPT_T_EXT && ext_is(&r->target, "REJECT")))
+		return 0;
 	n = !!memcmp(&ip->smsk, &none, sizeof(none)) + !!memcmp(&ip->dmsk, &none, sizeof(none)) +
 	    !!ip->iniface[0] + !!ip->outiface[0] + !!ip->proto +
-	    (!v6 && (ip->flags & IPT_F_FRAG));
+	    (!x->v6 && (ip->flags & IPT_F_FRAG));
 	if (ip->invflags & (IPT_INV_SRCIP | IPT_INV_DSTIP | IPT_INV_PROTO))
-		return false;
+		return 0;
 	for (i = 0; i < r->nmatches; i++) {
 		const struct ipt_match *m = &r->matches[i];
 
@@ -1700,7 +1720,7 @@ static bool prefix_plain(const struct ipt_rule *r, bool v6)
 			const struct ipt_tcp_info *d = m->data;
 
 			if (d->option)
-				return false;
+				return 0;
 			n += 3;		/* and the flags: a packet has them or not */
 		} else if (ext_is(m, "udp")) {
 			n += 2;
@@ -1715,20 +1735,52 @@ static bool prefix_plain(const struct ipt_rule *r, bool v6)
 			n += 2;		/* its ports, or an extra (--ports) */
 		} else if (!ext_is(m, "comment") && !ext_is(m, "limit") && !ext_is(m, "recent") &&
 			   !ext_is(m, "mac") && !ext_is(m, "mark") && !ext_is(m, "addrtype")) {
-			return false;	/* iprange, length, ...: not worth the guess */
+			return 0;	/* iprange, length, ...: not worth the guess */
 		} else {
 			extra = extra || !ext_is(m, "comment");
 		}
 	}
-	return (n >= 1 || cont || extra) && n <= BPFIPT_FAST_PFX_FIELDS;
+	if (n > BPFIPT_FAST_PFX_FIELDS)
+		return 0;
+	*always = !n && !extra && !cont && !jump;	/* a verdict every packet takes */
+	if (jump) {
+		int ci = ipt_chain_index(x->t, r->chain);
+		const struct ipt_chain *ch = ci >= 0 ? x->t->chains[ci] : NULL;
+
+		for (i = 0; ch && i < ch->nrules && take <= BPFIPT_FAST_PFX_MAX; i++) {
+			const struct ipt_rule *cr = ch->rules[i];
+			bool all;
+			unsigned int k = prefix_plain(x, cr, lvl + 1, &all), len;
+			int w;
+
+			if (!k)
+				return 0;
+			take += k;
+			/* a run of verdicts that only their addresses constrain:
+			 * a list, which the prefix searches (a deny list: fail2ban's
+			 * chain) */
+			if (k == 1 && groupable(cr) && cr->tkind != IPT_T_GOTO &&
+			    !(cr->tkind == IPT_T_VERDICT && cr->verdict == IPT_V_RETURN) &&
+			    only_addr(cr) && (len = run_length(x, ch, i, &w)) >= x->group_min)
+				i += len - 1;
+			if (all)
+				break;	/* the rest is never reached */
+		}
+		if (!ch || take > BPFIPT_FAST_PFX_MAX)
+			return 0;
+	}
+	return take;
 }
 
 /* Unit u as the slot prefix can test it: a plain rule (prefix_plain()), or a
- * group of plain verdicts (a tuple group, a list) that the prefix searches. */
-static bool unit_plain(const struct unit *u, bool v6)
+ * group of plain verdicts (a tuple group, a list) that the prefix searches. The
+ * number of the prefix's rules it takes, 0: not such a unit. */
+static unsigned int unit_plain(struct cctx *x, const struct unit *u)
 {
+	bool all;
+
 	if (u->nrules == 1 && !(u->xflags & BPFIPT_X_GROUP_TUPLE))
-		return prefix_plain(u->rule, v6);
+		return prefix_plain(x, u->rule, 0, &all);
 	return u->kind == BPFIPT_S_VERDICT && !u->log &&
 	       !(u->xflags & ~(BPFIPT_X_GROUP_TUPLE | BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST |
 			       BPFIPT_X_PROTO6));
@@ -1737,18 +1789,29 @@ static bool unit_plain(const struct unit *u, bool v6)
 /* A tuple run from rule i, tlen rules, in base chain ch whose units so far are
  * mc's: searched from the slot prefix (BPFIPT_FAST_PFX_TUPLE) when the chain's
  * other slots are few and plain, so that no packet walks. */
-static bool tuple_in_prefix(const struct cctx *x, const struct mchain *mc,
+static bool tuple_in_prefix(struct cctx *x, const struct mchain *mc,
 			    const struct ipt_chain *ch, unsigned int i, unsigned int tlen)
 {
+	unsigned int take = 1, k;
+
 	if (!ch->builtin || mc->nu + 1 + (ch->nrules - i - tlen) > BPFIPT_FAST_PFX_MAX)
 		return false;
-	for (unsigned int k = 0; k < mc->nu; k++)
-		if (!unit_plain(&mc->u[k], x->v6))
+	for (k = 0; k < mc->nu; k++) {
+		unsigned int n = unit_plain(x, &mc->u[k]);
+
+		if (!n)
 			return false;
-	for (unsigned int j = i + tlen; j < ch->nrules; j++)
-		if (!prefix_plain(ch->rules[j], x->v6))
+		take += n;
+	}
+	for (k = i + tlen; k < ch->nrules; k++) {
+		bool all;
+		unsigned int n = prefix_plain(x, ch->rules[k], 0, &all);
+
+		if (!n)
 			return false;
-	return true;
+		take += n;
+	}
+	return take <= BPFIPT_FAST_PFX_MAX;
 }
 
 /* Length of the tuple run starting at rule i (1: none) and its shape. A run of

@@ -2937,93 +2937,205 @@ static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc,
 	return true;
 }
 
-/* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its slots
- * while each is a plain verdict that one to BPFIPT_FAST_PFX_FIELDS fields
- * constrain, or a rule after which the packet goes on (a LOG: pfx_cont).
- * Returns the fast bits that say so (their number, BPFIPT_FAST_PFX_END when the
- * policy slot follows them); the fields in cf->pfx[c], and those a range
- * decides in cf->pfx_direct[c], pfx_lo and pfx_hi. */
+/* The slot prefix of a chain being built (prefix_of()): its rules so far, and
+ * of each its fields' number (a list's 1, a tuple group's
+ * BPFIPT_FAST_PFX_FIELDS), its depth (0: a rule of the chain itself, 1 of a
+ * chain it calls, ...) and whether it is a RETURN. */
+struct pfx_build {
+	const struct cp_compiled *cc;
+	struct bpfipt_conf *cf;
+	__u32 c, n;
+	__u32 nf[BPFIPT_FAST_PFX_MAX];
+	__u8 lvl[BPFIPT_FAST_PFX_MAX];
+	bool ret[BPFIPT_FAST_PFX_MAX];
+};
+
+/* bits a .. b - 1 (b <= BPFIPT_FAST_PFX_MAX) */
+static __u16 pfx_bits(__u32 a, __u32 b)
+{
+	return (__u16)(((1u << b) - 1) & ~((1u << a) - 1));
+}
+
+/* The prefix's rule j: fields, BPFIPT_FAST_PFX_NONE after its n-th */
+static void pfx_put(struct pfx_build *b, __u32 j, __u64 fields, int n)
+{
+	fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
+	b->cf->pfx[b->c][j / BPFIPT_FAST_PFX_PER_WORD] |=
+		fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
+}
+
+/* The prefix cut to its first k rules: the others' fields and bits cleared. */
+static void pfx_cut(struct pfx_build *b, __u32 k)
+{
+	struct bpfipt_conf *cf = b->cf;
+	__u32 c = b->c, w;
+
+	for (w = 0; w < BPFIPT_FAST_PFX_WORDS; w++) {
+		__u32 lo = w * BPFIPT_FAST_PFX_PER_WORD, keep = k > lo ? k - lo : 0;
+
+		if (keep < BPFIPT_FAST_PFX_PER_WORD)
+			cf->pfx[c][w] &= (1ULL << (4 * BPFIPT_FAST_PFX_FIELDS * keep)) - 1;
+	}
+	if (k * BPFIPT_FAST_PFX_FIELDS < 64)
+		cf->pfx_direct[c] &= (1ULL << (k * BPFIPT_FAST_PFX_FIELDS)) - 1;
+	cf->pfx_cont[c] &= (1u << k) - 1;
+	cf->pfx_extra[c] &= (1u << k) - 1;
+	for (w = k; w < BPFIPT_FAST_PFX_MAX; w++) {
+		cf->pfx_slot[c][w] = 0;
+		cf->pfx_skip[c][w][0] = cf->pfx_skip[c][w][1] = 0;
+	}
+	b->n = k;
+}
+
+/* No field constrains slot s of chain c. */
+static bool slot_free(const struct cp_compiled *cc, __u32 c, unsigned int s)
+{
+	for (int f = -4; f < NFA; f++)
+		if (!field_has(cc, f, c, s))
+			return false;
+	return true;
+}
+
+/* Slot s of chain c as the prefix's next rule, at depth lvl (a rule of a chain
+ * called from the chain's own rules: 1, ...): a plain verdict that one to
+ * BPFIPT_FAST_PFX_FIELDS fields constrain, the chain's folded list, a tuple
+ * group alone, or a rule after which the packet goes on (a LOG: pfx_cont),
+ * maybe with extra matches (pfx_extra); a verdict with no field. A jump is
+ * such a rule, followed by the rules of the chain it calls, all of them or the
+ * jump is not taken; in a called chain, so is a RETURN. 0: taken; 1: taken,
+ * and every packet that reaches it is judged or returns there (a verdict or a
+ * RETURN without a field; the block's end, with no counter, is not a rule of
+ * the prefix): the rest of its chain is never reached; -1: not (what it wrote
+ * is cut by the caller). */
+static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
+{
+	const struct cp_compiled *cc = b->cc;
+	struct bpfipt_conf *cf = b->cf;
+	__u32 c = b->c, j = b->n, t, k;
+	const struct bpfipt_slot *sl;
+	bool cont, extra, jump, ret;
+	__u64 fields = 0;
+	int f, n = 0, r;
+
+	if (s >= cc->nslots[c] || s == cc->policy_slot[c] || s > UINT8_MAX)
+		return -1;
+	sl = &cc->slots[c][s];
+	jump = sl->kind == BPFIPT_S_JUMP && !(sl->xflags & BPFIPT_X_VMAP);
+	ret = sl->kind == BPFIPT_S_RETURN && lvl;
+	extra = sl->xflags & BPFIPT_X_EXTRA;
+	if (ret && !extra && slot_free(cc, c, s) && sl->counter == BPFIPT_NO_COUNTER)
+		return 1;	/* the block's own end (compile.c) */
+	if (j >= BPFIPT_FAST_PFX_MAX)
+		return -1;
+	cf->pfx_slot[c][j] = (__u8)s;
+	b->lvl[j] = (__u8)lvl;
+	b->ret[j] = ret;
+	if (folded_list(cc, cf, c, s)) {
+		/* the chain's folded list: its search decides */
+		pfx_put(b, j, BPFIPT_FAST_PFX_LIST, 1);
+		b->nf[j] = 1;
+		b->n = j + 1;
+		return 0;
+	}
+	if (tuple_alone(cc, c, s)) {
+		/* a tuple group that nothing else constrains: its hash decides;
+		 * many narrow rules, which end a prefix that the walk follows
+		 * (prefix_of()) */
+		pfx_put(b, j, BPFIPT_FAST_PFX_TUPLE, 1);
+		b->nf[j] = BPFIPT_FAST_PFX_FIELDS;
+		b->n = j + 1;
+		return 0;
+	}
+	/* BPFIPT_X_PROTO6 (IPv6, -p) concerns cut packets only, which never take
+	 * the prefix (classify()); a rule after which the packet goes on (a LOG,
+	 * a jump, a RETURN) is counted and noted there, maybe with no field */
+	cont = sl->kind == BPFIPT_S_CONTINUE || jump || ret;
+	if ((sl->kind != BPFIPT_S_VERDICT && !cont) || (sl->log && !cont) ||
+	    (sl->xflags & ~(BPFIPT_X_PROTO6 | BPFIPT_X_EXTRA)))
+		return -1;
+	for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
+		__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + n, lo = 1, hi = 0;
+		int bf = f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
+			 f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF : fa_field[f];
+		bool direct;
+
+		if (field_has(cc, f, c, s))
+			continue;
+		fields |= (__u64)bf << (4 * n);
+		/* source, destination, interfaces, protocol, ports, conntrack
+		 * state: a range when it can (fast_prefix() knows these values); a
+		 * field the chain does not look up (the same vector for every value,
+		 * ! -s ::/0) and the slot is not in: the empty range, no packet */
+		direct = !(cf->lookup[c] & (1u << bf)) ? true
+			 : f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &lo, &hi)
+			 : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, &lo, &hi)
+			 : f <= 2 || fa_field[f] == BPFIPT_F_CTSTATE
+			 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
+			 : false;
+		if (direct && n < BPFIPT_FAST_PFX_FIELDS) {
+			cf->pfx_direct[c] |= 1ULL << idx;
+			cf->pfx_lo[c][idx] = lo;
+			cf->pfx_hi[c][idx] = hi;
+		} else if (s >= 64) {
+			return -1;	/* its bit is not in a vector's word 0 */
+		}
+		n++;
+	}
+	if (n > BPFIPT_FAST_PFX_FIELDS)
+		return -1;
+	b->nf[j] = (__u32)n;
+	if (cont)
+		cf->pfx_cont[c] |= 1u << j;
+	if (extra)
+		cf->pfx_extra[c] |= 1u << j;
+	pfx_put(b, j, fields, n);
+	b->n = j + 1;
+	if (!n && !extra && (sl->kind == BPFIPT_S_VERDICT || ret))
+		return 1;	/* every packet takes it: the rest is never reached */
+	if (!jump)
+		return 0;
+	/* the chain it calls, from the first slot of its block to its end: a
+	 * packet that the jump does not take skips them, one that a RETURN of the
+	 * chain itself takes back skips the rest of it */
+	for (t = sl->target; (r = pfx_rule(b, t, lvl + 1)) == 0; t++)
+		;
+	if (r < 0)
+		return -1;
+	cf->pfx_skip[c][j][0] = pfx_bits(j + 1, b->n);
+	for (k = j + 1; k < b->n; k++)
+		if (b->ret[k] && b->lvl[k] == lvl + 1)
+			cf->pfx_skip[c][k][1] = pfx_bits(k + 1, b->n);
+	return 0;
+}
+
+/* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its rules
+ * while pfx_rule() takes them. Returns the fast bits that say so (their number,
+ * BPFIPT_FAST_PFX_END when the policy slot follows them); the fields in
+ * cf->pfx[c], those a range decides in cf->pfx_direct[c], pfx_lo and pfx_hi,
+ * the rules' slots and what they skip in pfx_slot and pfx_skip, the
+ * walk's first slot after it in pfx_next. */
 static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struct bpfipt_conf *cf)
 {
-	__u64 *pfx = cf->pfx[c];
-	__u32 j, s, nf[BPFIPT_FAST_PFX_MAX];
+	struct pfx_build b = { .cc = cc, .cf = cf, .c = c };
+	__u32 s, k, at;
+	int r;
 
 	memset(cf->pfx[c], 0, sizeof(cf->pfx[c]));
 	cf->pfx_direct[c] = 0;
 	cf->pfx_cont[c] = 0;
 	cf->pfx_extra[c] = 0;
-	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
-		const struct bpfipt_slot *sl;
-		__u64 fields = 0;
-		int f, n = 0;
-		bool cont, extra;
-
-		s = first + j;
-		if (s >= cc->nslots[c] || s == cc->policy_slot[c])
+	pfx_cut(&b, 0);
+	for (s = first;; s++) {
+		at = b.n;
+		r = pfx_rule(&b, s, 0);
+		if (r > 0) {	/* a verdict every packet takes: as the policy */
+			s = cc->policy_slot[c];
 			break;
-		sl = &cc->slots[c][s];
-		if (folded_list(cc, cf, c, s)) {
-			/* the chain's folded list: its search decides */
-			fields = BPFIPT_FAST_PFX_LIST |
-				 (~0ULL << 4 & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1));
-			pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
-				fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
-			nf[j] = 1;
-			continue;
 		}
-		if (tuple_alone(cc, c, s)) {
-			/* a tuple group that nothing else constrains: its hash
-			 * decides; many narrow rules, which end a prefix that the
-			 * walk follows (below) */
-			fields = BPFIPT_FAST_PFX_TUPLE |
-				 (~0ULL << 4 & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1));
-			pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
-				fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
-			nf[j] = BPFIPT_FAST_PFX_FIELDS;
-			continue;
-		}
-		/* BPFIPT_X_PROTO6 (IPv6, -p) concerns cut packets only, which never
-		 * take the prefix (classify()); a rule after which the packet goes
-		 * on (a LOG) is counted and noted there, maybe with no field */
-		cont = sl->kind == BPFIPT_S_CONTINUE;
-		extra = sl->xflags & BPFIPT_X_EXTRA;
-		if ((sl->kind != BPFIPT_S_VERDICT && !cont) || (sl->log && !cont) ||
-		    (sl->xflags & ~(BPFIPT_X_PROTO6 | BPFIPT_X_EXTRA)))
+		if (r < 0) {
+			pfx_cut(&b, at);
 			break;
-		for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
-			__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + n, lo = 0, hi = 0;
-			bool direct;
-
-			if (field_has(cc, f, c, s))
-				continue;
-			fields |= (__u64)(f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
-					  f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF :
-					  fa_field[f]) << (4 * n);
-			/* source, destination, interfaces, protocol, ports, conntrack
-			 * state: a range when it can (fast_prefix() knows these values) */
-			direct = f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &lo, &hi)
-				 : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, &lo, &hi)
-				 : f <= 2 || fa_field[f] == BPFIPT_F_CTSTATE
-				 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
-				 : false;
-			if (direct && n < BPFIPT_FAST_PFX_FIELDS) {
-				cf->pfx_direct[c] |= 1ULL << idx;
-				cf->pfx_lo[c][idx] = lo;
-				cf->pfx_hi[c][idx] = hi;
-			}
-			n++;
 		}
-		if ((n < 1 && !cont && !extra) || n > BPFIPT_FAST_PFX_FIELDS)
-			break;
-		nf[j] = n;
-		if (cont)
-			cf->pfx_cont[c] |= 1u << j;
-		if (extra)
-			cf->pfx_extra[c] |= 1u << j;
-		/* the unused fields: BPFIPT_FAST_PFX_NONE */
-		fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
-		pfx[j / BPFIPT_FAST_PFX_PER_WORD] |=
-			fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
 	}
 	/* a prefix the walk follows is tested by every packet that walks: at most
 	 * BPFIPT_FAST_PFX_OPEN rules (sixteen cost a walking packet of a 100-rule
@@ -3031,31 +3143,24 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	 * the broad ones at the top of the chain: a rule of BPFIPT_FAST_PFX_FIELDS
 	 * fields (-s, -p and both ports: one of many unlike rules) ends it, since
 	 * few packets match it and every walking packet would test it (four such
-	 * rules: ~25 ns on each, docs/performance.md) */
-	if (first + j != cc->policy_slot[c]) {
-		__u32 k, open = j < BPFIPT_FAST_PFX_OPEN ? j : BPFIPT_FAST_PFX_OPEN;
+	 * rules: ~25 ns on each, docs/performance.md). It ends before a rule of
+	 * the chain itself: the walk starts there with an empty stack. */
+	if (s != cc->policy_slot[c]) {
+		__u32 open = b.n < BPFIPT_FAST_PFX_OPEN ? b.n : BPFIPT_FAST_PFX_OPEN;
 
-		for (k = 0; k < open && nf[k] < BPFIPT_FAST_PFX_FIELDS; k++)
+		for (k = 0; k < open && b.nf[k] < BPFIPT_FAST_PFX_FIELDS; k++)
 			;
-		if (k < j) {
-			j = k;
-			for (s = 0; s < BPFIPT_FAST_PFX_WORDS; s++) {
-				__u32 lo = s * BPFIPT_FAST_PFX_PER_WORD;
-				__u32 keep = j > lo ? j - lo : 0;
-
-				if (keep < BPFIPT_FAST_PFX_PER_WORD)
-					pfx[s] &= (1ULL << (4 * BPFIPT_FAST_PFX_FIELDS * keep)) - 1;
-			}
+		if (k < b.n) {
+			while (k > 0 && b.lvl[k])
+				k--;
+			s = cf->pfx_slot[c][k];
+			pfx_cut(&b, k);
 		}
 	}
-	/* the fields of slots past the prefix (the one that ended it) decide nothing */
-	if (j * BPFIPT_FAST_PFX_FIELDS < 64)
-		cf->pfx_direct[c] &= (1ULL << (j * BPFIPT_FAST_PFX_FIELDS)) - 1;
-	cf->pfx_cont[c] &= (1u << j) - 1;
-	cf->pfx_extra[c] &= (1u << j) - 1;
-	if (!j)
+	if (!b.n)
 		return 0;
-	return j << 8 | (first + j == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
+	cf->pfx_next[c] = s;
+	return b.n << 8 | (s == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
 }
 
 /* The bounds of tuple group t->group's keys in t->lo and t->span (bpfipt.h,

@@ -310,6 +310,8 @@ struct scratch {
 				 * which the packet goes on (a LOG), matched: counted
 				 * and noted by classify() once the prefix ended
 				 * (bpfipt_pfx_notes()) */
+	__u32 poff;		/* fast_prefix(): bit j, its j-th rule, skipped (a
+				 * rule of a chain not called, or left by a RETURN) */
 	__u32 pval[BPFIPT_PVALS];	/* ... the packet's value of each field a range
 					 * decides (bpfipt_conf.pfx_direct), by field */
 	__u64 pword[BPFIPT_PVALS];	/* ... word 0 of chunk 0 of the packet's vector of
@@ -2343,12 +2345,12 @@ __noinline int bpfipt_pfx_extra(struct scratch *sc, __u32 gi)
 }
 
 /* The slot prefix's rules after which a matching packet went on (sc->pnote, of
- * chain sc->chain from slot `first`), in their order: bpfipt_pfx_note() each;
+ * chain sc->chain: LOGs, jumps, RETURNs), in their order: bpfipt_pfx_note() each;
  * sc->pnote cleared. Called by classify() once the prefix ended, rather than
  * in the prefix's loop (+11k instructions verified: each later rule followed
  * twice), and a call per rule (inlined, the counting's branches multiplied the
  * states of this loop). A global function, verified once. */
-__noinline int bpfipt_pfx_notes(struct scratch *sc, __u32 first)
+__noinline int bpfipt_pfx_notes(struct scratch *sc)
 {
 	const struct bpfipt_conf *conf;
 	__u32 cur, chain, m, base;
@@ -2365,27 +2367,28 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc, __u32 first)
 	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
 	if (!conf)
 		return -1;
-	base = conf->slot_base[chain] + (first & 1);
+	base = conf->slot_base[chain];
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++)
 		if (m & (1u << j))
-			bpfipt_pfx_note(sc, base + j);
+			bpfipt_pfx_note(sc, base + conf->pfx_slot[chain][j & (BPFIPT_FAST_PFX_MAX - 1)]);
 	return 0;
 }
 
 _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix()'s idx & 63");
 
-/* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots first, first + 1,
- * ...: slot s matches when bit s is set in the packet's vectors of the fields
+/* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots pfx_slot[chain][0],
+ * [1], ...: slot s matches when bit s is set in the packet's vectors of the fields
  * that constrain it (a tuple group's: when its hash has the packet's key). The
  * verdict of the first that matches, counted as the walk would; when none does,
  * the policy's if the prefix reaches it (BPFIPT_FAST_PFX_END), else -1 (the walk
  * then starts after them, sc->cursor). -2 at the folded list before its search:
- * sc->pj is that rule, where the prefix resumes once classify() has searched. */
+ * sc->pj is that rule, where the prefix resumes once classify() has searched.
+ * The rules of a chain a jump calls follow the jump: those of sc->poff skipped. */
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
-				       struct scratch *sc, __u32 first)
+				       struct scratch *sc)
 {
 	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v, ctr;
-	volatile __u32 *pctr = &sc->pctr, *pnote = &sc->pnote;
+	volatile __u32 *pctr = &sc->pctr, *pnote = &sc->pnote, *poff = &sc->poff;
 	const __u64 *pfx = conf->pfx[chain];
 	struct bpfipt_slot *sl;
 	void *pool;
@@ -2411,11 +2414,14 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		sc->pval[BPFIPT_F_DPORT] = p->dport;
 		sc->pval[BPFIPT_F_CTSTATE] = p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
 	}
-	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX; from rule sc->pj on */
+	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX; from rule sc->pj on. The j-th
+	 * rule's slot read where it is needed (kept in a register, it cost the
+	 * verifier more) */
+#define PFX_SLOT(j)	((__u32)conf->pfx_slot[chain][(j) & (BPFIPT_FAST_PFX_MAX - 1)])
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		if ((__u32)j >= n)
 			break;
-		if ((__u32)j < sc->pj)
+		if ((__u32)j < sc->pj || (*poff & (1u << j)))
 			continue;
 		b = 1;
 		*pctr = NO_SLOT;
@@ -2430,7 +2436,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 				if (f == BPFIPT_FAST_PFX_LIST) {
 					/* the folded list: its search (classify()
 					 * does it and resumes here: the stack) */
-					__u32 d = conf->gfold[chain][1] == first + j + 1;
+					__u32 d = conf->gfold[chain][1] == PFX_SLOT(j) + 1;
 
 					if (!(sc->gdone & (1u << d))) {
 						sc->pj = j;
@@ -2439,7 +2445,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 					x = sc->gctr[d & 1];
 				} else {
 					/* a tuple group: its hash */
-					x = bpfipt_pfx_tuple(sc, conf->slot_base[chain] + first + j);
+					x = bpfipt_pfx_tuple(sc, conf->slot_base[chain] + PFX_SLOT(j));
 				}
 				/* a hit counted on the entry's (the rule's) counter */
 				b = x != BPFIPT_IVAL_NONE;
@@ -2464,30 +2470,34 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 					return -1;
 				sc->phave |= 1u << fi;
 			}
-			b = (sc->pword[fi] >> ((first + j) & 63)) & 1;
+			b = (sc->pword[fi] >> (PFX_SLOT(j) & 63)) & 1;
 		}
 		if (b && (conf->pfx_extra[chain] & (1u << j)))
-			b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + first + j);
+			b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + PFX_SLOT(j));
 		if (b < 0)
 			return -1;
+		/* a jump that does not match: its chain's rules skipped; a RETURN
+		 * that does: the rest of its chain */
+		*poff |= conf->pfx_skip[chain][j & (BPFIPT_FAST_PFX_MAX - 1)][b & 1];
 		if (!b)
 			continue;
 		if (conf->pfx_cont[chain] & (1u << j)) {
-			/* the packet goes on (a LOG): counted and noted at
-			 * the end, then the next rule */
+			/* the packet goes on (a LOG, a jump, a RETURN): counted
+			 * and noted at the end, then the next rule not skipped */
 			*pnote |= 1u << j;
 			continue;
 		}
-		gi = conf->slot_base[chain] + first + j;
+		gi = conf->slot_base[chain] + PFX_SLOT(j);
 		ctr = *pctr;
 		goto judged;
 	}
 	if (!(fast & BPFIPT_FAST_PFX_END)) {
-		sc->cursor = first + n;
+		sc->cursor = conf->pfx_next[chain];
 		return -1;
 	}
 	gi = conf->slot_base[chain] + conf->policy[chain];
 	ctr = NO_SLOT;
+#undef PFX_SLOT
 judged:
 	sl = slot_at(cur, gi);
 	if (!sl)
@@ -2498,7 +2508,7 @@ judged:
 
 /* fast_prefix() of chain sc->chain in generation sc->cur, a global function (its
  * own stack frame, verified once). */
-__noinline int bpfipt_fast_prefix(struct scratch *sc, __u32 first)
+__noinline int bpfipt_fast_prefix(struct scratch *sc)
 {
 	const struct bpfipt_conf *conf;
 	__u32 cur;
@@ -2509,7 +2519,7 @@ __noinline int bpfipt_fast_prefix(struct scratch *sc, __u32 first)
 	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
 	if (!conf)
 		return -1;
-	return fast_prefix(cur, conf, sc->chain, sc, first & 1);
+	return fast_prefix(cur, conf, sc->chain, sc);
 }
 
 /* The field's bit out of sc->look when its vector is the chain's full one (read
@@ -2568,14 +2578,17 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		if (v < 0 && BPFIPT_FAST_PFX_N(fast) && sc->cursor == first) {
 			sc->pj = 0;
 			sc->pnote = 0;
-			v = bpfipt_fast_prefix(sc, first);
+			sc->poff = 0;
+			v = bpfipt_fast_prefix(sc);
 			if (v == -2) {
 				fold_searches(cur, conf, chain, sc);
-				v = bpfipt_fast_prefix(sc, first);
+				v = bpfipt_fast_prefix(sc);
 			}
-			/* its rules that let the packet go on, counted now */
-			if (sc->pnote)
-				bpfipt_pfx_notes(sc, first);
+			/* its rules that let the packet go on, counted now; not
+			 * after an error (the walk starts from the top and counts
+			 * them: only a prefix that ends moves the cursor past it) */
+			if (sc->pnote && (v >= 0 || sc->cursor != first))
+				bpfipt_pfx_notes(sc);
 		}
 		if (v >= 0)
 			return v;

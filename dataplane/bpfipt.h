@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		37	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		38	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -530,14 +530,18 @@ enum bpfipt_stat {
 					 * 33: address set pages' separators
 					 *     (BPFIPT_IVAL_SEP);
 					 * 34: a connection table per family,
-					 *     IPv4's key 16 bytes;
+					 *     IPv4's key 16 bytes
+					 *     (bpfipt_ct6_slot, BPFIPT_CT_KEY4);
 					 * 35: a tuple group in the slot prefix
 					 *     (BPFIPT_FAST_PFX_TUPLE);
 					 * 36: rules that let a packet go on
 					 *     (LOG) in it (bpfipt_conf.pfx_cont);
 					 * 37: and rules with extra matches
-					 *     (bpfipt_conf.pfx_extra)
-					 *     (bpfipt_ct6_slot, BPFIPT_CT_KEY4) */
+					 *     (bpfipt_conf.pfx_extra);
+					 * 38: and jumps, the rules of the
+					 *     chains they call after them
+					 *     (bpfipt_conf.pfx_slot, pfx_skip,
+					 *     pfx_next) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -681,9 +685,17 @@ enum {
  * which a matching packet goes on (-j LOG, NFLOG, no target; bit j of
  * bpfipt_conf.pfx_cont), with up to BPFIPT_FAST_PFX_FIELDS fields or none, is
  * counted and its LOG noted there, and the prefix goes on (the drops a chain
- * logs before its policy). A prefix that does not reach the policy has at most BPFIPT_FAST_PFX_OPEN rules, none of
+ * logs before its policy). A jump (-j CHAIN) is such a rule too, followed in
+ * the prefix by the rules of the chain it calls (and of those that chain calls),
+ * up to its end or its first RETURN without a field: the j-th rule is slot
+ * bpfipt_conf.pfx_slot[c][j] of the chain (its block, dataplane.md), a jump that
+ * does not match turns its chain's rules off (pfx_skip[c][j][0], a mask of the
+ * prefix's rules), a RETURN that matches the rest of its chain (pfx_skip[c][j][1]);
+ * so the prefix tests what the walk would, in its order, with no stack. A prefix
+ * that does not reach the policy has at most BPFIPT_FAST_PFX_OPEN rules, none of
  * BPFIPT_FAST_PFX_FIELDS fields: every packet that walks after it pays its tests
- * (the loader's prefix_of()). */
+ * (the loader's prefix_of()); the walk then starts at slot pfx_next[c] with an
+ * empty stack (the prefix ends with a rule of the chain itself). */
 #define BPFIPT_FAST_PFX_MAX		16
 #define BPFIPT_FAST_PFX_OPEN		4	/* ... when the walk follows them */
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
@@ -772,6 +784,16 @@ struct bpfipt_conf {
 	 * mac, mark, ...: BPFIPT_X_EXTRA), tested once its fields matched, as the
 	 * walk tests a candidate's; it may have no field at all */
 	__u32 pfx_extra[BPFIPT_NCHAINS];
+	/* the prefix's j-th rule is slot pfx_slot[c][j] of the chain (the slots
+	 * after a jump's are its chain's, in its block), below 64: a field that no
+	 * range decides tests the slot's bit in word 0 of the packet's vector */
+	__u8 pfx_slot[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
+	/* the prefix's rules a packet skips, bit k its k-th: [c][j][0] when rule
+	 * j does not match (a jump's chain), [c][j][1] when it matches (the rest
+	 * of the chain a RETURN leaves); indexed by the match, no branch */
+	__u16 pfx_skip[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX][2];
+	/* a prefix without BPFIPT_FAST_PFX_END: the slot the walk starts from */
+	__u32 pfx_next[BPFIPT_NCHAINS];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 };

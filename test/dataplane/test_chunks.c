@@ -1149,7 +1149,7 @@ static void check_fast(struct dp_inst *in, struct ipt_table *t, struct cp_packet
 /* The ruleset in sb (freed) parsed, compiled and installed in a new instance
  * with the test program; its conf in *cf. */
 /* INPUT: a list on -s at the top, then more rules (a hit is judged by the list, a
- * miss by the two rules after it, as a slot prefix, or by the walk from the jump);
+ * miss by the rules after it, as a slot prefix: a jump and its chain's rule too);
  * OUTPUT: only a list on -d, REJECT (hit and miss); FORWARD: only a list whose
  * rules also say -p udp --dport 53 (a miss only); a list after another rule is
  * not at the top (OUTPUT of the second ruleset). */
@@ -1177,7 +1177,7 @@ START_TEST(t_group_fast)
 		"-A INPUT -j U\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_HIT | 2u << 8);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_HIT | 4u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT],
 			  BPFIPT_FAST_DST | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], BPFIPT_FAST_MISS);
@@ -1191,7 +1191,7 @@ START_TEST(t_group_fast)
 			.proto = 17, .has_ports = true, .sport = 40000,
 			.dport = (unsigned int[]){ 9, 7, 53, 53 }[rnd() % 4], .len = 50,
 		};
-		bool fast = c == 0 ? listed || p.dport == 7 || r == 0 : c == 1 ? true : !listed;
+		bool fast = c == 0 || c == 1 || !listed;
 
 		check_fast(in, t, &p, chains[c], fast, -1);
 		nfast += fast;
@@ -1201,8 +1201,8 @@ START_TEST(t_group_fast)
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
 
-	/* not at the top: judged in the slot prefix; a LOG list, a list with a jump
-	 * before it: not judged by a list's search */
+	/* not at the top: judged in the slot prefix; a LOG list: not judged by a
+	 * list's search; a list after a jump: in the slot prefix too */
 	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":U - [0:0]\n-A OUTPUT -p udp --dport 9 -j ACCEPT\n-A FORWARD -j U\n");
 	for (unsigned int i = 0; i < 300; i++) {
@@ -1216,12 +1216,14 @@ START_TEST(t_group_fast)
 	t = install_text(&sb, &cc, &in, &cf);
 	/* OUTPUT: its first rule and its list are a slot prefix (t_prefix) that
 	 * reaches the policy; INPUT's LOG list is a group (its addresses are
-	 * disjoint), a miss judged by the policy, a hit by the walk; FORWARD
-	 * nothing */
+	 * disjoint), a miss judged by the policy, a hit by the walk; FORWARD: the
+	 * jump, U's rule and the list */
 	for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
 		ck_assert_msg(cf.fast[c] == (c == BPFIPT_OUTPUT ? 2u << 8 | BPFIPT_FAST_PFX_END
-					     : c == BPFIPT_INPUT ? BPFIPT_FAST_MISS : 0),
+					     : c == BPFIPT_INPUT ? BPFIPT_FAST_MISS
+								 : 3u << 8 | BPFIPT_FAST_PFX_END),
 			      "chain %u: fast %#x", c, cf.fast[c]);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_FORWARD], 2, 0), BPFIPT_FAST_PFX_LIST);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][0] >> 16 & 0xffff, 0xfff0 | BPFIPT_FAST_PFX_LIST);
 	for (int k = 0; k < 600; k++) {
 		unsigned int i = rnd() % 400;
@@ -1231,8 +1233,7 @@ START_TEST(t_group_fast)
 		};
 
 		moved = send_fast(in, t, &p, chains[k % 3]);
-		ck_assert_uint_eq(moved, chains[k % 3] == BPFIPT_OUTPUT ||
-					 (chains[k % 3] == BPFIPT_INPUT && i >= 300));
+		ck_assert_uint_eq(moved, chains[k % 3] != BPFIPT_INPUT || i >= 300);
 	}
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
@@ -1294,10 +1295,11 @@ END_TEST
  * one of three (-p udp --dport 53: the protocol and both ports), then the mixed
  * rules of four, which the walk tests (a prefix the walk follows has at most
  * BPFIPT_FAST_PFX_OPEN rules); OUTPUT with -m
- * length and -p, then only its policy; FORWARD with a rule of no field at all. A
- * packet that one of the prefix's rules matches is judged by it
- * (BPFIPT_ST_FAST), the others walk from the first rule after the prefix, but
- * in OUTPUT, where the policy follows the prefix, the policy judges them. */
+ * length and -p, then only its policy; FORWARD with an ACCEPT of no field at
+ * all, which every packet takes there. A packet that one of the prefix's rules
+ * matches is judged by it (BPFIPT_ST_FAST), the others walk from the first rule
+ * after the prefix, but in OUTPUT, where the policy follows the prefix, the
+ * policy judges them. */
 START_TEST(t_prefix)
 {
 	static const __u32 chains[] = { BPFIPT_INPUT, BPFIPT_OUTPUT, BPFIPT_FORWARD };
@@ -1353,7 +1355,8 @@ START_TEST(t_prefix)
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][14], 53);
 	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][14], 53);
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT], 0x10);
-	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 1u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_FORWARD][0], AT(0, 0xffff));
 #undef ONE
 #undef AT
 	for (int k = 0; k < 2400; k++) {
@@ -1373,14 +1376,14 @@ START_TEST(t_prefix)
 
 		rule_no = ref_rule(t, chains[c], &p, &rt, &chain);
 		/* judged by a prefix rule: INPUT 0-3; OUTPUT: all (its rules or its
-		 * policy) */
-		fast = c == 1 || (rule_no >= 0 && c == 0 && rule_no < 4);
+		 * policy); FORWARD: all (its ACCEPT) */
+		fast = c != 0 || (rule_no >= 0 && rule_no < 4);
 		check_fast(in, t, &p, chains[c], fast, rule_no);
 		nfast += fast;
 		nwalk += !fast;
 	}
 	ck_assert_uint_gt(nfast, 500);
-	ck_assert_uint_gt(nwalk, 500);
+	ck_assert_uint_gt(nwalk, 100);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
@@ -1541,8 +1544,13 @@ END_TEST
  * 4 100 alike but for -d and --dport, policy DROP. Hits, sources and ports of
  * the runs in no one rule, fragments; verdicts and counters against the
  * reference; INPUT's hits and every OUTPUT packet judged by the search alone
- * (BPFIPT_FAST_TUPLE), and INPUT's rule after the run by the slot prefix that
- * follows the search. */
+ * (BPFIPT_FAST_TUPLE), INPUT's other packets by the slot prefix that follows the
+ * search: the rule after the run, the jump and svc's group (its hash searched
+ * there), the policy; FORWARD's by its prefix too (the jump, svc's group, the
+ * ACCEPT every packet takes). */
+/* a rule of five fields, which the slot prefix does not take (loader.c
+ * pfx_rule()) and no packet of these tests matches */
+#define FIVE_FIELDS	"-s 198.18.0.0/16 -d 198.19.0.0/16 -p udp --sport 1 --dport 2 -j DROP"
 #define TP_SRC(i)	htonl(172u << 24 | (16 + (i) % 1021 / 256) << 16 | ((i) % 1021 % 256) << 8)
 #define TP_DST(i)	htonl(10u << 24 | 20u << 16 | ((i) % 3001 / 256) << 8 | (i) % 3001 % 256)
 
@@ -1599,8 +1607,7 @@ static void tp_bounds(struct dp_inst *in, struct ipt_table *t, const struct bpfi
 
 		hits += out ? rt.verdict == BPFIPT_V_ACCEPT : rt.verdict == BPFIPT_V_DROP &&
 			rule_no >= 0 && rule_no < 5000;
-		check_fast(in, t, &p, chain, out || (rule_no >= 0 && owner == BPFIPT_INPUT &&
-						     rule_no <= 5000), rule_no);
+		check_fast(in, t, &p, chain, true, rule_no);
 	}
 	/* 172.16.0.0 and .7 on 1024, 172.17.252.7 on 1532 and 1026 (rule 1529),
 	 * 172.19.252.255 on 1026; OUTPUT's 10.20.0.0 and 10.20.11.184 on 1,
@@ -1640,14 +1647,21 @@ START_TEST(t_tuple)
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 3);
 	ck_assert_uint_eq(cc->ntuples, 4999 + 4200 + 4100);
-	/* INPUT: the run, then -p udp --dport 1030 as a slot prefix of one (a jump
-	 * follows it) */
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 1u << 8);
-	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0], 0xf000ULL | BPFIPT_F_DPORT << 8 |
+	/* INPUT: the run, then -p udp --dport 1030, the jump (-p tcp) and svc's
+	 * group (slot 4, after the policy) as a slot prefix that reaches the
+	 * policy; a packet the jump does not take skips the group */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 3u << 8 |
+			  BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0], (0xfff0ULL | BPFIPT_FAST_PFX_TUPLE) << 32 |
+			  (0xfff0ULL | BPFIPT_F_PROTO) << 16 | 0xf000 | BPFIPT_F_DPORT << 8 |
 			  BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO);
+	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][1], 2);
+	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][2], 4);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][0], 1u << 2);
+	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_INPUT], 1u << 1);
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT],
 			  BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS);
-	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 0);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 3u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 3 + 1 + 1 + 1);
 	ck_assert_uint_eq(cf.ntuple, cc->ntuples);
 	for (int k = 0; k < 3000; k++) {
@@ -1688,10 +1702,8 @@ START_TEST(t_tuple)
 		rule_no = ref_rule(t, chain, &p, &rt, &owner);
 		hits += rt.verdict == BPFIPT_V_DROP || rt.verdict == BPFIPT_V_REJECT ||
 			(chain == BPFIPT_OUTPUT && rt.verdict == BPFIPT_V_ACCEPT);
-		/* the run's rules and the prefix's (rule 5000) */
-		fast = chain == BPFIPT_OUTPUT ||
-		       (chain == BPFIPT_INPUT && rule_no >= 0 && owner == BPFIPT_INPUT &&
-			rule_no <= 5000);
+		/* every packet: the searches and the prefixes */
+		fast = true;
 		check_fast(in, t, &p, chain, fast, rule_no);
 		nfast += fast;
 	}
@@ -1708,9 +1720,9 @@ END_TEST
  * -p udp --dport 53 ACCEPT, -d 10.9.0.0/16 REJECT and its policy DROP: every
  * packet judged before the walk (the search, a prefix rule or the policy,
  * BPFIPT_FAST_PFX_END); INPUT is a run of 100 (-s /24, --dport), -p udp ACCEPT,
- * then a jump to a chain that logs and -p tcp ACCEPT: a packet that neither the
- * run nor the udp rule takes walks from the jump. Verdicts and counters against the
- * reference. */
+ * then a jump to a chain that logs and has a rule the prefix cannot take, and -p
+ * tcp ACCEPT: a packet that neither the run nor the udp rule takes walks from the
+ * jump. Verdicts and counters against the reference. */
 START_TEST(t_tuple_prefix)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1727,7 +1739,7 @@ START_TEST(t_tuple_prefix)
 		"-A OUTPUT -d 10.9.0.0/16 -j REJECT\n");
 	tp_run(&sb, "INPUT", 100, true, "tcp", 1024, 509, "DROP");
 	sb_adds(&sb, "-A INPUT -p udp -j ACCEPT\n-A INPUT -j logged\n-A INPUT -p tcp -j ACCEPT\n"
-		"-A logged -j LOG\nCOMMIT\n");
+		"-A logged -j LOG\n-A logged " FIVE_FIELDS "\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 2);
@@ -1778,9 +1790,9 @@ END_TEST
  * icmp ACCEPT, a run of 300 (-s /24, --dport) DROP, -p tcp --dport 22 ACCEPT,
  * -p udp --dport 53 ACCEPT and its policy DROP: one group, searched from the
  * slot prefix (BPFIPT_FAST_PFX_TUPLE), and every packet judged without the
- * walk. OUTPUT's run follows a jump (to a chain that logs) and FORWARD's
- * sixteen plain rules: both stay rules (the walk). Verdicts and counters
- * against the reference. */
+ * walk. OUTPUT's run follows a jump to a chain that logs and has a rule the
+ * prefix cannot take, FORWARD's sixteen plain rules: both stay rules (the
+ * walk). Verdicts and counters against the reference. */
 START_TEST(t_tuple_mid)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1795,7 +1807,7 @@ START_TEST(t_tuple_mid)
 		"-A INPUT -p icmp -j ACCEPT\n");
 	tp_run(&sb, "INPUT", 300, true, "tcp", 1024, 509, "DROP");
 	sb_adds(&sb, "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p udp --dport 53 -j ACCEPT\n"
-		"-A OUTPUT -j logged\n-A logged -j LOG\n");
+		"-A OUTPUT -j logged\n-A logged -j LOG\n-A logged " FIVE_FIELDS "\n");
 	tp_run(&sb, "OUTPUT", 50, false, "udp", 1, 50, "ACCEPT");
 	for (unsigned int i = 0; i < 16; i++)
 		sb_addf(&sb, i % 2 ? "-A FORWARD -s 10.1.%u.0/24 -j ACCEPT\n" :
@@ -1806,7 +1818,7 @@ START_TEST(t_tuple_mid)
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 1);
 	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 3 + 1 + 2 + 1);
-	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1 + 2);	/* and logged's */
+	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1 + 3);	/* and logged's */
 	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 16 + 50 + 1);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 6u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 0), BPFIPT_FAST_PFX_TUPLE);
@@ -1923,6 +1935,121 @@ START_TEST(t_tuple_two)
 	}
 	ck_assert_uint_gt(nhit[0], 100);
 	ck_assert_uint_gt(nhit[1], 100);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* Jumps in the slot prefix (bpfipt_conf.pfx_slot, pfx_skip): INPUT is
+ * -i lo ACCEPT, -p tcp --dport 22 -j f2b (300 sources REJECTed, a folded list,
+ * then -j RETURN), -p udp -j svc, tcp 22 and 80 ACCEPT, policy DROP; svc
+ * accepts udp 53, RETURNs 10.50.0.0/16, LOGs, calls inner for ports
+ * 5000-5100 (RETURN from source port 7, DROP 5050) and DROPs port 9: fourteen
+ * rules, every packet judged before the walk. FORWARD calls a chain of one
+ * rule, then has a rule of five fields that accepts port 8: a prefix of two
+ * that the walk follows from that rule's slot. OUTPUT's first rule matches no
+ * packet (! -s 0.0.0.0/0: the source is not looked up in the chain, the same
+ * vector for every address): an empty range. Verdicts and every counter
+ * against the reference. */
+START_TEST(t_jump_prefix)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nrule[16] = { 0 };
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":f2b - [0:0]\n:svc - [0:0]\n:inner - [0:0]\n:ping - [0:0]\n"
+		"-A INPUT -i lo -j ACCEPT\n-A INPUT -p tcp --dport 22 -j f2b\n"
+		"-A INPUT -p udp -j svc\n-A INPUT -p tcp --dport 22 -j ACCEPT\n"
+		"-A INPUT -p tcp --dport 80 -j ACCEPT\n");
+	for (unsigned int i = 0; i < 300; i++) {
+		struct in_addr a = { DENY(i) };
+
+		sb_addf(&sb, "-A f2b -s %s/32 -j REJECT --reject-with icmp-port-unreachable\n",
+			inet_ntoa(a));
+	}
+	sb_adds(&sb, "-A f2b -j RETURN\n-A svc -p udp --dport 53 -j ACCEPT\n"
+		"-A svc -s 10.50.0.0/16 -j RETURN\n-A svc -j LOG --log-prefix \"svc \"\n"
+		"-A svc -p udp --dport 5000:5100 -j inner\n-A svc -p udp --dport 9 -j DROP\n"
+		"-A inner -p udp --sport 7 -j RETURN\n-A inner -p udp --dport 5050 -j DROP\n"
+		"-A FORWARD -p udp -j ping\n-A ping -p udp --dport 7 -j DROP\n"
+		"-A FORWARD -s 10.0.0.0/8 -d 10.0.0.0/8 -p udp --sport 40000 --dport 8 -j ACCEPT\n"
+		"-A FORWARD -p udp -j DROP\n-A OUTPUT ! -s 0.0.0.0/0 -j DROP\n"
+		"-A OUTPUT -p udp -j DROP\nCOMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 14u << 8 | BPFIPT_FAST_PFX_END);
+	/* 0 lo, 1 the jump to f2b, 2 its list, 3 its RETURN, 4 the jump to svc,
+	 * 5-7 svc's first three, 8 the jump to inner, 9-10 inner's, 11 svc's
+	 * last, 12-13 INPUT's last two */
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 2, 0), BPFIPT_FAST_PFX_LIST);
+	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_INPUT], 1u << 1 | 1u << 3 | 1u << 4 | 1u << 6 |
+			  1u << 7 | 1u << 8 | 1u << 9);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][0], 3u << 2);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][4][0], 0x7fu << 5);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][8][0], 3u << 9);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][3][1], 0);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][6][1], 0x1fu << 7);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][9][1], 1u << 10);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][6][0] | cf.pfx_skip[BPFIPT_INPUT][1][1] |
+			  cf.pfx_skip[BPFIPT_INPUT][4][1] | cf.pfx_skip[BPFIPT_INPUT][8][1], 0);
+	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][12], 3);
+	ck_assert_uint_gt(cf.pfx_slot[BPFIPT_INPUT][2], cc->policy_slot[BPFIPT_INPUT]);
+	/* FORWARD: the jump and ping's rule; the walk from slot 1 */
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 2u << 8);
+	ck_assert_uint_eq(cf.pfx_next[BPFIPT_FORWARD], 1);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.lookup[BPFIPT_OUTPUT] & (1u << BPFIPT_F_SRC), 0);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT] & 1, 1);
+	ck_assert_uint_gt(cf.pfx_lo[BPFIPT_OUTPUT][0], cf.pfx_hi[BPFIPT_OUTPUT][0]);
+	for (int k = 0; k < 3000; k++) {
+		unsigned int i = rnd() % 400, kind = rnd() % 8;
+		struct cp_packet p = {
+			.saddr = DENY(i), .daddr = inet_addr("10.0.0.1"), .proto = 6,
+			.has_ports = true, .sport = 40000, .dport = 22, .len = 50, .has_tcp = true,
+			.tcpflags = 0x02, .iif = 2,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no;
+		bool fwd = kind == 7;
+		__u32 chain = fwd ? BPFIPT_FORWARD : k % 10 ? BPFIPT_INPUT : BPFIPT_OUTPUT;
+
+		if (kind == 1)		/* lo */
+			p.iif = 1;
+		if (kind == 2)		/* tcp 80, or another port: the policy */
+			p.dport = rnd() % 2 ? 80 : 81;
+		if (kind >= 3 && kind <= 6) {	/* udp: svc */
+			static const unsigned int dports[] = { 53, 9, 5050, 5001, 5100, 7777 };
+
+			p.proto = 17;
+			p.has_tcp = false;
+			p.dport = dports[rnd() % 6];
+			p.sport = rnd() % 3 ? 40000 : 7;
+			if (kind == 3)
+				p.saddr = inet_addr("10.50.1.2");
+		}
+		if (kind == 6)		/* a fragment: no ports */
+			p.has_ports = false, p.nonfirst_frag = true;
+		if (fwd) {		/* udp: ping's port 7, else the walk */
+			p.proto = 17;
+			p.has_tcp = false;
+			p.dport = rnd() % 2 ? 7 : 8;
+		}
+		rule_no = ref_rule(t, chain, &p, &rt, &owner);
+		check_fast(in, t, &p, chain, !fwd || p.dport == 7, rule_no);
+		if (chain == BPFIPT_INPUT && rt.ncounted)
+			nrule[rt.ncounted > 15 ? 15 : rt.ncounted]++;
+	}
+	/* packets counted by one rule (lo, tcp 80), two (a REJECT: the jump and
+	 * the list), three or more (RETURNs, LOG, inner) */
+	ck_assert_uint_gt(nrule[1], 100);
+	ck_assert_uint_gt(nrule[2], 100);
+	ck_assert_uint_gt(nrule[3] + nrule[4] + nrule[5], 300);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
@@ -2060,6 +2187,7 @@ int main(void)
 	tcase_add_test(tc, t_tuple_prefix);
 	tcase_add_test(tc, t_tuple_mid);
 	tcase_add_test(tc, t_tuple_two);
+	tcase_add_test(tc, t_jump_prefix);
 	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -2729,65 +2729,84 @@ START_TEST(t_log)
 END_TEST
 
 /* LOG rules in the slot prefix (bpfipt_conf.pfx_cont): the first is tested
- * there; a jump follows, so the walk takes over from it and logs again in the
- * chain it jumps to; the first's event must survive the walk, in order. */
+ * there; in the first ruleset a rule of five fields follows, so the walk takes
+ * over from it, jumps and logs again in the chain it jumps to; the first's
+ * event must survive the walk, in order. In the second the jump and the chain's
+ * LOG are in the prefix too (ABI 38): the same events, in the same order. */
 START_TEST(t_log_prefix)
 {
-	static const char rules[] =
+	static const char *const rules[] = {
+		"*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":logit - [0:0]\n"
+		"-A INPUT -p udp -j LOG --log-prefix \"P1 \"\n"
+		"-A INPUT -s 198.18.0.0/16 -d 198.19.0.0/16 -p udp --sport 1 --dport 2 -j DROP\n"
+		"-A INPUT -p udp --dport 80 -j logit\n"
+		"-A INPUT -p udp --dport 80 -j ACCEPT\n"
+		"-A logit -j LOG --log-prefix \"P2 \"\n"
+		"COMMIT\n",
 		"*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":logit - [0:0]\n"
 		"-A INPUT -p udp -j LOG --log-prefix \"P1 \"\n"
 		"-A INPUT -p udp --dport 80 -j logit\n"
 		"-A INPUT -p udp --dport 80 -j ACCEPT\n"
 		"-A logit -j LOG --log-prefix \"P2 \"\n"
-		"COMMIT\n";
-	struct ipt_restore_opts ro = { .prog = "bpf-iptables-restore" };
-	struct ipt_table *t = NULL;
-	struct cp_compiled *cc = NULL;
-	struct ipt_err err = { 0 };
-	struct log_got *g = calloc(1, sizeof(*g));
-	struct bpfipt_conf cf;
-	struct ring_buffer *rb;
-	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
-	unsigned int line = 0;
-	struct dp_inst *in;
-	__u8 buf[256];
-	size_t n;
+		"COMMIT\n",
+	};
+	/* the prefix: P1 alone, the walk after it; P1, the jump, P2, the ACCEPT */
+	static const __u32 fast[] = { 1u << 8, 4u << 8 | BPFIPT_FAST_PFX_END };
+	static const __u32 cont[] = { 1, 7 };
 
-	ipt_table_new(&t);
-	ck_assert_int_eq(ipt_restore(rules, strlen(rules), &t, &ro, &err, &line), 0);
-	ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
-	in = inst_new(1u << DP_PROG_TEST);
-	install(in, cc);
-	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 1u << 8);
-	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_INPUT], 1);
-	rb = ring_buffer__new(dp_inst_log_fd(in), log_cb, g, NULL);
-	ck_assert_ptr_nonnull(rb);
+	for (int r = 0; r < 2; r++) {
+		struct ipt_restore_opts ro = { .prog = "bpf-iptables-restore" };
+		struct ipt_table *t = NULL;
+		struct cp_compiled *cc = NULL;
+		struct ipt_err err = { 0 };
+		struct log_got *g = calloc(1, sizeof(*g));
+		struct bpfipt_conf cf;
+		struct ring_buffer *rb;
+		__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+		unsigned int line = 0;
+		struct dp_inst *in;
+		__u8 buf[256];
+		size_t n;
 
-	n = build(&PK(.proto = 17), buf, sizeof(buf));
-	ck_assert_int_eq(classify(in, buf, n, IN, 7, 0, 0), ACC);
-	ck_assert_int_ge(ring_buffer__consume(rb), 0);
-	ck_assert_int_eq(g->n, 2);
-	ck_assert_str_eq(g->ev[0].prefix, "P1 ");
-	ck_assert_str_eq(g->ev[1].prefix, "P2 ");
+		ipt_table_new(&t);
+		ck_assert_int_eq(ipt_restore(rules[r], strlen(rules[r]), &t, &ro, &err, &line), 0);
+		ck_assert_msg(cp_compile(t, &tenv, &cc, &err) == 0, "%s", err.msg);
+		in = inst_new(1u << DP_PROG_TEST);
+		install(in, cc);
+		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], fast[r]);
+		ck_assert_uint_eq(cf.pfx_cont[BPFIPT_INPUT], cont[r]);
+		rb = ring_buffer__new(dp_inst_log_fd(in), log_cb, g, NULL);
+		ck_assert_ptr_nonnull(rb);
 
-	/* port 81: only P1, then the policy (the walk, from the jump) */
-	g->n = 0;
-	ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
-	n = build(&PK(.proto = 17, .dport = 81), buf, sizeof(buf));
-	ck_assert_int_eq(classify(in, buf, n, IN, 7, 0, 0), DRP);
-	ck_assert_int_ge(ring_buffer__consume(rb), 0);
-	ck_assert_int_eq(g->n, 1);
-	ck_assert_str_eq(g->ev[0].prefix, "P1 ");
-	ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
-	ck_assert_uint_eq(st1[BPFIPT_ST_LOG_SENT] - st0[BPFIPT_ST_LOG_SENT], 1);
+		n = build(&PK(.proto = 17), buf, sizeof(buf));
+		ck_assert_int_eq(classify(in, buf, n, IN, 7, 0, 0), ACC);
+		ck_assert_int_ge(ring_buffer__consume(rb), 0);
+		ck_assert_int_eq(g->n, 2);
+		ck_assert_str_eq(g->ev[0].prefix, "P1 ");
+		ck_assert_str_eq(g->ev[1].prefix, "P2 ");
 
-	ring_buffer__free(rb);
-	free(g);
-	dp_inst_free(&in);
-	cp_compiled_free(&cc);
-	ipt_table_free(&t);
+		/* port 81: only P1, then the policy (the walk, from the jump; or
+		 * the prefix, which reaches the policy) */
+		g->n = 0;
+		ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+		n = build(&PK(.proto = 17, .dport = 81), buf, sizeof(buf));
+		ck_assert_int_eq(classify(in, buf, n, IN, 7, 0, 0), DRP);
+		ck_assert_int_ge(ring_buffer__consume(rb), 0);
+		ck_assert_int_eq(g->n, 1);
+		ck_assert_str_eq(g->ev[0].prefix, "P1 ");
+		ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+		ck_assert_uint_eq(st1[BPFIPT_ST_LOG_SENT] - st0[BPFIPT_ST_LOG_SENT], 1);
+		ck_assert_uint_eq(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST], r);
+
+		ring_buffer__free(rb);
+		free(g);
+		dp_inst_free(&in);
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
 }
 END_TEST
 

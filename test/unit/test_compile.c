@@ -720,20 +720,37 @@ START_TEST(t_tuples)
 
 	/* by default: a run of 64 that begins a base chain is a group (searched
 	 * first, BPFIPT_FAST_TUPLE), and so is one among a few plain rules (from
-	 * the slot prefix, BPFIPT_FAST_PFX_TUPLE); after a jump it takes 4096 */
-	for (int first = 0; first < 3; first++) {
-		static const char *const head[] = { "", "-A FORWARD -p tcp --dport 22 -j ACCEPT\n",
-						    "-N svc\n-A FORWARD -p tcp -j svc\n" };
-		static const char *const hit[] = { "FORWARD:7", "FORWARD:8", "FORWARD:0 FORWARD:8" };
-		static const char *const miss[] = { "FORWARD:P", "FORWARD:P", "FORWARD:0 FORWARD:P" };
+	 * the slot prefix, BPFIPT_FAST_PFX_TUPLE), a jump to a chain of plain rules
+	 * among them, a deny list there counted as one (fail2ban's chain); after a
+	 * jump to a chain with a rule of five fields (not in the prefix) it takes
+	 * 4096 */
+	for (int first = 0; first < 5; first++) {
+		static const char *const head[] = {
+			"", "-A FORWARD -p tcp --dport 22 -j ACCEPT\n",
+			"-N svc\n-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 "
+			"-j DROP\n-A FORWARD -p tcp -j svc\n",
+			"-N svc\n-A svc -p tcp --dport 9 -j ACCEPT\n-A svc -j RETURN\n"
+			"-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 -j DROP\n"
+			"-A FORWARD -p tcp -j svc\n",
+			"-N svc\n-A FORWARD -p tcp -j svc\n" };
+		static const char *const hit[] = { "FORWARD:7", "FORWARD:8", "FORWARD:0 FORWARD:8",
+						   "FORWARD:0 svc:1 FORWARD:8",
+						   "FORWARD:0 svc:20 FORWARD:8" };
+		static const char *const miss[] = { "FORWARD:P", "FORWARD:P", "FORWARD:0 FORWARD:P",
+						    "FORWARD:0 svc:1 FORWARD:P",
+						    "FORWARD:0 svc:20 FORWARD:P" };
 		struct strbuf sb = STRBUF_INIT;
 		struct fixture g;
 
 		sb_adds(&sb, head[first]);
+		for (unsigned int i = 0; first == 4 && i < 20; i++)
+			sb_addf(&sb, "-A svc -s 10.9.%u.1 -j REJECT\n", i);
+		if (first == 4)
+			sb_adds(&sb, "-A svc -j RETURN\n");
 		for (unsigned int i = 0; i < 64; i++)
 			sb_addf(&sb, "-A FORWARD -d 10.0.%u.1 -p tcp --dport %u -j DROP\n", i, 80 + i);
 		g = fx(sb_str(&sb), &env);
-		ck_assert_uint_eq(g.cc->ntgroups, first < 2 ? 1 : 0);
+		ck_assert_uint_eq(g.cc->ntgroups, first != 2);
 		EXPECT(g, BPFIPT_FORWARD, tcp("1.1.1.1", "10.0.7.1", 1, 87, 2), "DROP", hit[first]);
 		EXPECT(g, BPFIPT_FORWARD, tcp("1.1.1.1", "10.0.7.1", 1, 88, 2), "ACCEPT",
 		       miss[first]);

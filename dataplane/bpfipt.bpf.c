@@ -2368,9 +2368,12 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	if (!conf)
 		return -1;
 	base = conf->slot_base[chain];
-	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++)
+	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
+		if (!(m >> j))
+			break;
 		if (m & (1u << j))
 			bpfipt_pfx_note(sc, base + conf->pfx_slot[chain][j & (BPFIPT_FAST_PFX_MAX - 1)]);
+	}
 	return 0;
 }
 

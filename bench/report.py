@@ -118,6 +118,10 @@ def pk_tables(ns, inst, sfx="", fam=""):
                                      "--dport 22 -j ACCEPT` (a large block among a few plain "
                                      "rules: its group searched from the slot prefix since ABI "
                                      "35)"),
+                       ("mixedjump", "the mixed rules behind `-i lo -j ACCEPT`, `-p udp -j f2b` "
+                                     "(f2b: 1 000 `-s` REJECTs, RETURN; every packet takes the "
+                                     "jump) and `-p tcp --dport 22 -j ACCEPT` (the jump and its "
+                                     "chain in the slot prefix since ABI 38)"),
                        ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial "
                                  "case for bit vectors; one tuple group from 64 rules)"),
                        ("pairs", "pairs (mixed with `-d` one of three hosts: source and "
@@ -210,6 +214,11 @@ def ns_targets(ns, sfx="", fam=""):
         if v:
             target(f"... same, mixed behind two plain rules, {fmt(n)} rules <= {lim} ns",
                    f"{fmt(max(v))} ns", max(v) <= lim)
+        v = [ns.get(("mixedjump" + sfx, n, p, "xdp", "off")) for p in ("none", "none-worst")]
+        v = [x for x in v if x is not None]
+        if v:
+            target(f"... same, mixed beside a jump to a chain of 1 000 sources, {fmt(n)} rules "
+                   f"<= {lim} ns", f"{fmt(max(v))} ns", max(v) <= lim)
     v = [ns.get(("deny" + sfx, 1000000, p, "xdp", "off")) for p in ("first", "last", "none")]
     v = [x for x in v if x is not None]
     target(f"{fam}ns/packet, 1M-entry deny list <= 150 ns (XDP, worst of hit/miss)",

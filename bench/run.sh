@@ -68,6 +68,7 @@ if [ $QUICK = 1 ]; then
 	TCP_SIZES="10" TCP_SECS=1
 	PK_ARGS=(--repeat 1000 --runs 2 --sizes 10,1000 --deny-sizes 10,1000 --dense-max 10
 		 --head-sizes 1000)
+	HEAD_SIZES=1000
 	NOGROUP_SIZES=100
 	SLOT_SIZES=10,1000
 	CHAIN_SIZES=10,9000 CHAIN_FLAT=9000
@@ -78,6 +79,7 @@ else
 	PK_ARGS=(--repeat 50000 --sizes 10,100,1000,2048,10000,100000,1000000
 		 --deny-sizes 10,100,1000,10000,100000,1000000 --dense-max 100000
 		 --head-sizes 2048,100000)
+	HEAD_SIZES=2048,100000
 	NOGROUP_SIZES=100,1000,10000,30000
 	SLOT_SIZES=10,100,1000,2048,10000,100000
 	CHAIN_SIZES=10,100,1000,10000,20000 CHAIN_FLAT=10000
@@ -151,6 +153,15 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 	log "pktcost: ns/packet with bpf_prog_test_run (${PK_ARGS[*]})"
 	header "$OUT/pktcost.csv"
 	"$BIN/pktcost" "${PK_ARGS[@]}" >> "$OUT/pktcost.csv" || log "pktcost FAILED"
+	# the mixed rules beside a jump that every packet takes, to fail2ban's chain
+	# of 1 000 sources (REJECT, then RETURN): rows mixedjump
+	f2b=$(for i in $(seq 0 999); do
+		echo "-A f2b -s 198.18.$((i / 250)).$((i % 250 + 1)) -j REJECT"; done)
+	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" --deny-sizes "" --host-sizes "" \
+		--no-ct --head-sizes "$HEAD_SIZES" \
+		--head $':f2b - [0:0]\n-A INPUT -i lo -j ACCEPT\n-A INPUT -p udp -j f2b\n-A INPUT -p tcp --dport 22 -j ACCEPT\n' \
+		--tail "$f2b"$'\n-A f2b -j RETURN\n' |
+		sed -n 's/^mixedhead,/mixedjump,/p' >> "$OUT/pktcost.csv" || log "pktcost (jump) FAILED"
 	footer "$OUT/pktcost.csv"
 	# grouping off: a deny list as one slot per rule (the LBVS alone)
 	header "$OUT/pktcost_nogroup.csv"

@@ -2980,8 +2980,10 @@ static void pfx_cut(struct pfx_build *b, __u32 k)
 		cf->pfx_direct[c] &= (1ULL << (k * BPFIPT_FAST_PFX_FIELDS)) - 1;
 	cf->pfx_cont[c] &= (1u << k) - 1;
 	cf->pfx_extra[c] &= (1u << k) - 1;
+	cf->pfx_log[c] &= (1u << k) - 1;
 	for (w = k; w < BPFIPT_FAST_PFX_MAX; w++) {
 		cf->pfx_slot[c][w] = 0;
+		cf->pfx_ctr[c][w] = BPFIPT_NO_COUNTER;
 		cf->pfx_skip[c][w][0] = cf->pfx_skip[c][w][1] = 0;
 	}
 	b->n = k;
@@ -3084,8 +3086,12 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	if (n > BPFIPT_FAST_PFX_FIELDS)
 		return -1;
 	b->nf[j] = (__u32)n;
-	if (cont)
+	if (cont) {
 		cf->pfx_cont[c] |= 1u << j;
+		cf->pfx_ctr[c][j] = cnt_phys(cf, sl->counter);
+		if (sl->log == 1)
+			cf->pfx_log[c] |= 1u << j;
+	}
 	if (extra)
 		cf->pfx_extra[c] |= 1u << j;
 	pfx_put(b, j, fields, n);
@@ -3124,6 +3130,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	cf->pfx_direct[c] = 0;
 	cf->pfx_cont[c] = 0;
 	cf->pfx_extra[c] = 0;
+	cf->pfx_log[c] = 0;
 	pfx_cut(&b, 0);
 	for (s = first;; s++) {
 		at = b.n;

@@ -1822,17 +1822,13 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 	return v ? counter + *v : BPFIPT_IVAL_NONE;
 }
 
-static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
-				  const struct pkt *p)
+/* count() with generation cur's counters map m and the CPU known */
+static __always_inline void count_in(void *m, const struct bpfipt_conf *conf, __u32 cpu,
+				     __u32 idx, const struct pkt *p)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
 	struct bpfipt_counter *c;
-	void *m;
 
 	if (idx >= conf->ncounters || cpu >= conf->ncpus)
-		return;
-	m = bpf_map_lookup_elem(&bpfipt_counters, &cur);
-	if (!m)
 		return;
 	if (idx < conf->nper) {
 		idx += cpu * conf->nper;
@@ -1850,6 +1846,15 @@ static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u
 		__sync_fetch_and_add(&c->packets, 1);
 		__sync_fetch_and_add(&c->bytes, p->len);
 	}
+}
+
+static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
+				  const struct pkt *p)
+{
+	void *m = bpf_map_lookup_elem(&bpfipt_counters, &cur);
+
+	if (m)
+		count_in(m, conf, bpf_get_smp_processor_id(), idx, p);
 }
 
 #include "log.bpf.h"
@@ -2345,15 +2350,18 @@ __noinline int bpfipt_pfx_extra(struct scratch *sc, __u32 gi)
 }
 
 /* The slot prefix's rules after which a matching packet went on (sc->pnote, of
- * chain sc->chain: LOGs, jumps, RETURNs), in their order: bpfipt_pfx_note() each;
- * sc->pnote cleared. Called by classify() once the prefix ended, rather than
- * in the prefix's loop (+11k instructions verified: each later rule followed
- * twice), and a call per rule (inlined, the counting's branches multiplied the
- * states of this loop). A global function, verified once. */
+ * chain sc->chain: LOGs, jumps, RETURNs), in their order: a LOG by
+ * bpfipt_pfx_note() (its slot's event), the others counted here by their
+ * physical counter (bpfipt_conf.pfx_ctr: no slot looked up; a jump into
+ * fail2ban's chain and its RETURN, ~10 ns a packet of 160-180, +3.8k
+ * instructions verified); sc->pnote cleared. Called by classify() once the
+ * prefix ended, rather than in the prefix's loop (+11k instructions verified:
+ * each later rule followed twice). A global function, verified once. */
 __noinline int bpfipt_pfx_notes(struct scratch *sc)
 {
 	const struct bpfipt_conf *conf;
-	__u32 cur, chain, m, base;
+	__u32 cur, chain, m, base, cpu;
+	void *cm;
 	int j;
 
 	if (!sc)
@@ -2368,11 +2376,22 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	if (!conf)
 		return -1;
 	base = conf->slot_base[chain];
+	cm = bpf_map_lookup_elem(&bpfipt_counters, &cur);
+	if (!cm)
+		return -1;
+	cpu = bpf_get_smp_processor_id();
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		if (!(m >> j))
 			break;
-		if (m & (1u << j))
+		if (!(m & (1u << j)))
+			continue;
+		/* a LOG: its slot's event; else only its counter (the loader's
+		 * physical id: no slot looked up) */
+		if (conf->pfx_log[chain] & (1u << j))
 			bpfipt_pfx_note(sc, base + conf->pfx_slot[chain][j & (BPFIPT_FAST_PFX_MAX - 1)]);
+		else
+			count_in(cm, conf, cpu, conf->pfx_ctr[chain][j & (BPFIPT_FAST_PFX_MAX - 1)],
+				 &sc->p);
 	}
 	return 0;
 }

@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		38	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		39	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -541,7 +541,9 @@ enum bpfipt_stat {
 					 * 38: and jumps, the rules of the
 					 *     chains they call after them
 					 *     (bpfipt_conf.pfx_slot, pfx_skip,
-					 *     pfx_next) */
+					 *     pfx_next);
+					 * 39: its noted rules counted by their
+					 *     physical counter (pfx_ctr, pfx_log) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -794,6 +796,11 @@ struct bpfipt_conf {
 	__u16 pfx_skip[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX][2];
 	/* a prefix without BPFIPT_FAST_PFX_END: the slot the walk starts from */
 	__u32 pfx_next[BPFIPT_NCHAINS];
+	/* of a rule after which the packet goes on (pfx_cont): bit j of pfx_log,
+	 * a LOG (its event noted from its slot); pfx_ctr[c][j], its physical
+	 * counter (counted without its slot) */
+	__u32 pfx_log[BPFIPT_NCHAINS];
+	__u32 pfx_ctr[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 };

@@ -1680,6 +1680,15 @@ static bool only_addr(const struct ipt_rule *r)
 	       !(ip->invflags & ~(IPT_INV_SRCIP | IPT_INV_DSTIP));
 }
 
+/* The fields a -m tcp or udp match adds to its rule's -p in the slot prefix
+ * (loader.c pfx_fold()): -p and a range of destination ports are one, and
+ * every port (no option) nothing beside the other; a source port range adds
+ * one, an inverted destination range one (its vector). */
+static unsigned int port_fields(const __u16 spts[2], bool sinv, bool dinv)
+{
+	return !(spts[0] == 0 && spts[1] == 65535 && !sinv) + dinv;
+}
+
 /* Rule r as the loader's slot prefix can test it (loader.c pfx_rule(): a plain
  * verdict that one to BPFIPT_FAST_PFX_FIELDS fields constrain), judged from its
  * words and on the safe side: -i lo, --ctstate ESTABLISHED,RELATED, -p tcp
@@ -1688,8 +1697,9 @@ static bool only_addr(const struct ipt_rule *r)
  * conntrack's other options) with no field too, a verdict with none; a jump
  * (-j CHAIN) when the rules of the chain it calls are such rules, up to one
  * without a match that ends it (lvl: in a called chain, where a RETURN is one;
- * *always: a verdict or RETURN every packet takes). A port match counts both
- * ports (a packet without ports matches neither), -m tcp the flags too. The
+ * *always: a verdict or RETURN every packet takes). A port match counts as
+ * port_fields() says, --tcp-flags one more (Docker's -d, ! -i, -o, -p tcp
+ * --dport: four). The
  * number of the prefix's rules it takes (a jump: and its chain's), 0 when not
  * such a rule. */
 static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsigned int lvl,
@@ -1721,9 +1731,14 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 
 			if (d->option)
 				return 0;
-			n += 3;		/* and the flags: a packet has them or not */
+			n += port_fields(d->spts, d->invflags & IPT_TCP_INV_SRCPT,
+					 d->invflags & IPT_TCP_INV_DSTPT) +
+			     !!(d->flg_mask || (d->invflags & IPT_TCP_INV_FLAGS));
 		} else if (ext_is(m, "udp")) {
-			n += 2;
+			const struct ipt_udp_info *d = m->data;
+
+			n += port_fields(d->spts, d->invflags & IPT_UDP_INV_SRCPT,
+					 d->invflags & IPT_UDP_INV_DSTPT);
 		} else if (ext_is(m, "icmp") || ext_is(m, "state")) {
 			n++;
 		} else if (ext_is(m, "conntrack")) {
@@ -1732,7 +1747,7 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 			n += !!(d->match_flags & XT_CONNTRACK_STATE);
 			extra = extra || (d->match_flags & ~XT_CONNTRACK_STATE);	/* the rest */
 		} else if (ext_is(m, "multiport")) {
-			n += 2;		/* its ports, or an extra (--ports) */
+			n++;		/* its ports, or an extra (--ports) */
 		} else if (!ext_is(m, "comment") && !ext_is(m, "limit") && !ext_is(m, "recent") &&
 			   !ext_is(m, "mac") && !ext_is(m, "mark") && !ext_is(m, "addrtype")) {
 			return 0;	/* iprange, length, ...: not worth the guess */

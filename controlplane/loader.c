@@ -2998,6 +2998,70 @@ static bool slot_free(const struct cp_compiled *cc, __u32 c, unsigned int s)
 	return true;
 }
 
+/* A field of a rule of the slot prefix (pfx_rule()): its id in the 4 bits of
+ * BPFIPT_FAST_PFX_FIELD, and whether a range decides it (pfx_direct). */
+struct pfx_field {
+	int id;
+	bool direct;
+	__u32 lo, hi;
+};
+
+/* Of slot s's fields fl[0 .. n - 1], those that another's test implies left out,
+ * and -p with a range of destination ports made one field
+ * (BPFIPT_FAST_PFX_PDPORT): the number left. The parser sets both ports or
+ * neither (BPFIPT_NO_PORT), and a TCP header's flags with its ports
+ * (parse_l4()): a range of every port [0, 65535] adds nothing to a test of the
+ * other port that no packet without ports passes; the flags every TCP header
+ * has (-m tcp without --tcp-flags) nothing to -p tcp and such a port test, nor
+ * "not a later fragment" (! -f). So -p tcp --dport 22, four fields in the
+ * vectors, is one range. */
+static int pfx_fold(const struct cp_compiled *cc, __u32 c, unsigned int s, struct pfx_field *fl,
+		    int n)
+{
+	int pr = -1, sp = -1, dp = -1, tf = -1, fr = -1, i, k;
+	bool ports;
+	__u32 lo, hi;
+
+	for (i = 0; i < n; i++) {
+		int *at = fl[i].id == BPFIPT_F_PROTO ? &pr : fl[i].id == BPFIPT_F_SPORT ? &sp
+			: fl[i].id == BPFIPT_F_DPORT ? &dp : fl[i].id == BPFIPT_F_TCPFLAGS ? &tf
+			: fl[i].id == BPFIPT_F_FRAG ? &fr : NULL;
+
+		if (at)
+			*at = i;
+	}
+#define ALL_PORTS(i) ((i) >= 0 && fl[i].direct && fl[i].lo == 0 && fl[i].hi == 65535)
+#define NEEDS_PORTS(a, i) ((i) >= 0 && !keys_have(a, cc, c, s, BPFIPT_NO_PORT, BPFIPT_NO_PORT))
+	if (ALL_PORTS(sp) && NEEDS_PORTS(&cc->dport, dp))
+		fl[sp].id = -1;
+	else if (ALL_PORTS(dp) && NEEDS_PORTS(&cc->sport, sp))
+		fl[dp].id = -1;
+	/* a test left that no packet without ports passes: nor does a later
+	 * fragment (it has none) */
+	ports = (dp >= 0 && fl[dp].id >= 0 && NEEDS_PORTS(&cc->dport, dp)) ||
+		(sp >= 0 && fl[sp].id >= 0 && NEEDS_PORTS(&cc->sport, sp));
+	if (ports && tf >= 0 && pr >= 0 && fl[pr].direct && fl[pr].lo == IPPROTO_TCP &&
+	    fl[pr].hi == IPPROTO_TCP &&
+	    keys_range(&cc->tcpflags, cc, c, s, &lo, &hi) && lo == 0 && hi == 255)
+		fl[tf].id = -1;
+	if (ports && fr >= 0 && keys_range(&cc->frag, cc, c, s, &lo, &hi) && lo == 0 && hi == 0)
+		fl[fr].id = -1;
+#undef ALL_PORTS
+#undef NEEDS_PORTS
+	if (pr >= 0 && dp >= 0 && fl[dp].id >= 0 && fl[pr].direct && fl[pr].lo == fl[pr].hi &&
+	    fl[dp].direct && fl[dp].lo <= fl[dp].hi && fl[dp].hi < BPFIPT_NO_PORT) {
+		fl[pr].id = BPFIPT_FAST_PFX_PDPORT;
+		lo = BPFIPT_FAST_PFX_PDPORT_VAL(fl[pr].lo, fl[dp].lo);
+		fl[pr].hi = BPFIPT_FAST_PFX_PDPORT_VAL(fl[pr].lo, fl[dp].hi);
+		fl[pr].lo = lo;
+		fl[dp].id = -1;
+	}
+	for (i = k = 0; i < n; i++)
+		if (fl[i].id >= 0)
+			fl[k++] = fl[i];
+	return k;
+}
+
 /* Slot s of chain c as the prefix's next rule, at depth lvl (a rule of a chain
  * called from the chain's own rules: 1, ...): a plain verdict that one to
  * BPFIPT_FAST_PFX_FIELDS fields constrain, the chain's folded list, a tuple
@@ -3015,9 +3079,10 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	struct bpfipt_conf *cf = b->cf;
 	__u32 c = b->c, j = b->n, t, k;
 	const struct bpfipt_slot *sl;
+	struct pfx_field fl[NFA + 4];
 	bool cont, extra, jump, ret;
 	__u64 fields = 0;
-	int f, n = 0, r;
+	int f, n, nraw = 0, r;
 
 	if (s >= cc->nslots[c] || s == cc->policy_slot[c] || s > UINT8_MAX)
 		return -1;
@@ -3055,37 +3120,46 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	if ((sl->kind != BPFIPT_S_VERDICT && !cont) || (sl->log && !cont) ||
 	    (sl->xflags & ~(BPFIPT_X_PROTO6 | BPFIPT_X_EXTRA)))
 		return -1;
-	for (f = -4; f < NFA && n <= BPFIPT_FAST_PFX_FIELDS; f++) {
-		__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + n, lo = 1, hi = 0;
+	for (f = -4; f < NFA; f++) {
+		struct pfx_field *x = &fl[nraw];
 		int bf = f == -4 ? BPFIPT_F_SRC : f == -3 ? BPFIPT_F_DST :
 			 f == -2 ? BPFIPT_F_IIF : f == -1 ? BPFIPT_F_OIF : fa_field[f];
-		bool direct;
 
 		if (field_has(cc, f, c, s))
 			continue;
-		fields |= (__u64)bf << (4 * n);
 		/* source, destination, interfaces, protocol, ports, conntrack
 		 * state: a range when it can (fast_prefix() knows these values); a
 		 * field the chain does not look up (the same vector for every value,
 		 * ! -s ::/0) and the slot is not in: the empty range, no packet */
-		direct = !(cf->lookup[c] & (1u << bf)) ? true
-			 : f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &lo, &hi)
-			 : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, &lo, &hi)
+		x->id = bf;
+		x->lo = 1;
+		x->hi = 0;
+		x->direct = !(cf->lookup[c] & (1u << bf)) ? true
+			 : f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &x->lo, &x->hi)
+			 : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, &x->lo, &x->hi)
 			 : f <= 2 || fa_field[f] == BPFIPT_F_CTSTATE
-			 ? keys_range(fa_of(cc, f), cc, c, s, &lo, &hi)
+			 ? keys_range(fa_of(cc, f), cc, c, s, &x->lo, &x->hi)
 			 : false;
-		if (direct && n < BPFIPT_FAST_PFX_FIELDS) {
+		nraw++;
+	}
+	n = pfx_fold(cc, c, s, fl, nraw);
+	if (n > BPFIPT_FAST_PFX_FIELDS)
+		return -1;
+	for (k = 0; k < (__u32)n; k++) {
+		__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + k;
+
+		fields |= (__u64)fl[k].id << (4 * k);
+		if (fl[k].direct) {
 			cf->pfx_direct[c] |= 1ULL << idx;
-			cf->pfx_lo[c][idx] = lo;
-			cf->pfx_hi[c][idx] = hi;
+			cf->pfx_lo[c][idx] = fl[k].lo;
+			cf->pfx_hi[c][idx] = fl[k].hi;
 		} else if (s >= 64) {
 			return -1;	/* its bit is not in a vector's word 0 */
 		}
-		n++;
 	}
-	if (n > BPFIPT_FAST_PFX_FIELDS)
-		return -1;
-	b->nf[j] = (__u32)n;
+	/* its width as the vectors have it (-p tcp --dport 22: four), which
+	 * prefix_of() weighs */
+	b->nf[j] = (__u32)nraw;
 	if (cont) {
 		cf->pfx_cont[c] |= 1u << j;
 		cf->pfx_ctr[c][j] = cnt_phys(cf, sl->counter);

@@ -266,7 +266,7 @@ struct route_memo {
 #define ROUTE_MEMOS	8
 
 #define BPFIPT_PVALS	16	/* struct scratch's pval[]: a power of 2 >= BPFIPT_F_MAX */
-_Static_assert(BPFIPT_PVALS >= BPFIPT_F_MAX && !(BPFIPT_PVALS & (BPFIPT_PVALS - 1)), "pval[f & 15]");
+_Static_assert(BPFIPT_PVALS > BPFIPT_FAST_PFX_PDPORT && !(BPFIPT_PVALS & (BPFIPT_PVALS - 1)), "pval[f & 15]");
 
 struct scratch {
 	struct pkt p;
@@ -2434,6 +2434,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		sc->pval[BPFIPT_F_PROTO] = p->proto & 0xff;
 		sc->pval[BPFIPT_F_SPORT] = p->sport;
 		sc->pval[BPFIPT_F_DPORT] = p->dport;
+		sc->pval[BPFIPT_FAST_PFX_PDPORT] = BPFIPT_FAST_PFX_PDPORT_VAL(p->proto, p->dport);
 		sc->pval[BPFIPT_F_CTSTATE] = p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
 	}
 	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX; from rule sc->pj on. The j-th

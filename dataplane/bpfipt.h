@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		39	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		40	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -543,7 +543,10 @@ enum bpfipt_stat {
 					 *     (bpfipt_conf.pfx_slot, pfx_skip,
 					 *     pfx_next);
 					 * 39: its noted rules counted by their
-					 *     physical counter (pfx_ctr, pfx_log) */
+					 *     physical counter (pfx_ctr, pfx_log);
+					 * 40: a protocol and its destination
+					 *     ports as one range
+					 *     (BPFIPT_FAST_PFX_PDPORT) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -671,8 +674,10 @@ enum {
  * group slot 0 (a list or BPFIPT_FAST_TUPLE), are plain verdicts that one to
  * BPFIPT_FAST_PFX_FIELDS fields each constrain (-i lo -j ACCEPT, -m conntrack
  * --ctstate ESTABLISHED,RELATED -j ACCEPT, -s 10.0.0.0/8 -p tcp --dport 22 -j
- * ACCEPT: source, protocol and both ports, a packet without ports matching no
- * port rule): the j-th, slot s, matches a packet when bit s is
+ * ACCEPT: the source, and the protocol with its ports as one range, the other
+ * port and the TCP flags, which every packet with ports has, implied; Docker's
+ * -d, ! -i, -o, -p tcp --dport: four): the j-th, slot s, matches a packet when
+ * bit s is
  * set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k) of
  * bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
  * other field's vectors have it. Tested one by one before the other fields are
@@ -700,7 +705,7 @@ enum {
  * empty stack (the prefix ends with a rule of the chain itself). */
 #define BPFIPT_FAST_PFX_MAX		16
 #define BPFIPT_FAST_PFX_OPEN		4	/* ... when the walk follows them */
-#define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -p and both ports */
+#define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -d, -i, -p --dport */
 #define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 31)
 /* slots per 64-bit word of bpfipt_conf.pfx[c], and words */
 #define BPFIPT_FAST_PFX_PER_WORD	(64 / (4 * BPFIPT_FAST_PFX_FIELDS))
@@ -709,6 +714,11 @@ enum {
 #define BPFIPT_FAST_PFX_FIELD(pfx, j, k)						\
 	((__u32)((pfx)[((j) / BPFIPT_FAST_PFX_PER_WORD) & (BPFIPT_FAST_PFX_WORDS - 1)] >>	\
 		 (4 * BPFIPT_FAST_PFX_FIELDS * ((j) % BPFIPT_FAST_PFX_PER_WORD) + 4 * (k))) & 15)
+/* a protocol and a range of destination ports as one field (-p tcp --dport 80),
+ * direct only: the packet's value is (protocol & 0xff) << 17 | dport, whose
+ * BPFIPT_NO_PORT keeps bit 16 (the loader's pfx_rule()) */
+#define BPFIPT_FAST_PFX_PDPORT		12
+#define BPFIPT_FAST_PFX_PDPORT_VAL(proto, dport)	((((__u32)(proto) & 0xff) << 17) | (__u32)(dport))
 #define BPFIPT_FAST_PFX_TUPLE		13	/* the slot's tuple group */
 #define BPFIPT_FAST_PFX_LIST		14	/* the chain's folded list (gfold) */
 #define BPFIPT_FAST_PFX_NONE		15
@@ -717,7 +727,8 @@ _Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_P
 	       "the prefix's fields fill bpfipt_conf.pfx");
 _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 64,
 	       "one bit of bpfipt_conf.pfx_direct per field");
-_Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_TUPLE, "a field id is not the list's nor a tuple's");
+_Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_PDPORT, "a field id is not the list's, a tuple's nor -p --dport's");
+_Static_assert(BPFIPT_NO_PORT < (1 << 17), "BPFIPT_FAST_PFX_PDPORT_VAL");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;

@@ -49,8 +49,8 @@
 #include "strbuf.h"
 #include "csum.h"
 
-static const struct cp_link links[] = { { 1, "lo" }, { 2, "eth0" } };
-static const struct cp_env env = { links, 2, 0, 0, 0 };
+static const struct cp_link links[] = { { 1, "lo" }, { 2, "eth0" }, { 3, "docker0" } };
+static const struct cp_env env = { links, 3, 0, 0, 0 };
 static __u64 rng = 0x2545f4914f6cdd1dULL;
 
 static __u32 rnd(void)
@@ -144,7 +144,9 @@ static size_t packet(__u8 *buf, struct cp_packet *p)
 
 	memset(buf, 0, 64);
 	memcpy(buf + 12, &proto, 2);
-	ip.protocol = p->proto == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_UDP;
+	/* TCP, UDP, or GRE (a protocol without ports: the bytes after the IP
+	 * header are its) */
+	ip.protocol = p->proto == IPPROTO_TCP || p->proto == IPPROTO_GRE ? p->proto : IPPROTO_UDP;
 	ip.saddr = p->saddr;
 	ip.daddr = p->daddr;
 	if (p->nonfirst_frag)
@@ -1329,11 +1331,11 @@ START_TEST(t_prefix)
 	/* INPUT: the four rules, the most a prefix the walk follows has
 	 * (BPFIPT_FAST_PFX_OPEN; the mixed rules after them have four fields) */
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 4u << 8);
-	/* -p udp --dport 53: the protocol and both ports (a packet without ports
-	 * matches no port rule) */
+	/* -p udp --dport 53: the protocol and its port as one range (the vectors
+	 * say both ports: a packet without ports matches no port rule, and has
+	 * neither) */
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0], AT(0, ONE(BPFIPT_F_SRC)) | AT(1, ONE(BPFIPT_F_PROTO)) |
-			  AT(2, ONE(BPFIPT_F_SRC)) | AT(3, 0xf000 | BPFIPT_F_DPORT << 8 |
-						       BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO));
+			  AT(2, ONE(BPFIPT_F_SRC)) | AT(3, ONE(BPFIPT_FAST_PFX_PDPORT)));
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][1], 0);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][2], 0);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][3], 0);
@@ -1343,17 +1345,15 @@ START_TEST(t_prefix)
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][0], AT(0, ONE(BPFIPT_F_LEN)) | AT(1, ONE(BPFIPT_F_PROTO)));
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][1], 0);
 	/* ranges decide the sources, protocols and ports (pfx_direct), not -m length */
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT], 0x7111);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT], 0x1111);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], 0xc0000200);
 	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][0], 0xc00002ff);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 6);
 	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][4], 6);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8], 0xc6336407);
 	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][8], 0xc6336407);
-	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][13], 0);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][13], 65535);
-	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][14], 53);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][14], 53);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][12], 17u << 17 | 53);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][12], 17u << 17 | 53);
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT], 0x10);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 1u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_FORWARD][0], AT(0, 0xffff));
@@ -1548,9 +1548,11 @@ END_TEST
  * search: the rule after the run, the jump and svc's group (its hash searched
  * there), the policy; FORWARD's by its prefix too (the jump, svc's group, the
  * ACCEPT every packet takes). */
-/* a rule of five fields, which the slot prefix does not take (loader.c
- * pfx_rule()) and no packet of these tests matches */
-#define FIVE_FIELDS	"-s 198.18.0.0/16 -d 198.19.0.0/16 -p udp --sport 1 --dport 2 -j DROP"
+/* a rule of five fields (the source, the destination, the protocol with its
+ * destination port, the source port, the length), which the slot prefix does
+ * not take (loader.c pfx_rule()) and no packet of these tests matches */
+#define FIVE_FIELDS	"-s 198.18.0.0/16 -d 198.19.0.0/16 -p udp --sport 1 --dport 2 " \
+			"-m length --length 20:1500 -j DROP"
 #define TP_SRC(i)	htonl(172u << 24 | (16 + (i) % 1021 / 256) << 16 | ((i) % 1021 % 256) << 8)
 #define TP_DST(i)	htonl(10u << 24 | 20u << 16 | ((i) % 3001 / 256) << 8 | (i) % 3001 % 256)
 
@@ -1653,8 +1655,7 @@ START_TEST(t_tuple)
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 3u << 8 |
 			  BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0], (0xfff0ULL | BPFIPT_FAST_PFX_TUPLE) << 32 |
-			  (0xfff0ULL | BPFIPT_F_PROTO) << 16 | 0xf000 | BPFIPT_F_DPORT << 8 |
-			  BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO);
+			  (0xfff0ULL | BPFIPT_F_PROTO) << 16 | 0xfff0 | BPFIPT_FAST_PFX_PDPORT);
 	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][1], 2);
 	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][2], 4);
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][0], 1u << 2);
@@ -1977,7 +1978,8 @@ START_TEST(t_jump_prefix)
 		"-A svc -p udp --dport 5000:5100 -j inner\n-A svc -p udp --dport 9 -j DROP\n"
 		"-A inner -p udp --sport 7 -j RETURN\n-A inner -p udp --dport 5050 -j DROP\n"
 		"-A FORWARD -p udp -j ping\n-A ping -p udp --dport 7 -j DROP\n"
-		"-A FORWARD -s 10.0.0.0/8 -d 10.0.0.0/8 -p udp --sport 40000 --dport 8 -j ACCEPT\n"
+		"-A FORWARD -s 10.0.0.0/8 -d 10.0.0.0/8 -p udp --sport 40000 --dport 8 "
+		"-m length --length 20:1500 -j ACCEPT\n"
 		"-A FORWARD -p udp -j DROP\n-A OUTPUT ! -s 0.0.0.0/0 -j DROP\n"
 		"-A OUTPUT -p udp -j DROP\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
@@ -2050,6 +2052,124 @@ START_TEST(t_jump_prefix)
 	ck_assert_uint_gt(nrule[1], 100);
 	ck_assert_uint_gt(nrule[2], 100);
 	ck_assert_uint_gt(nrule[3] + nrule[4] + nrule[5], 300);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
+/* A protocol and its ports as the slot prefix tests them (loader.c pfx_fold()):
+ * FORWARD is Docker's (DOCKER-USER, the isolation stages, published ports in
+ * DOCKER: -d, ! -i docker0, -o docker0, -p tcp --dport, seven fields in the
+ * vectors, four in the prefix), fourteen rules that reach the policy; INPUT
+ * has port matches of every shape: a source port range, --syn, ! -f,
+ * multiport, both ports, an inverted range, every port. Every packet judged
+ * before the walk; verdicts and counters against the reference, fragments,
+ * SYNs and GRE (no ports) among them. */
+START_TEST(t_port_prefix)
+{
+	static const char *const dsts[] = { "172.17.0.2", "172.17.0.3", "172.17.0.4", "10.1.1.1" };
+	static const __u16 dports[] = { 22, 53, 80, 443, 2000, 5432, 8080, 8500 };
+	static const __u16 sports[] = { 123, 1500, 40000 };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int nrule[16] = { 0 }, j;
+	const __u64 *pfx;
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":DOCKER - [0:0]\n:DOCKER-ISOLATION-STAGE-1 - [0:0]\n"
+		":DOCKER-ISOLATION-STAGE-2 - [0:0]\n:DOCKER-USER - [0:0]\n"
+		"-A INPUT -p tcp -m tcp --sport 1000:2000 -j ACCEPT\n"
+		"-A INPUT -p tcp -m tcp --dport 22 --tcp-flags FIN,SYN,RST,ACK SYN -j REJECT\n"
+		"-A INPUT -p udp ! -f -m udp --dport 53 -j ACCEPT\n"
+		"-A INPUT -p tcp -m multiport --dports 80,443 -j ACCEPT\n"
+		"-A INPUT -p udp -m udp --sport 123 --dport 1024:65535 -j ACCEPT\n"
+		"-A INPUT -p tcp -m tcp ! --dport 8000:9000 -j DROP\n"
+		"-A INPUT -p udp -m udp --dport 0:65535 -j LOG\n"
+		"-A INPUT -p tcp -m tcp --dport 0:65535 -j ACCEPT\n"
+		"-A FORWARD -j DOCKER-USER\n-A FORWARD -j DOCKER-ISOLATION-STAGE-1\n"
+		"-A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
+		"-A FORWARD -o docker0 -j DOCKER\n-A FORWARD -i docker0 ! -o docker0 -j ACCEPT\n"
+		"-A FORWARD -i docker0 -o docker0 -j ACCEPT\n"
+		"-A DOCKER -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp --dport 80 -j ACCEPT\n"
+		"-A DOCKER -d 172.17.0.3/32 ! -i docker0 -o docker0 -p tcp -m tcp --dport 5432 "
+		"-j ACCEPT\n"
+		"-A DOCKER -d 172.17.0.4/32 ! -i docker0 -o docker0 -p udp -m udp --dport 53 -j ACCEPT\n"
+		"-A DOCKER-ISOLATION-STAGE-1 -i docker0 ! -o docker0 -j DOCKER-ISOLATION-STAGE-2\n"
+		"-A DOCKER-ISOLATION-STAGE-1 -j RETURN\n"
+		"-A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP\n"
+		"-A DOCKER-ISOLATION-STAGE-2 -j RETURN\n-A DOCKER-USER -j RETURN\nCOMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	/* FORWARD: 0 the jump to DOCKER-USER, 1 its RETURN, 2 the jump to stage 1,
+	 * 3 its jump to stage 2, 4-5 stage 2's, 6 stage 1's RETURN, 7 the states,
+	 * 8 the jump to DOCKER, 9-11 its rules, 12-13 FORWARD's last two */
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 14u << 8 | BPFIPT_FAST_PFX_END);
+	pfx = cf.pfx[BPFIPT_FORWARD];
+	for (j = 9; j <= 11; j++) {
+		__u32 idx = j * BPFIPT_FAST_PFX_FIELDS;
+
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 0), BPFIPT_F_DST);
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 1), BPFIPT_F_IIF);
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 2), BPFIPT_F_OIF);
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 3), BPFIPT_FAST_PFX_PDPORT);
+		/* ! -i docker0 by its vector, the others by ranges */
+		ck_assert_uint_eq(cf.pfx_direct[BPFIPT_FORWARD] >> idx & 15, 0xd);
+		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 2], 3);
+	}
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][9 * 4 + 3], 6u << 17 | 80);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_FORWARD][11 * 4 + 3], 17u << 17 | 53);
+	/* INPUT: eight rules and the policy; the protocol and a source port, the
+	 * flags beside -p and --dport, multiport's ports by their vector, both
+	 * ports, every port */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 8u << 8 | BPFIPT_FAST_PFX_END);
+	pfx = cf.pfx[BPFIPT_INPUT];
+	ck_assert_uint_eq(pfx[0] & 0xffff, 0xff00 | BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO);
+	ck_assert_uint_eq(pfx[0] >> 16 & 0xffff, 0xff00 | BPFIPT_F_TCPFLAGS << 4 |
+			  BPFIPT_FAST_PFX_PDPORT);
+	ck_assert_uint_eq(pfx[0] >> 32 & 0xffff, 0xfff0 | BPFIPT_FAST_PFX_PDPORT);
+	ck_assert_uint_eq(pfx[0] >> 48, 0xff00 | BPFIPT_F_DPORT << 4 | BPFIPT_F_PROTO);
+	ck_assert_uint_eq(pfx[1] & 0xffff, 0xff00 | BPFIPT_F_SPORT << 4 | BPFIPT_FAST_PFX_PDPORT);
+	ck_assert_uint_eq(pfx[1] >> 16 & 0xffff, 0xff00 | BPFIPT_F_DPORT << 4 | BPFIPT_F_PROTO);
+	ck_assert_uint_eq(pfx[1] >> 32, 0xfff0fff0ULL | BPFIPT_FAST_PFX_PDPORT << 16 |
+			  BPFIPT_FAST_PFX_PDPORT);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4 * 4], 17u << 17 | 1024);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][4 * 4], 17u << 17 | 65535);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][7 * 4], 6u << 17);
+	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][7 * 4], 6u << 17 | 65535);
+	for (unsigned int k = 0; k < 3000; k++) {
+		unsigned int kind = rnd() % 8;
+		bool fwd = k % 2;
+		struct cp_packet p = {
+			.saddr = inet_addr("192.0.2.7"), .daddr = inet_addr(dsts[rnd() % 4]),
+			.proto = kind < 4 ? 6 : kind < 7 ? 17 : IPPROTO_GRE, .has_ports = kind < 7,
+			.sport = fwd ? 20000 + k : sports[rnd() % 3], .dport = dports[rnd() % 8],
+			.len = 50, .has_tcp = kind < 4, .tcpflags = rnd() % 2 ? 0x02 : 0x10,
+			.iif = 2 + rnd() % 2,
+			.ctstate = BPFIPT_CT_NEW, .has_ct = true,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no;
+
+		if (!fwd && rnd() % 8 == 0)	/* a later fragment: no ports nor flags */
+			p.has_ports = p.has_tcp = false, p.nonfirst_frag = true;
+		if (fwd)
+			p.oif = 2 + rnd() % 2;
+		else
+			p.has_ct = false, p.ctstate = BPFIPT_CT_INVALID;
+		rule_no = ref_rule(t, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, &p, &rt, &owner);
+		check_fast(in, t, &p, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, true, rule_no);
+		if (rule_no >= 0)
+			nrule[(fwd ? 8 : 0) + (rule_no > 7 ? 7 : rule_no)]++;
+	}
+	/* every INPUT rule but the LOG judged some, and Docker's three ports */
+	for (j = 0; j < 8; j++)
+		ck_assert_msg(j == 6 || nrule[j] > 10, "INPUT rule %u: %u packets", j, nrule[j]);
+	ck_assert_uint_gt(nrule[8], 150);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
@@ -2188,6 +2308,7 @@ int main(void)
 	tcase_add_test(tc, t_tuple_mid);
 	tcase_add_test(tc, t_tuple_two);
 	tcase_add_test(tc, t_jump_prefix);
+	tcase_add_test(tc, t_port_prefix);
 	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -722,23 +722,27 @@ START_TEST(t_tuples)
 	 * first, BPFIPT_FAST_TUPLE), and so is one among a few plain rules (from
 	 * the slot prefix, BPFIPT_FAST_PFX_TUPLE), a jump to a chain of plain rules
 	 * among them, a deny list there counted as one (fail2ban's chain); after a
-	 * jump to a chain with a rule of five fields (not in the prefix) it takes
-	 * 4096 */
-	for (int first = 0; first < 5; first++) {
+	 * jump to a chain with a rule of five fields (-s, -d, -p --dport, --sport,
+	 * --length: not in the prefix) it takes 4096; Docker's published port
+	 * (-d, ! -i, -o, -p tcp --dport) is four */
+	for (int first = 0; first < 6; first++) {
 		static const char *const head[] = {
 			"", "-A FORWARD -p tcp --dport 22 -j ACCEPT\n",
 			"-N svc\n-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 "
-			"-j DROP\n-A FORWARD -p tcp -j svc\n",
+			"-m length --length 20:1500 -j DROP\n-A FORWARD -p tcp -j svc\n",
 			"-N svc\n-A svc -p tcp --dport 9 -j ACCEPT\n-A svc -j RETURN\n"
-			"-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 -j DROP\n"
-			"-A FORWARD -p tcp -j svc\n",
-			"-N svc\n-A FORWARD -p tcp -j svc\n" };
+			"-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 "
+			"-m length --length 20:1500 -j DROP\n-A FORWARD -p tcp -j svc\n",
+			"-N svc\n-A FORWARD -p tcp -j svc\n",
+			"-N svc\n-A svc -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp "
+			"--dport 80 -j ACCEPT\n-A FORWARD -p tcp -j svc\n" };
 		static const char *const hit[] = { "FORWARD:7", "FORWARD:8", "FORWARD:0 FORWARD:8",
 						   "FORWARD:0 svc:1 FORWARD:8",
-						   "FORWARD:0 svc:20 FORWARD:8" };
+						   "FORWARD:0 svc:20 FORWARD:8", "FORWARD:0 FORWARD:8" };
 		static const char *const miss[] = { "FORWARD:P", "FORWARD:P", "FORWARD:0 FORWARD:P",
 						    "FORWARD:0 svc:1 FORWARD:P",
-						    "FORWARD:0 svc:20 FORWARD:P" };
+						    "FORWARD:0 svc:20 FORWARD:P",
+						    "FORWARD:0 FORWARD:P" };
 		struct strbuf sb = STRBUF_INIT;
 		struct fixture g;
 

@@ -2852,15 +2852,15 @@ static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf,
 
 _Static_assert(BPFIPT_F_MAX < BPFIPT_FAST_PFX_NONE, "a field id fits in 4 bits (BPFIPT_FAST_PFX_FIELD)");
 
-/* The keys of array field a in chain c whose vectors hold slot s, when they
- * are one range: true, and the range in [*lo, *hi]. */
+/* The keys of array field a in chain c whose vectors hold slot s (inv: do not
+ * hold it), when they are one range: true, and the range in [*lo, *hi]. */
 static bool keys_range(const struct cp_array_field *a, const struct cp_compiled *cc, __u32 c,
-		       unsigned int s, __u32 *lo, __u32 *hi)
+		       unsigned int s, bool inv, __u32 *lo, __u32 *hi)
 {
 	bool seen = false, in = false;
 
 	for (unsigned int j = 0; j < a->nrun[c]; j++) {
-		bool has = vec_has(cc, a->run[c][j].vid, s);
+		bool has = vec_has(cc, a->run[c][j].vid, s) != inv;
 
 		if (has && !in) {
 			if (seen)
@@ -2877,11 +2877,13 @@ static bool keys_range(const struct cp_array_field *a, const struct cp_compiled 
 	return seen;
 }
 
-/* The IPv4 addresses (host order) of chain c's set l whose vectors hold slot s,
- * when they are one prefix's: true, and its range in [*lo, *hi]. Every prefix of
- * the set inside that one must hold s, every other none. */
+/* The IPv4 addresses (host order) of chain c's set l whose vectors hold slot s
+ * (inv: do not hold it), when they are one prefix's: true, and its range in
+ * [*lo, *hi]. Every prefix of the set inside that one must hold s, every other
+ * none (inv: the other way round; the set's 0.0.0.0/0, which every chain's has,
+ * holds it). */
 static bool addr_range(const struct cp_lpm *l, const struct cp_compiled *cc, __u32 c,
-		       unsigned int s, __u32 *lo, __u32 *hi)
+		       unsigned int s, bool inv, __u32 *lo, __u32 *hi)
 {
 	const struct cp_lpm_entry *p = NULL;
 	__u32 mask, base;
@@ -2890,17 +2892,17 @@ static bool addr_range(const struct cp_lpm *l, const struct cp_compiled *cc, __u
 	if (!l->e)
 		return false;
 	for (i = 0; i < l->n; i++)
-		if (l->e[i].key == c && vec_has(cc, l->e[i].value, s) &&
+		if (l->e[i].key == c && vec_has(cc, l->e[i].value, s) != inv &&
 		    (!p || l->e[i].plen < p->plen))
 			p = &l->e[i];
-	if (!p)
+	if (!p || (inv && !p->plen))
 		return false;
 	mask = p->plen ? ~0u << (32 - p->plen) : 0;
 	base = ntohl(p->addr) & mask;
 	for (i = 0; i < l->n; i++) {
 		const struct cp_lpm_entry *e = &l->e[i];
 
-		if (e->key == c && vec_has(cc, e->value, s) !=
+		if (e->key == c && (vec_has(cc, e->value, s) != inv) !=
 		    (e->plen >= p->plen && (ntohl(e->addr) & mask) == base))
 			return false;
 	}
@@ -2912,18 +2914,19 @@ static bool addr_range(const struct cp_lpm *l, const struct cp_compiled *cc, __u
 /* The one interface of chain c's field fl whose vector holds slot s, when no
  * other does and unknown interfaces (the default vector) do not: true, its
  * ifindex in *lo and *hi (`-i lo`, `-i eth0`); none (`-i wg0` before wg0
- * exists): true, an empty range. The field is compiled from the
+ * exists): true, an empty range. inv: the one whose vector does not hold it,
+ * every other and the default vector do (`! -i docker0`). The field is compiled from the
  * links of the command, as the conf is: a link that comes later makes a new
  * install (bpf-iptables --watch), which computes both again. */
 static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc, __u32 c,
-		     unsigned int s, __u32 *lo, __u32 *hi)
+		     unsigned int s, bool inv, __u32 *lo, __u32 *hi)
 {
 	bool found = false;
 
-	if (vec_has(cc, fl->dflt[c], s))
+	if (vec_has(cc, fl->dflt[c], s) != inv)
 		return false;
 	for (unsigned int i = 0; i < fl->n; i++) {
-		if (fl->e[i].chain != c || !vec_has(cc, fl->e[i].vec, s))
+		if (fl->e[i].chain != c || vec_has(cc, fl->e[i].vec, s) == inv)
 			continue;
 		if (found)
 			return false;
@@ -2931,6 +2934,8 @@ static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc,
 		found = true;
 	}
 	if (!found) {		/* no link of that name (yet): an empty range */
+		if (inv)
+			return false;	/* every interface: not constrained */
 		*lo = 1;
 		*hi = 0;
 	}
@@ -3002,7 +3007,7 @@ static bool slot_free(const struct cp_compiled *cc, __u32 c, unsigned int s)
  * BPFIPT_FAST_PFX_FIELD, and whether a range decides it (pfx_direct). */
 struct pfx_field {
 	int id;
-	bool direct;
+	bool direct, inv;	/* inv: every value outside [lo, hi] */
 	__u32 lo, hi;
 };
 
@@ -3030,7 +3035,7 @@ static int pfx_fold(const struct cp_compiled *cc, __u32 c, unsigned int s, struc
 		if (at)
 			*at = i;
 	}
-#define ALL_PORTS(i) ((i) >= 0 && fl[i].direct && fl[i].lo == 0 && fl[i].hi == 65535)
+#define ALL_PORTS(i) ((i) >= 0 && fl[i].direct && !fl[i].inv && fl[i].lo == 0 && fl[i].hi == 65535)
 #define NEEDS_PORTS(a, i) ((i) >= 0 && !keys_have(a, cc, c, s, BPFIPT_NO_PORT, BPFIPT_NO_PORT))
 	if (ALL_PORTS(sp) && NEEDS_PORTS(&cc->dport, dp))
 		fl[sp].id = -1;
@@ -3040,16 +3045,18 @@ static int pfx_fold(const struct cp_compiled *cc, __u32 c, unsigned int s, struc
 	 * fragment (it has none) */
 	ports = (dp >= 0 && fl[dp].id >= 0 && NEEDS_PORTS(&cc->dport, dp)) ||
 		(sp >= 0 && fl[sp].id >= 0 && NEEDS_PORTS(&cc->sport, sp));
-	if (ports && tf >= 0 && pr >= 0 && fl[pr].direct && fl[pr].lo == IPPROTO_TCP &&
+	if (ports && tf >= 0 && pr >= 0 && fl[pr].direct && !fl[pr].inv && fl[pr].lo == IPPROTO_TCP &&
 	    fl[pr].hi == IPPROTO_TCP &&
-	    keys_range(&cc->tcpflags, cc, c, s, &lo, &hi) && lo == 0 && hi == 255)
+	    keys_range(&cc->tcpflags, cc, c, s, false, &lo, &hi) && lo == 0 && hi == 255)
 		fl[tf].id = -1;
-	if (ports && fr >= 0 && keys_range(&cc->frag, cc, c, s, &lo, &hi) && lo == 0 && hi == 0)
+	if (ports && fr >= 0 && keys_range(&cc->frag, cc, c, s, false, &lo, &hi) && lo == 0 &&
+	    hi == 0)
 		fl[fr].id = -1;
 #undef ALL_PORTS
 #undef NEEDS_PORTS
-	if (pr >= 0 && dp >= 0 && fl[dp].id >= 0 && fl[pr].direct && fl[pr].lo == fl[pr].hi &&
-	    fl[dp].direct && fl[dp].lo <= fl[dp].hi && fl[dp].hi < BPFIPT_NO_PORT) {
+	if (pr >= 0 && dp >= 0 && fl[dp].id >= 0 && fl[pr].direct && !fl[pr].inv &&
+	    fl[pr].lo == fl[pr].hi && fl[dp].direct && !fl[dp].inv && fl[dp].lo <= fl[dp].hi &&
+	    fl[dp].hi < BPFIPT_NO_PORT) {
 		fl[pr].id = BPFIPT_FAST_PFX_PDPORT;
 		lo = BPFIPT_FAST_PFX_PDPORT_VAL(fl[pr].lo, fl[dp].lo);
 		fl[pr].hi = BPFIPT_FAST_PFX_PDPORT_VAL(fl[pr].lo, fl[dp].hi);
@@ -3060,6 +3067,26 @@ static int pfx_fold(const struct cp_compiled *cc, __u32 c, unsigned int s, struc
 		if (fl[i].id >= 0)
 			fl[k++] = fl[i];
 	return k;
+}
+
+/* Field x of the prefix as its direct range idx (pfx_direct, pfx_lo, pfx_span):
+ * [lo, hi], the values outside it (inv: the range that wraps from hi + 1 to
+ * lo - 1), or none (lo > hi: the protocol against BPFIPT_FAST_PFX_NEVER, which
+ * x->id then says). */
+static void pfx_range(struct bpfipt_conf *cf, __u32 c, __u32 idx, struct pfx_field *x)
+{
+	cf->pfx_direct[c] |= 1ULL << idx;
+	if (x->inv) {
+		cf->pfx_lo[c][idx] = x->hi + 1;
+		cf->pfx_span[c][idx] = x->lo - x->hi - 2;
+	} else if (x->lo > x->hi) {
+		x->id = BPFIPT_F_PROTO;
+		cf->pfx_lo[c][idx] = BPFIPT_FAST_PFX_NEVER;
+		cf->pfx_span[c][idx] = 0;
+	} else {
+		cf->pfx_lo[c][idx] = x->lo;
+		cf->pfx_span[c][idx] = x->hi - x->lo;
+	}
 }
 
 /* Slot s of chain c as the prefix's next rule, at depth lvl (a rule of a chain
@@ -3128,18 +3155,26 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 		if (field_has(cc, f, c, s))
 			continue;
 		/* source, destination, interfaces, protocol, ports, conntrack
-		 * state: a range when it can (fast_prefix() knows these values); a
-		 * field the chain does not look up (the same vector for every value,
-		 * ! -s ::/0) and the slot is not in: the empty range, no packet */
+		 * state: a range when it can (fast_prefix() knows these values), or
+		 * the values outside one (! -i docker0); a field the chain does not
+		 * look up (the same vector for every value, ! -s ::/0) and the slot
+		 * is not in: the empty range, no packet */
 		x->id = bf;
 		x->lo = 1;
 		x->hi = 0;
-		x->direct = !(cf->lookup[c] & (1u << bf)) ? true
-			 : f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, &x->lo, &x->hi)
-			 : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, &x->lo, &x->hi)
-			 : f <= 2 || fa_field[f] == BPFIPT_F_CTSTATE
-			 ? keys_range(fa_of(cc, f), cc, c, s, &x->lo, &x->hi)
-			 : false;
+		x->inv = false;
+		x->direct = !(cf->lookup[c] & (1u << bf));
+		for (int inv = 0; inv < 2 && !x->direct; inv++) {
+			x->inv = inv;
+			x->direct = f < -2 ? addr_range(f == -4 ? &cc->src : &cc->dst, cc, c, s, inv,
+							&x->lo, &x->hi)
+				  : f < 0 ? if_range(f == -2 ? &cc->iif : &cc->oif, cc, c, s, inv,
+						     &x->lo, &x->hi)
+				  : f <= 2 || fa_field[f] == BPFIPT_F_CTSTATE
+				  ? keys_range(fa_of(cc, f), cc, c, s, inv, &x->lo, &x->hi)
+				  : false;
+		}
+		x->inv = x->inv && x->direct;
 		nraw++;
 	}
 	n = pfx_fold(cc, c, s, fl, nraw);
@@ -3148,14 +3183,11 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	for (k = 0; k < (__u32)n; k++) {
 		__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + k;
 
-		fields |= (__u64)fl[k].id << (4 * k);
-		if (fl[k].direct) {
-			cf->pfx_direct[c] |= 1ULL << idx;
-			cf->pfx_lo[c][idx] = fl[k].lo;
-			cf->pfx_hi[c][idx] = fl[k].hi;
-		} else if (s >= 64) {
+		if (fl[k].direct)
+			pfx_range(cf, c, idx, &fl[k]);
+		else if (s >= 64)
 			return -1;	/* its bit is not in a vector's word 0 */
-		}
+		fields |= (__u64)fl[k].id << (4 * k);
 	}
 	/* its width as the vectors have it (-p tcp --dport 22: four), which
 	 * prefix_of() weighs */
@@ -3191,7 +3223,7 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 /* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its rules
  * while pfx_rule() takes them. Returns the fast bits that say so (their number,
  * BPFIPT_FAST_PFX_END when the policy slot follows them); the fields in
- * cf->pfx[c], those a range decides in cf->pfx_direct[c], pfx_lo and pfx_hi,
+ * cf->pfx[c], those a range decides in cf->pfx_direct[c], pfx_lo and pfx_span,
  * the rules' slots and what they skip in pfx_slot and pfx_skip, the
  * walk's first slot after it in pfx_next. */
 static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struct bpfipt_conf *cf)

@@ -2477,9 +2477,10 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 				continue;
 			}
 			if (conf->pfx_direct[chain] & (1ULL << idx)) {
-				/* a range decides: the packet's value, no lookup */
+				/* a range decides: the packet's value, no lookup
+				 * (one compare: the range may wrap) */
 				x = sc->pval[f & (BPFIPT_PVALS - 1)];
-				b = x >= conf->pfx_lo[chain][idx] && x <= conf->pfx_hi[chain][idx];
+				b = x - conf->pfx_lo[chain][idx] <= conf->pfx_span[chain][idx];
 				continue;
 			}
 			/* a vector: its word of the prefix's slots, once per field

@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		40	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		41	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -546,7 +546,9 @@ enum bpfipt_stat {
 					 *     physical counter (pfx_ctr, pfx_log);
 					 * 40: a protocol and its destination
 					 *     ports as one range
-					 *     (BPFIPT_FAST_PFX_PDPORT) */
+					 *     (BPFIPT_FAST_PFX_PDPORT);
+					 * 41: its ranges as lo and span, which
+					 *     may wrap (pfx_span) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -719,6 +721,7 @@ enum {
  * BPFIPT_NO_PORT keeps bit 16 (the loader's pfx_rule()) */
 #define BPFIPT_FAST_PFX_PDPORT		12
 #define BPFIPT_FAST_PFX_PDPORT_VAL(proto, dport)	((((__u32)(proto) & 0xff) << 17) | (__u32)(dport))
+#define BPFIPT_FAST_PFX_NEVER		0xffffffffu	/* pfx_lo of a field no packet passes */
 #define BPFIPT_FAST_PFX_TUPLE		13	/* the slot's tuple group */
 #define BPFIPT_FAST_PFX_LIST		14	/* the chain's folded list (gfold) */
 #define BPFIPT_FAST_PFX_NONE		15
@@ -784,10 +787,14 @@ struct bpfipt_conf {
 	} tfast[BPFIPT_NCHAINS];
 	/* The slot prefix's fields that a range of the packet's value decides
 	 * (bit j * BPFIPT_FAST_PFX_FIELDS + k of pfx_direct: field k of its j-th
-	 * slot): the slot is in the vector of every value in [pfx_lo, pfx_hi] and of
-	 * no other, so fast_prefix() compares instead of looking the vector up.
-	 * The source and destination (IPv4, host order), the interface (the one
-	 * ifindex a rule names), protocol, ports and the conntrack state. */
+	 * slot): the slot is in the vector of every value v with v - pfx_lo <=
+	 * pfx_span (32-bit: [lo, lo + span], or, wrapping past 0xffffffff, every
+	 * value outside a range: ! -i docker0, ! -s NET, ! -p tcp) and of no
+	 * other, so fast_prefix() compares instead of looking the vector up. The
+	 * source and destination (IPv4, host order), the interface (the one
+	 * ifindex a rule names), protocol, ports and the conntrack state. A field
+	 * no packet passes (-i wg0 before wg0 exists) is the protocol compared
+	 * with BPFIPT_FAST_PFX_NEVER, a value it never has. */
 	__u64 pfx_direct[BPFIPT_NCHAINS];
 	/* bit j: the prefix's j-th slot is a rule after which a matching packet
 	 * goes on (-j LOG, NFLOG, no target): counted, a LOG noted, and the
@@ -813,7 +820,7 @@ struct bpfipt_conf {
 	__u32 pfx_log[BPFIPT_NCHAINS];
 	__u32 pfx_ctr[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
-	__u32 pfx_hi[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
+	__u32 pfx_span[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 };
 
 enum {

@@ -285,6 +285,10 @@ static void send_checked(struct dp_inst *in, struct ipt_table *t, struct cp_pack
 	send_chain(in, t, p, BPFIPT_INPUT);
 }
 
+/* the last value of the slot prefix's direct range idx of chain c, one that does
+ * not wrap (bpfipt_conf.pfx_span) */
+#define PFX_HI(c, idx) (cf.pfx_lo[c][idx] + cf.pfx_span[c][idx])
+
 static struct ipt_table *install_text(struct strbuf *sb, struct cp_compiled **cc,
 				      struct dp_inst **in, struct bpfipt_conf *cf)
 {
@@ -1347,13 +1351,13 @@ START_TEST(t_prefix)
 	/* ranges decide the sources, protocols and ports (pfx_direct), not -m length */
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT], 0x1111);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], 0xc0000200);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][0], 0xc00002ff);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 0), 0xc00002ff);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 6);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][4], 6);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 4), 6);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8], 0xc6336407);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][8], 0xc6336407);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 8), 0xc6336407);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][12], 17u << 17 | 53);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][12], 17u << 17 | 53);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 12), 17u << 17 | 53);
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT], 0x10);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 1u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_FORWARD][0], AT(0, 0xffff));
@@ -1492,11 +1496,11 @@ START_TEST(t_prefix_host)
 	/* the states and lo: ranges of the packet's; the list: its search */
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 0xfff, 0x111);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 1);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][4], 1);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 4), 1);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], BPFIPT_CT_ESTABLISHED);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][0], BPFIPT_CT_RELATED);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 0), BPFIPT_CT_RELATED);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8], BPFIPT_CT_INVALID);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][8], BPFIPT_CT_INVALID);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 8), BPFIPT_CT_INVALID);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 0), BPFIPT_FAST_PFX_LIST);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_NONE);
 	for (unsigned int k = 0; k < 1500; k++) {
@@ -1826,7 +1830,9 @@ START_TEST(t_tuple_mid)
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_NONE);
 	/* -i wg9, a link that does not exist: a range of none, no lookup */
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 1, 1);
-	ck_assert_uint_gt(cf.pfx_lo[BPFIPT_INPUT][0], cf.pfx_hi[BPFIPT_INPUT][0]);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 0, 0), BPFIPT_F_PROTO);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], BPFIPT_FAST_PFX_NEVER);
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][0], 0);
 	for (int k = 0; k < 1500; k++) {
 		unsigned int i = rnd() % 300, kind = rnd() % 7;
 		struct cp_packet p = {
@@ -2007,7 +2013,8 @@ START_TEST(t_jump_prefix)
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.lookup[BPFIPT_OUTPUT] & (1u << BPFIPT_F_SRC), 0);
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT] & 1, 1);
-	ck_assert_uint_gt(cf.pfx_lo[BPFIPT_OUTPUT][0], cf.pfx_hi[BPFIPT_OUTPUT][0]);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_OUTPUT], 0, 0), BPFIPT_F_PROTO);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_OUTPUT][0], BPFIPT_FAST_PFX_NEVER);
 	for (int k = 0; k < 3000; k++) {
 		unsigned int i = rnd() % 400, kind = rnd() % 8;
 		struct cp_packet p = {
@@ -2061,9 +2068,10 @@ END_TEST
 /* A protocol and its ports as the slot prefix tests them (loader.c pfx_fold()):
  * FORWARD is Docker's (DOCKER-USER, the isolation stages, published ports in
  * DOCKER: -d, ! -i docker0, -o docker0, -p tcp --dport, seven fields in the
- * vectors, four in the prefix), fourteen rules that reach the policy; INPUT
+ * vectors, four ranges in the prefix), fourteen rules that reach the policy; INPUT
  * has port matches of every shape: a source port range, --syn, ! -f,
- * multiport, both ports, an inverted range, every port. Every packet judged
+ * multiport, both ports, an inverted range, every port, and ! -s NET, ! -p,
+ * ! -i (ranges that wrap in the prefix: bpfipt_conf.pfx_span). Every packet judged
  * before the walk; verdicts and counters against the reference, fragments,
  * SYNs and GRE (no ports) among them. */
 START_TEST(t_port_prefix)
@@ -2090,6 +2098,8 @@ START_TEST(t_port_prefix)
 		"-A INPUT -p tcp -m tcp ! --dport 8000:9000 -j DROP\n"
 		"-A INPUT -p udp -m udp --dport 0:65535 -j LOG\n"
 		"-A INPUT -p tcp -m tcp --dport 0:65535 -j ACCEPT\n"
+		"-A INPUT ! -s 192.0.2.0/24 ! -p udp -j ACCEPT\n"
+		"-A INPUT ! -i eth0 -p udp -j REJECT\n"
 		"-A FORWARD -j DOCKER-USER\n-A FORWARD -j DOCKER-ISOLATION-STAGE-1\n"
 		"-A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
 		"-A FORWARD -o docker0 -j DOCKER\n-A FORWARD -i docker0 ! -o docker0 -j ACCEPT\n"
@@ -2116,16 +2126,19 @@ START_TEST(t_port_prefix)
 		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 1), BPFIPT_F_IIF);
 		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 2), BPFIPT_F_OIF);
 		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 3), BPFIPT_FAST_PFX_PDPORT);
-		/* ! -i docker0 by its vector, the others by ranges */
-		ck_assert_uint_eq(cf.pfx_direct[BPFIPT_FORWARD] >> idx & 15, 0xd);
+		/* ranges; ! -i docker0 the one that wraps from 4 to 2 */
+		ck_assert_uint_eq(cf.pfx_direct[BPFIPT_FORWARD] >> idx & 15, 0xf);
+		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 1], 4);
+		ck_assert_uint_eq(cf.pfx_span[BPFIPT_FORWARD][idx + 1], 0xfffffffe);
 		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 2], 3);
+		ck_assert_uint_eq(cf.pfx_span[BPFIPT_FORWARD][idx + 2], 0);
 	}
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][9 * 4 + 3], 6u << 17 | 80);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_FORWARD][11 * 4 + 3], 17u << 17 | 53);
-	/* INPUT: eight rules and the policy; the protocol and a source port, the
+	ck_assert_uint_eq(PFX_HI(BPFIPT_FORWARD, 11 * 4 + 3), 17u << 17 | 53);
+	/* INPUT: ten rules and the policy; the protocol and a source port, the
 	 * flags beside -p and --dport, multiport's ports by their vector, both
-	 * ports, every port */
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 8u << 8 | BPFIPT_FAST_PFX_END);
+	 * ports, every port; ! -s NET, ! -p and ! -i as inverted ranges */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 10u << 8 | BPFIPT_FAST_PFX_END);
 	pfx = cf.pfx[BPFIPT_INPUT];
 	ck_assert_uint_eq(pfx[0] & 0xffff, 0xff00 | BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO);
 	ck_assert_uint_eq(pfx[0] >> 16 & 0xffff, 0xff00 | BPFIPT_F_TCPFLAGS << 4 |
@@ -2137,14 +2150,27 @@ START_TEST(t_port_prefix)
 	ck_assert_uint_eq(pfx[1] >> 32, 0xfff0fff0ULL | BPFIPT_FAST_PFX_PDPORT << 16 |
 			  BPFIPT_FAST_PFX_PDPORT);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4 * 4], 17u << 17 | 1024);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][4 * 4], 17u << 17 | 65535);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 4 * 4), 17u << 17 | 65535);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][7 * 4], 6u << 17);
-	ck_assert_uint_eq(cf.pfx_hi[BPFIPT_INPUT][7 * 4], 6u << 17 | 65535);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 7 * 4), 6u << 17 | 65535);
+	ck_assert_uint_eq(pfx[2] & 0xffffffff, 0xff00ff00 | BPFIPT_F_PROTO << 20 | BPFIPT_F_IIF << 16 |
+			  BPFIPT_F_PROTO << 4 | BPFIPT_F_SRC);
+	/* ! -s 192.0.2.0/24: from 192.0.3.0 round to 192.0.1.255; ! -p udp;
+	 * ! -i eth0 */
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] >> 32 & 0xff, 0x33);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8 * 4], 0xc0000300);
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][8 * 4], 0xfffffeff);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8 * 4 + 1], 18);
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][8 * 4 + 1], 0xfffffffe);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][9 * 4], 3);
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][9 * 4], 0xfffffffe);
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][9 * 4 + 1], 0);
 	for (unsigned int k = 0; k < 3000; k++) {
 		unsigned int kind = rnd() % 8;
 		bool fwd = k % 2;
 		struct cp_packet p = {
-			.saddr = inet_addr("192.0.2.7"), .daddr = inet_addr(dsts[rnd() % 4]),
+			.saddr = inet_addr(rnd() % 4 ? "192.0.2.7" : "198.51.100.7"),
+			.daddr = inet_addr(dsts[rnd() % 4]),
 			.proto = kind < 4 ? 6 : kind < 7 ? 17 : IPPROTO_GRE, .has_ports = kind < 7,
 			.sport = fwd ? 20000 + k : sports[rnd() % 3], .dport = dports[rnd() % 8],
 			.len = 50, .has_tcp = kind < 4, .tcpflags = rnd() % 2 ? 0x02 : 0x10,
@@ -2164,12 +2190,12 @@ START_TEST(t_port_prefix)
 		rule_no = ref_rule(t, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, &p, &rt, &owner);
 		check_fast(in, t, &p, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, true, rule_no);
 		if (rule_no >= 0)
-			nrule[(fwd ? 8 : 0) + (rule_no > 7 ? 7 : rule_no)]++;
+			nrule[fwd ? 15 : rule_no > 14 ? 14 : rule_no]++;
 	}
 	/* every INPUT rule but the LOG judged some, and Docker's three ports */
-	for (j = 0; j < 8; j++)
-		ck_assert_msg(j == 6 || nrule[j] > 10, "INPUT rule %u: %u packets", j, nrule[j]);
-	ck_assert_uint_gt(nrule[8], 150);
+	for (j = 0; j < 10; j++)
+		ck_assert_msg(j == 6 || nrule[j] > 5, "INPUT rule %u: %u packets", j, nrule[j]);
+	ck_assert_uint_gt(nrule[15], 150);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);

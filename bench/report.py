@@ -122,6 +122,10 @@ def pk_tables(ns, inst, sfx="", fam=""):
                                      "(f2b: 1 000 `-s` REJECTs, RETURN; every packet takes the "
                                      "jump) and `-p tcp --dport 22 -j ACCEPT` (the jump and its "
                                      "chain in the slot prefix since ABI 38)"),
+                       ("mixeddocker", "the mixed rules behind `-i lo -j ACCEPT` and `-j DOCKER` "
+                                       "(DOCKER: three `-d 10.1.0.1 ! -i lo -p tcp --dport P -j "
+                                       "ACCEPT`, Docker's published ports, the packets' "
+                                       "destination; in the slot prefix since ABI 40)"),
                        ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial "
                                  "case for bit vectors; one tuple group from 64 rules)"),
                        ("pairs", "pairs (mixed with `-d` one of three hosts: source and "
@@ -218,6 +222,11 @@ def ns_targets(ns, sfx="", fam=""):
         v = [x for x in v if x is not None]
         if v:
             target(f"... same, mixed beside a jump to a chain of 1 000 sources, {fmt(n)} rules "
+                   f"<= {lim} ns", f"{fmt(max(v))} ns", max(v) <= lim)
+        v = [ns.get(("mixeddocker" + sfx, n, p, "xdp", "off")) for p in ("none", "none-worst")]
+        v = [x for x in v if x is not None]
+        if v:
+            target(f"... same, mixed beside a jump to Docker's published ports, {fmt(n)} rules "
                    f"<= {lim} ns", f"{fmt(max(v))} ns", max(v) <= lim)
     v = [ns.get(("deny" + sfx, 1000000, p, "xdp", "off")) for p in ("first", "last", "none")]
     v = [x for x in v if x is not None]

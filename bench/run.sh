@@ -162,6 +162,16 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 		--head $':f2b - [0:0]\n-A INPUT -i lo -j ACCEPT\n-A INPUT -p udp -j f2b\n-A INPUT -p tcp --dport 22 -j ACCEPT\n' \
 		--tail "$f2b"$'\n-A f2b -j RETURN\n' |
 		sed -n 's/^mixedhead,/mixedjump,/p' >> "$OUT/pktcost.csv" || log "pktcost (jump) FAILED"
+	# the mixed rules beside a jump to a chain of Docker's published ports (-d,
+	# ! -i, -p tcp --dport; INPUT's: no -o), the packets' destination, so that
+	# every packet tests ! -i: rows mixeddocker
+	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" --deny-sizes "" --host-sizes "" \
+		--no-ct --head-sizes "$HEAD_SIZES" \
+		--head "$(printf '%s\n' ':DOCKER - [0:0]' '-A INPUT -i lo -j ACCEPT' '-A INPUT -j DOCKER'
+			for p in 80 5432 8080; do
+				echo "-A DOCKER -d 10.1.0.1/32 ! -i lo -p tcp -m tcp --dport $p -j ACCEPT"
+			done)"$'\n' |
+		sed -n 's/^mixedhead,/mixeddocker,/p' >> "$OUT/pktcost.csv" || log "pktcost (docker) FAILED"
 	footer "$OUT/pktcost.csv"
 	# grouping off: a deny list as one slot per rule (the LBVS alone)
 	header "$OUT/pktcost_nogroup.csv"

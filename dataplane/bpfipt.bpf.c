@@ -2441,13 +2441,14 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	 * rule's slot read where it is needed (kept in a register, it cost the
 	 * verifier more) */
 #define PFX_SLOT(j)	((__u32)conf->pfx_slot[chain][(j) & (BPFIPT_FAST_PFX_MAX - 1)])
+	/* a list's or tuple group's hit sets it, and is judged there */
+	*pctr = NO_SLOT;
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		if ((__u32)j >= n)
 			break;
 		if ((__u32)j < sc->pj || (*poff & (1u << j)))
 			continue;
 		b = 1;
-		*pctr = NO_SLOT;
 #pragma clang loop unroll(disable)
 		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
 			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 63, x, fi;

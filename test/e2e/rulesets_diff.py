@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real-world rulesets, enforced by bpf-iptables and by iptables-legacy.
 
-Five filter rulesets, each loaded into the firewall of two twin "star"
+Seven filter rulesets, each loaded into the firewall of two twin "star"
 topologies (netlib.Star): a firewall namespace whose interfaces carry the
 names the ruleset uses (ppp0, wlan0, eth1, bond0.208, gre-davo-1, docker0,
 br-5a8d3c1e9f20, ...; each a veth, a VLAN or bridge name included), one
@@ -28,6 +28,8 @@ The rulesets:
           of published ports, MASQUERADE) is not there: packets are sent to
           the container's address as they look after DNAT.  docker0 and the
           network's bridge are veths here (one container behind each).
+  docker0 Docker's default install (docker0 and two published ports only):
+          its FORWARD chain all in the slot prefix.
   docker-bridge  the same ruleset with docker0 and the network's bridge real
           bridges, containers on their ports (two on docker0), as Docker
           makes them; the kernel's br_netfilter (on here) shows the packets
@@ -698,6 +700,37 @@ COMMIT
 """
 
 
+def docker0_text():
+    """Docker's default install: docker0 only, two published ports, DOCKER-USER
+    as Docker leaves it. Its fourteen FORWARD rules (the user and isolation
+    chains, the published ports: -d, ! -i, -o, -p --dport) are all in the slot
+    prefix (dataplane.md), which this ruleset checks on real packets."""
+    return """# Docker 20.10-27, docker0 only, filter table
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+:DOCKER - [0:0]
+:DOCKER-ISOLATION-STAGE-1 - [0:0]
+:DOCKER-ISOLATION-STAGE-2 - [0:0]
+:DOCKER-USER - [0:0]
+-A FORWARD -j DOCKER-USER
+-A FORWARD -j DOCKER-ISOLATION-STAGE-1
+-A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A FORWARD -o docker0 -j DOCKER
+-A FORWARD -i docker0 ! -o docker0 -j ACCEPT
+-A FORWARD -i docker0 -o docker0 -j ACCEPT
+-A DOCKER -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp --dport 80 -j ACCEPT
+-A DOCKER -d 172.17.0.3/32 ! -i docker0 -o docker0 -p udp -m udp --dport 53 -j ACCEPT
+-A DOCKER-ISOLATION-STAGE-1 -i docker0 ! -o docker0 -j DOCKER-ISOLATION-STAGE-2
+-A DOCKER-ISOLATION-STAGE-1 -j RETURN
+-A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP
+-A DOCKER-ISOLATION-STAGE-2 -j RETURN
+-A DOCKER-USER -j RETURN
+COMMIT
+"""
+
+
 class Conv:
     """A real exchange between sockets: TCP connect + echo, or a UDP
     request/reply. cport: the client's port (0: any)."""
@@ -859,6 +892,19 @@ SITES = [
         Conv("tcp", "ctr", "172.17.0.2", "net1", "172.18.0.2", 5432),
         Conv("tcp", "net1", "172.18.0.2", "ctr", "172.17.0.2", 80),
         Conv("tcp", "net1", "172.18.0.2", "wan", "198.51.100.20", 443),
+        Conv("tcp", "fw", "172.17.0.1", "ctr", "172.17.0.2", 80),
+        Conv("tcp", "wan", "10.99.0.2", "fw", "10.99.0.1", 22),
+    ]),
+    Site("docker0", docker0_text, [
+        L("eth0", "wan", "10.99.0.1/24", ["10.99.0.2/24"], lo=["203.0.113.50"],
+          routes=["0.0.0.0/0"]),
+        L("docker0", "ctr", "172.17.0.1/16", ["172.17.0.2/16", "172.17.0.3/16"]),
+    ], convs=[
+        Conv("tcp", "wan", "203.0.113.50", "ctr", "172.17.0.2", 80),
+        Conv("tcp", "wan", "203.0.113.50", "ctr", "172.17.0.2", 22),
+        Conv("udp", "wan", "203.0.113.50", "ctr", "172.17.0.3", 53),
+        Conv("udp", "wan", "10.99.0.2", "ctr", "172.17.0.3", 54),
+        Conv("tcp", "ctr", "172.17.0.2", "wan", "203.0.113.50", 443),
         Conv("tcp", "fw", "172.17.0.1", "ctr", "172.17.0.2", 80),
         Conv("tcp", "wan", "10.99.0.2", "fw", "10.99.0.1", 22),
     ]),

@@ -1695,9 +1695,9 @@ static unsigned int port_fields(const __u16 spts[2], bool sinv, bool dinv)
  * --dport 22, with ACCEPT, DROP or REJECT; LOG, NFLOG or no target (the packet
  * goes on), or extra matches (-m limit, recent, mac, mark, addrtype,
  * conntrack's other options) with no field too, a verdict with none; a jump
- * (-j CHAIN) when the rules of the chain it calls are such rules, up to one
+ * (-j CHAIN) or goto when the rules of the chain it calls are such rules, up to one
  * without a match that ends it (lvl: in a called chain, where a RETURN is one;
- * *always: a verdict or RETURN every packet takes). A port match counts as
+ * *always: a verdict, RETURN or goto every packet takes). A port match counts as
  * port_fields() says, --tcp-flags one more (Docker's -d, ! -i, -o, -p tcp
  * --dport: four). The
  * number of the prefix's rules it takes (a jump: and its chain's), 0 when not
@@ -1711,7 +1711,7 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 		    (r->tkind == IPT_T_EXT && (ext_is(&r->target, "LOG") ||
 					       ext_is(&r->target, "NFLOG"))),
 	     ret = lvl && r->tkind == IPT_T_VERDICT && r->verdict == IPT_V_RETURN,
-	     jump = r->tkind == IPT_T_JUMP && lvl < BPFIPT_FAST_PFX_MAX;
+	     jump = (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) && lvl < BPFIPT_FAST_PFX_MAX;
 	bool extra = false;
 	unsigned int n, i, take = 1;
 
@@ -1757,7 +1757,8 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 	}
 	if (n > BPFIPT_FAST_PFX_FIELDS)
 		return 0;
-	*always = !n && !extra && !cont && !jump;	/* a verdict every packet takes */
+	/* a verdict or goto every packet takes */
+	*always = !n && !extra && !cont && (!jump || r->tkind == IPT_T_GOTO);
 	if (jump) {
 		int ci = ipt_chain_index(x->t, r->chain);
 		const struct ipt_chain *ch = ci >= 0 ? x->t->chains[ci] : NULL;

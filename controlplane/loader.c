@@ -2945,7 +2945,8 @@ static bool if_range(const struct cp_if_field *fl, const struct cp_compiled *cc,
 /* The slot prefix of a chain being built (prefix_of()): its rules so far, and
  * of each its fields' number (a list's 1, a tuple group's
  * BPFIPT_FAST_PFX_FIELDS), its depth (0: a rule of the chain itself, 1 of a
- * chain it calls, ...) and whether it is a RETURN. */
+ * chain it calls, ...), whether it is a RETURN, and whether a goto (-g), then
+ * where the rules of the chain it calls end. */
 struct pfx_build {
 	const struct cp_compiled *cc;
 	struct bpfipt_conf *cf;
@@ -2953,6 +2954,8 @@ struct pfx_build {
 	__u32 nf[BPFIPT_FAST_PFX_MAX];
 	__u8 lvl[BPFIPT_FAST_PFX_MAX];
 	bool ret[BPFIPT_FAST_PFX_MAX];
+	bool go[BPFIPT_FAST_PFX_MAX];
+	__u8 gend[BPFIPT_FAST_PFX_MAX];
 };
 
 /* bits a .. b - 1 (b <= BPFIPT_FAST_PFX_MAX) */
@@ -2992,6 +2995,22 @@ static void pfx_cut(struct pfx_build *b, __u32 k)
 		cf->pfx_skip[c][w][0] = cf->pfx_skip[c][w][1] = 0;
 	}
 	b->n = k;
+}
+
+/* The rules of a chain at depth lvl, the prefix's from `from` on, have ended at
+ * rule b->n: a RETURN of the chain's own that matches skips the rest of them,
+ * and so does a goto, past the rules of the chain it calls (the packet comes
+ * back to the chain that called this one, or to the base chain's policy). */
+static void pfx_chain_end(struct pfx_build *b, __u32 from, unsigned int lvl)
+{
+	for (__u32 k = from; k < b->n; k++) {
+		if (b->lvl[k] != lvl)
+			continue;
+		if (b->ret[k])
+			b->cf->pfx_skip[b->c][k][1] = pfx_bits(k + 1, b->n);
+		else if (b->go[k])
+			b->cf->pfx_skip[b->c][k][1] = pfx_bits(b->gend[k], b->n);
+	}
 }
 
 /* No field constrains slot s of chain c. */
@@ -3093,13 +3112,13 @@ static void pfx_range(struct bpfipt_conf *cf, __u32 c, __u32 idx, struct pfx_fie
  * called from the chain's own rules: 1, ...): a plain verdict that one to
  * BPFIPT_FAST_PFX_FIELDS fields constrain, the chain's folded list, a tuple
  * group alone, or a rule after which the packet goes on (a LOG: pfx_cont),
- * maybe with extra matches (pfx_extra); a verdict with no field. A jump is
- * such a rule, followed by the rules of the chain it calls, all of them or the
- * jump is not taken; in a called chain, so is a RETURN. 0: taken; 1: taken,
- * and every packet that reaches it is judged or returns there (a verdict or a
- * RETURN without a field; the block's end, with no counter, is not a rule of
- * the prefix): the rest of its chain is never reached; -1: not (what it wrote
- * is cut by the caller). */
+ * maybe with extra matches (pfx_extra); a verdict with no field. A jump or a
+ * goto is such a rule, followed by the rules of the chain it calls, all of them
+ * or the jump is not taken; in a called chain, so is a RETURN. 0: taken; 1:
+ * taken, and every packet that reaches it is judged or returns there (a
+ * verdict, a RETURN or a goto without a field; the block's end, with no
+ * counter, is not a rule of the prefix): the rest of its chain is never
+ * reached; -1: not (what it wrote is cut by the caller). */
 static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 {
 	const struct cp_compiled *cc = b->cc;
@@ -3107,14 +3126,16 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	__u32 c = b->c, j = b->n, t, k;
 	const struct bpfipt_slot *sl;
 	struct pfx_field fl[NFA + 4];
-	bool cont, extra, jump, ret;
+	bool cont, extra, jump, ret, go;
 	__u64 fields = 0;
 	int f, n, nraw = 0, r;
 
 	if (s >= cc->nslots[c] || s == cc->policy_slot[c] || s > UINT8_MAX)
 		return -1;
 	sl = &cc->slots[c][s];
-	jump = sl->kind == BPFIPT_S_JUMP && !(sl->xflags & BPFIPT_X_VMAP);
+	jump = (sl->kind == BPFIPT_S_JUMP || sl->kind == BPFIPT_S_GOTO) &&
+	       !(sl->xflags & BPFIPT_X_VMAP);
+	go = jump && sl->kind == BPFIPT_S_GOTO;
 	ret = sl->kind == BPFIPT_S_RETURN && lvl;
 	extra = sl->xflags & BPFIPT_X_EXTRA;
 	if (ret && !extra && slot_free(cc, c, s) && sl->counter == BPFIPT_NO_COUNTER)
@@ -3124,6 +3145,7 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	cf->pfx_slot[c][j] = (__u8)s;
 	b->lvl[j] = (__u8)lvl;
 	b->ret[j] = ret;
+	b->go[j] = go;
 	if (folded_list(cc, cf, c, s)) {
 		/* the chain's folded list: its search decides */
 		pfx_put(b, j, BPFIPT_FAST_PFX_LIST, 1);
@@ -3214,10 +3236,10 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	if (r < 0)
 		return -1;
 	cf->pfx_skip[c][j][0] = pfx_bits(j + 1, b->n);
-	for (k = j + 1; k < b->n; k++)
-		if (b->ret[k] && b->lvl[k] == lvl + 1)
-			cf->pfx_skip[c][k][1] = pfx_bits(k + 1, b->n);
-	return 0;
+	pfx_chain_end(b, j + 1, lvl + 1);
+	b->gend[j] = (__u8)b->n;
+	/* a goto every packet takes: the rest of its chain is never reached */
+	return go && !n && !extra ? 1 : 0;
 }
 
 /* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its rules
@@ -3257,11 +3279,14 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	 * fields (-s, -p and both ports: one of many unlike rules) ends it, since
 	 * few packets match it and every walking packet would test it (four such
 	 * rules: ~25 ns on each, docs/performance.md). It ends before a rule of
-	 * the chain itself: the walk starts there with an empty stack. */
+	 * the chain itself: the walk starts there with an empty stack; and before
+	 * a goto of the chain itself, after which the walk must not come back to
+	 * the chain's rules. */
 	if (s != cc->policy_slot[c]) {
 		__u32 open = b.n < BPFIPT_FAST_PFX_OPEN ? b.n : BPFIPT_FAST_PFX_OPEN;
 
-		for (k = 0; k < open && b.nf[k] < BPFIPT_FAST_PFX_FIELDS; k++)
+		for (k = 0; k < open && b.nf[k] < BPFIPT_FAST_PFX_FIELDS && !(b.go[k] && !b.lvl[k]);
+		     k++)
 			;
 		if (k < b.n) {
 			while (k > 0 && b.lvl[k])
@@ -3269,6 +3294,8 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			s = cf->pfx_slot[c][k];
 			pfx_cut(&b, k);
 		}
+	} else {
+		pfx_chain_end(&b, 0, 0);	/* the chain's own gotos */
 	}
 	if (!b.n)
 		return 0;

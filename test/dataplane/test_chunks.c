@@ -2202,6 +2202,83 @@ START_TEST(t_port_prefix)
 }
 END_TEST
 
+/* Gotos in the slot prefix (loader.c pfx_rule(), pfx_chain_end()): INPUT's
+ * -p udp --dport 53 -g dns (a RETURN there, or dns's end, is INPUT's policy,
+ * not its next rule), -p tcp -j zones, -p udp -j ACCEPT; zones' -p tcp --dport
+ * 22 -g ssh (ssh's RETURN comes back to INPUT, past zones' rest), tcp 80
+ * ACCEPT, an unconditional -g public (zones' last rule is never reached):
+ * fourteen rules that reach the policy. FORWARD's goto after -i lo in a prefix
+ * the walk follows: the prefix ends before it. Verdicts, counters and the FAST
+ * statistic against the reference. */
+START_TEST(t_goto_prefix)
+{
+	static const char *const srcs[] = { "10.1.2.3", "192.0.2.9", "198.51.100.4", "203.0.113.1" };
+	static const __u16 dports[] = { 22, 53, 80, 443, 8080 };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int ndropped_return = 0;
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":dns - [0:0]\n:zones - [0:0]\n:ssh - [0:0]\n:public - [0:0]\n"
+		"-A INPUT -i lo -j ACCEPT\n-A INPUT -p udp -m udp --dport 53 -g dns\n"
+		"-A INPUT -p tcp -j zones\n-A INPUT -p udp -j ACCEPT\n"
+		"-A dns -s 10.0.0.0/8 -j ACCEPT\n-A dns -s 192.0.2.0/24 -j RETURN\n-A dns -j LOG\n"
+		"-A zones -p tcp -m tcp --dport 22 -g ssh\n-A zones -p tcp -m tcp --dport 80 -j ACCEPT\n"
+		"-A zones -g public\n-A zones -p tcp -j DROP\n"
+		"-A ssh -s 192.0.2.0/24 -j ACCEPT\n-A ssh -s 198.51.100.0/24 -j RETURN\n"
+		"-A ssh -p tcp -j LOG\n-A public -p tcp -m tcp --dport 443 -j ACCEPT\n"
+		"-A FORWARD -i lo -j ACCEPT\n-A FORWARD -p udp -g dns\n-A FORWARD " FIVE_FIELDS "\n"
+		"-A FORWARD -p udp -j DROP\nCOMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	/* 0 lo, 1 -g dns, 2-4 dns, 5 -j zones, 6 -g ssh, 7-9 ssh, 10 tcp 80,
+	 * 11 -g public, 12 public's, 13 udp ACCEPT */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 14u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][0], 7u << 2);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][1], 0x1ffu << 5);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][3][1], 1u << 4);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][5][0], 0x7fu << 6);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][6][0], 7u << 7);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][6][1], 7u << 10);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][8][1], 1u << 9);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][11][0], 1u << 12);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][11][1], 0);
+	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_INPUT], 1u << 1 | 1u << 3 | 1u << 4 | 1u << 5 |
+			  1u << 6 | 1u << 8 | 1u << 9 | 1u << 11);
+	/* FORWARD: -i lo only; the walk from the goto's slot */
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 1u << 8);
+	ck_assert_uint_eq(cf.pfx_next[BPFIPT_FORWARD], 1);
+	for (unsigned int k = 0; k < 3000; k++) {
+		bool fwd = k % 4 == 3, tcp = rnd() % 2;
+		struct cp_packet p = {
+			.saddr = inet_addr(srcs[rnd() % 4]), .daddr = inet_addr("10.9.9.9"),
+			.proto = tcp ? 6 : 17, .has_ports = true, .sport = 40000,
+			.dport = dports[rnd() % 5], .len = 50, .has_tcp = tcp, .tcpflags = 0x10,
+			.iif = rnd() % 8 ? 2 : 1,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no;
+
+		if (!tcp && rnd() % 2)
+			p.dport = 53;
+		rule_no = ref_rule(t, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, &p, &rt, &owner);
+		check_fast(in, t, &p, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, !fwd || p.iif == 1,
+			   rule_no);
+		/* dns's RETURN after the goto from INPUT: the policy */
+		ndropped_return += !fwd && !tcp && p.dport == 53 && p.iif != 1 &&
+				   p.saddr == inet_addr("192.0.2.9") && rt.verdict == BPFIPT_V_DROP;
+	}
+	ck_assert_uint_gt(ndropped_return, 20);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A tuple group's hash rewritten in place (loader.c, tuple_sync()): five
  * rulesets installed one after the other into one instance, each moving a
  * third of the run's ports and putting one more rule before the run (every
@@ -2335,6 +2412,7 @@ int main(void)
 	tcase_add_test(tc, t_tuple_two);
 	tcase_add_test(tc, t_jump_prefix);
 	tcase_add_test(tc, t_port_prefix);
+	tcase_add_test(tc, t_goto_prefix);
 	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -724,8 +724,8 @@ START_TEST(t_tuples)
 	 * among them, a deny list there counted as one (fail2ban's chain); after a
 	 * jump to a chain with a rule of five fields (-s, -d, -p --dport, --sport,
 	 * --length: not in the prefix) it takes 4096; Docker's published port
-	 * (-d, ! -i, -o, -p tcp --dport) is four */
-	for (int first = 0; first < 6; first++) {
+	 * (-d, ! -i, -o, -p tcp --dport) is four; a goto counts as a jump */
+	for (int first = 0; first < 7; first++) {
 		static const char *const head[] = {
 			"", "-A FORWARD -p tcp --dport 22 -j ACCEPT\n",
 			"-N svc\n-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 "
@@ -735,14 +735,16 @@ START_TEST(t_tuples)
 			"-m length --length 20:1500 -j DROP\n-A FORWARD -p tcp -j svc\n",
 			"-N svc\n-A FORWARD -p tcp -j svc\n",
 			"-N svc\n-A svc -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp "
-			"--dport 80 -j ACCEPT\n-A FORWARD -p tcp -j svc\n" };
+			"--dport 80 -j ACCEPT\n-A FORWARD -p tcp -j svc\n",
+			"-N svc\n-A svc -p tcp --dport 9 -j ACCEPT\n-A FORWARD -p udp -g svc\n" };
 		static const char *const hit[] = { "FORWARD:7", "FORWARD:8", "FORWARD:0 FORWARD:8",
 						   "FORWARD:0 svc:1 FORWARD:8",
-						   "FORWARD:0 svc:20 FORWARD:8", "FORWARD:0 FORWARD:8" };
+						   "FORWARD:0 svc:20 FORWARD:8", "FORWARD:0 FORWARD:8",
+						   "FORWARD:8" };
 		static const char *const miss[] = { "FORWARD:P", "FORWARD:P", "FORWARD:0 FORWARD:P",
 						    "FORWARD:0 svc:1 FORWARD:P",
 						    "FORWARD:0 svc:20 FORWARD:P",
-						    "FORWARD:0 FORWARD:P" };
+						    "FORWARD:0 FORWARD:P", "FORWARD:P" };
 		struct strbuf sb = STRBUF_INIT;
 		struct fixture g;
 

@@ -1696,7 +1696,8 @@ static unsigned int port_fields(const __u16 spts[2], bool sinv, bool dinv)
  * goes on), or extra matches (-m limit, recent, mac, mark, addrtype,
  * conntrack's other options) with no field too, a verdict with none; a jump
  * (-j CHAIN) or goto when the rules of the chain it calls are such rules, up to one
- * without a match that ends it (lvl: in a called chain, where a RETURN is one;
+ * without a match that ends it (lvl: in a called chain; a RETURN is one, in a
+ * base chain its policy;
  * *always: a verdict, RETURN or goto every packet takes). A port match counts as
  * port_fields() says, --tcp-flags one more (Docker's -d, ! -i, -o, -p tcp
  * --dport: four). The
@@ -1710,7 +1711,7 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 	bool cont = r->tkind == IPT_T_NONE ||
 		    (r->tkind == IPT_T_EXT && (ext_is(&r->target, "LOG") ||
 					       ext_is(&r->target, "NFLOG"))),
-	     ret = lvl && r->tkind == IPT_T_VERDICT && r->verdict == IPT_V_RETURN,
+	     ret = r->tkind == IPT_T_VERDICT && r->verdict == IPT_V_RETURN,
 	     jump = (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) && lvl < BPFIPT_FAST_PFX_MAX;
 	bool extra = false;
 	unsigned int n, i, take = 1;

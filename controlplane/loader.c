@@ -3114,7 +3114,7 @@ static void pfx_range(struct bpfipt_conf *cf, __u32 c, __u32 idx, struct pfx_fie
  * group alone, or a rule after which the packet goes on (a LOG: pfx_cont),
  * maybe with extra matches (pfx_extra); a verdict with no field. A jump or a
  * goto is such a rule, followed by the rules of the chain it calls, all of them
- * or the jump is not taken; in a called chain, so is a RETURN. 0: taken; 1:
+ * or the jump is not taken; so is a RETURN (in the base chain, its policy). 0: taken; 1:
  * taken, and every packet that reaches it is judged or returns there (a
  * verdict, a RETURN or a goto without a field; the block's end, with no
  * counter, is not a rule of the prefix): the rest of its chain is never
@@ -3136,7 +3136,7 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	jump = (sl->kind == BPFIPT_S_JUMP || sl->kind == BPFIPT_S_GOTO) &&
 	       !(sl->xflags & BPFIPT_X_VMAP);
 	go = jump && sl->kind == BPFIPT_S_GOTO;
-	ret = sl->kind == BPFIPT_S_RETURN && lvl;
+	ret = sl->kind == BPFIPT_S_RETURN;	/* in the base chain: its policy */
 	extra = sl->xflags & BPFIPT_X_EXTRA;
 	if (ret && !extra && slot_free(cc, c, s) && sl->counter == BPFIPT_NO_COUNTER)
 		return 1;	/* the block's own end (compile.c) */
@@ -3280,13 +3280,13 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	 * few packets match it and every walking packet would test it (four such
 	 * rules: ~25 ns on each, docs/performance.md). It ends before a rule of
 	 * the chain itself: the walk starts there with an empty stack; and before
-	 * a goto of the chain itself, after which the walk must not come back to
-	 * the chain's rules. */
+	 * a goto or RETURN of the chain itself, after which the walk must not come
+	 * back to the chain's rules. */
 	if (s != cc->policy_slot[c]) {
 		__u32 open = b.n < BPFIPT_FAST_PFX_OPEN ? b.n : BPFIPT_FAST_PFX_OPEN;
 
-		for (k = 0; k < open && b.nf[k] < BPFIPT_FAST_PFX_FIELDS && !(b.go[k] && !b.lvl[k]);
-		     k++)
+		for (k = 0; k < open && b.nf[k] < BPFIPT_FAST_PFX_FIELDS &&
+			    !((b.go[k] || b.ret[k]) && !b.lvl[k]); k++)
 			;
 		if (k < b.n) {
 			while (k > 0 && b.lvl[k])
@@ -3295,7 +3295,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 			pfx_cut(&b, k);
 		}
 	} else {
-		pfx_chain_end(&b, 0, 0);	/* the chain's own gotos */
+		pfx_chain_end(&b, 0, 0);	/* the chain's own gotos and RETURNs */
 	}
 	if (!b.n)
 		return 0;

@@ -2202,14 +2202,16 @@ START_TEST(t_port_prefix)
 }
 END_TEST
 
-/* Gotos in the slot prefix (loader.c pfx_rule(), pfx_chain_end()): INPUT's
+/* Gotos and base chains' RETURNs in the slot prefix (loader.c pfx_rule(),
+ * pfx_chain_end()): INPUT's
  * -p udp --dport 53 -g dns (a RETURN there, or dns's end, is INPUT's policy,
  * not its next rule), -p tcp -j zones, -p udp -j ACCEPT; zones' -p tcp --dport
  * 22 -g ssh (ssh's RETURN comes back to INPUT, past zones' rest), tcp 80
- * ACCEPT, an unconditional -g public (zones' last rule is never reached):
- * fourteen rules that reach the policy. FORWARD's goto after -i lo in a prefix
- * the walk follows: the prefix ends before it. Verdicts, counters and the FAST
- * statistic against the reference. */
+ * ACCEPT, an unconditional -g public (zones' last rule is never reached), a
+ * RETURN of INPUT's own (its policy, not the udp ACCEPT after it): fifteen
+ * rules that reach the policy. FORWARD's goto after -i lo, and OUTPUT's RETURN
+ * after -o lo, in prefixes the walk follows: they end before them. Verdicts,
+ * counters and the FAST statistic against the reference. */
 START_TEST(t_goto_prefix)
 {
 	static const char *const srcs[] = { "10.1.2.3", "192.0.2.9", "198.51.100.4", "203.0.113.1" };
@@ -2224,21 +2226,25 @@ START_TEST(t_goto_prefix)
 	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":dns - [0:0]\n:zones - [0:0]\n:ssh - [0:0]\n:public - [0:0]\n"
 		"-A INPUT -i lo -j ACCEPT\n-A INPUT -p udp -m udp --dport 53 -g dns\n"
-		"-A INPUT -p tcp -j zones\n-A INPUT -p udp -j ACCEPT\n"
+		"-A INPUT -p tcp -j zones\n-A INPUT -s 203.0.113.0/24 -p udp -j RETURN\n"
+		"-A INPUT -p udp -j ACCEPT\n"
 		"-A dns -s 10.0.0.0/8 -j ACCEPT\n-A dns -s 192.0.2.0/24 -j RETURN\n-A dns -j LOG\n"
 		"-A zones -p tcp -m tcp --dport 22 -g ssh\n-A zones -p tcp -m tcp --dport 80 -j ACCEPT\n"
 		"-A zones -g public\n-A zones -p tcp -j DROP\n"
 		"-A ssh -s 192.0.2.0/24 -j ACCEPT\n-A ssh -s 198.51.100.0/24 -j RETURN\n"
 		"-A ssh -p tcp -j LOG\n-A public -p tcp -m tcp --dport 443 -j ACCEPT\n"
 		"-A FORWARD -i lo -j ACCEPT\n-A FORWARD -p udp -g dns\n-A FORWARD " FIVE_FIELDS "\n"
-		"-A FORWARD -p udp -j DROP\nCOMMIT\n");
+		"-A FORWARD -p udp -j DROP\n-A OUTPUT -o lo -j ACCEPT\n-A OUTPUT -p tcp -j RETURN\n"
+		"-A OUTPUT " FIVE_FIELDS "\n-A OUTPUT -p tcp -j DROP\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
 	/* 0 lo, 1 -g dns, 2-4 dns, 5 -j zones, 6 -g ssh, 7-9 ssh, 10 tcp 80,
-	 * 11 -g public, 12 public's, 13 udp ACCEPT */
-	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 14u << 8 | BPFIPT_FAST_PFX_END);
+	 * 11 -g public, 12 public's, 13 INPUT's RETURN (its policy), 14 udp
+	 * ACCEPT */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 15u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][0], 7u << 2);
-	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][1], 0x1ffu << 5);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][1], 0x3ffu << 5);
+	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][13][1], 1u << 14);
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][3][1], 1u << 4);
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][5][0], 0x7fu << 6);
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][6][0], 7u << 7);
@@ -2247,12 +2253,16 @@ START_TEST(t_goto_prefix)
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][11][0], 1u << 12);
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][11][1], 0);
 	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_INPUT], 1u << 1 | 1u << 3 | 1u << 4 | 1u << 5 |
-			  1u << 6 | 1u << 8 | 1u << 9 | 1u << 11);
+			  1u << 6 | 1u << 8 | 1u << 9 | 1u << 11 | 1u << 13);
 	/* FORWARD: -i lo only; the walk from the goto's slot */
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 1u << 8);
 	ck_assert_uint_eq(cf.pfx_next[BPFIPT_FORWARD], 1);
+	/* OUTPUT: -o lo only, the walk from its RETURN */
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 1u << 8);
+	ck_assert_uint_eq(cf.pfx_next[BPFIPT_OUTPUT], 1);
 	for (unsigned int k = 0; k < 3000; k++) {
-		bool fwd = k % 4 == 3, tcp = rnd() % 2;
+		bool fwd = k % 4 == 3, out = k % 4 == 2, tcp = rnd() % 2;
+		__u32 chain = fwd ? BPFIPT_FORWARD : out ? BPFIPT_OUTPUT : BPFIPT_INPUT;
 		struct cp_packet p = {
 			.saddr = inet_addr(srcs[rnd() % 4]), .daddr = inet_addr("10.9.9.9"),
 			.proto = tcp ? 6 : 17, .has_ports = true, .sport = 40000,
@@ -2265,12 +2275,16 @@ START_TEST(t_goto_prefix)
 
 		if (!tcp && rnd() % 2)
 			p.dport = 53;
-		rule_no = ref_rule(t, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, &p, &rt, &owner);
-		check_fast(in, t, &p, fwd ? BPFIPT_FORWARD : BPFIPT_INPUT, !fwd || p.iif == 1,
-			   rule_no);
-		/* dns's RETURN after the goto from INPUT: the policy */
-		ndropped_return += !fwd && !tcp && p.dport == 53 && p.iif != 1 &&
-				   p.saddr == inet_addr("192.0.2.9") && rt.verdict == BPFIPT_V_DROP;
+		if (out)
+			p.oif = p.iif, p.iif = 0;
+		rule_no = ref_rule(t, chain, &p, &rt, &owner);
+		check_fast(in, t, &p, chain, fwd ? p.iif == 1 : out ? p.oif == 1 : true, rule_no);
+		/* dns's RETURN after the goto from INPUT, INPUT's own RETURN: the
+		 * policy */
+		ndropped_return += chain == BPFIPT_INPUT && !tcp && p.iif != 1 &&
+				   (p.dport == 53 ? p.saddr == inet_addr("192.0.2.9")
+						  : p.saddr == inet_addr("203.0.113.1")) &&
+				   rt.verdict == BPFIPT_V_DROP;
 	}
 	ck_assert_uint_gt(ndropped_return, 20);
 	dp_inst_free(&in);

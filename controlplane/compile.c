@@ -1749,9 +1749,16 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 			extra = extra || (d->match_flags & ~XT_CONNTRACK_STATE);	/* the rest */
 		} else if (ext_is(m, "multiport")) {
 			n++;		/* its ports, or an extra (--ports) */
+		} else if (ext_is(m, "length")) {
+			n++;
+		} else if (ext_is(m, "iprange")) {
+			const struct iprange_data *d = m->data;
+
+			/* its ranges are the addresses' fields (-s and it: one) */
+			n += !!(d->flags & IPR_SRC) + !!(d->flags & IPR_DST);
 		} else if (!ext_is(m, "comment") && !ext_is(m, "limit") && !ext_is(m, "recent") &&
 			   !ext_is(m, "mac") && !ext_is(m, "mark") && !ext_is(m, "addrtype")) {
-			return 0;	/* iprange, length, ...: not worth the guess */
+			return 0;	/* -m set, u32, ...: not worth the guess */
 		} else {
 			extra = extra || !ext_is(m, "comment");
 		}

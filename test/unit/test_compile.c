@@ -724,8 +724,9 @@ START_TEST(t_tuples)
 	 * among them, a deny list there counted as one (fail2ban's chain); after a
 	 * jump to a chain with a rule of five fields (-s, -d, -p --dport, --sport,
 	 * --length: not in the prefix) it takes 4096; Docker's published port
-	 * (-d, ! -i, -o, -p tcp --dport) is four; a goto counts as a jump */
-	for (int first = 0; first < 7; first++) {
+	 * (-d, ! -i, -o, -p tcp --dport) is four; a goto counts as a jump, an
+	 * iprange and a length match as fields */
+	for (int first = 0; first < 8; first++) {
 		static const char *const head[] = {
 			"", "-A FORWARD -p tcp --dport 22 -j ACCEPT\n",
 			"-N svc\n-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 "
@@ -736,15 +737,17 @@ START_TEST(t_tuples)
 			"-N svc\n-A FORWARD -p tcp -j svc\n",
 			"-N svc\n-A svc -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp "
 			"--dport 80 -j ACCEPT\n-A FORWARD -p tcp -j svc\n",
-			"-N svc\n-A svc -p tcp --dport 9 -j ACCEPT\n-A FORWARD -p udp -g svc\n" };
+			"-N svc\n-A svc -p tcp --dport 9 -j ACCEPT\n-A FORWARD -p udp -g svc\n",
+			"-A FORWARD -p tcp -m iprange --src-range 10.1.0.1-10.1.0.9 -m length "
+			"--length 40:1500 -j ACCEPT\n" };
 		static const char *const hit[] = { "FORWARD:7", "FORWARD:8", "FORWARD:0 FORWARD:8",
 						   "FORWARD:0 svc:1 FORWARD:8",
 						   "FORWARD:0 svc:20 FORWARD:8", "FORWARD:0 FORWARD:8",
-						   "FORWARD:8" };
+						   "FORWARD:8", "FORWARD:8" };
 		static const char *const miss[] = { "FORWARD:P", "FORWARD:P", "FORWARD:0 FORWARD:P",
 						    "FORWARD:0 svc:1 FORWARD:P",
 						    "FORWARD:0 svc:20 FORWARD:P",
-						    "FORWARD:0 FORWARD:P", "FORWARD:P" };
+						    "FORWARD:0 FORWARD:P", "FORWARD:P", "FORWARD:P" };
 		struct strbuf sb = STRBUF_INIT;
 		struct fixture g;
 

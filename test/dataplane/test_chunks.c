@@ -2299,11 +2299,12 @@ START_TEST(t_goto_prefix)
 END_TEST
 
 /* One random rule of the slot prefix's kinds into sb, in chain `chain`:
- * addresses, interfaces, protocols, ports of every shape, negated or not,
- * and a target among `targets`. */
-static void random_rule(struct strbuf *sb, const char *chain, const char *const *targets,
-			unsigned int ntargets)
+ * addresses, interfaces (out: the output's too), protocols, ports of every
+ * shape, negated or not, and a target among `targets`. */
+static void random_rule(struct strbuf *sb, const char *chain, bool out,
+			const char *const *targets, unsigned int ntargets)
 {
+	static const char *const ofs[] = { "", "", "-o eth0 ", "! -o docker0 ", "-o docker0 " };
 	static const char *const srcs[] = { "", "-s 10.0.0.0/8 ", "! -s 10.0.0.0/8 ",
 					    "-s 10.1.2.3 ", "-d 192.0.2.0/24 " };
 	static const char *const ifs[] = { "", "", "-i eth0 ", "! -i eth0 ", "-i lo " };
@@ -2314,7 +2315,8 @@ static void random_rule(struct strbuf *sb, const char *chain, const char *const 
 					     "--sport 1:1023 --dport 80 ", "--dport 0:65535 " };
 	unsigned int p = rnd() % 6;
 
-	sb_addf(sb, "-A %s %s%s%s", chain, srcs[rnd() % 5], ifs[rnd() % 5], protos[p]);
+	sb_addf(sb, "-A %s %s%s%s%s", chain, srcs[rnd() % 5], ifs[rnd() % 5],
+		out ? ofs[rnd() % 5] : "", protos[p]);
 	if (p == 1 || p == 2 || p == 4 || p == 5) {
 		const char *m = p == 1 || p == 4 ? "tcp" : "udp";
 
@@ -2327,10 +2329,11 @@ static void random_rule(struct strbuf *sb, const char *chain, const char *const 
 	sb_addf(sb, "-j %s\n", targets[rnd() % ntargets]);
 }
 
-/* Random rulesets of the slot prefix's rules (random_rule()) in INPUT and two
- * chains it may jump or go to, the second called from the first too; each
- * installed in turn, 200 random packets each: verdicts and counters against
- * the reference. Most of them are judged by the prefix alone. */
+/* Random rulesets of the slot prefix's rules (random_rule()) in INPUT and
+ * FORWARD and two chains they may jump or go to, the second called from the
+ * first too; each installed in turn, 200 random packets each, in INPUT or
+ * FORWARD: verdicts and counters against the reference. Most of them are
+ * judged by the prefix alone. */
 START_TEST(t_prefix_random)
 {
 	static const char *const tin[] = { "ACCEPT", "DROP", "LOG", "c1", "c1", "c2", "RETURN",
@@ -2342,6 +2345,7 @@ START_TEST(t_prefix_random)
 	struct ipt_err err = { 0 };
 	struct dp_inst *in = NULL;
 	unsigned int nend = 0;
+	bool fout = false;	/* c1 and c2 are called from FORWARD: -o in them */
 
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
@@ -2353,15 +2357,18 @@ START_TEST(t_prefix_random)
 		unsigned int n;
 		char *g;
 
-		sb_addf(&sb, "*filter\n:INPUT %s [0:0]\n:FORWARD ACCEPT [0:0]\n"
+		fout = !fout;
+		sb_addf(&sb, "*filter\n:INPUT %s [0:0]\n:FORWARD %s [0:0]\n"
 			":OUTPUT ACCEPT [0:0]\n:c1 - [0:0]\n:c2 - [0:0]\n",
-			rnd() % 2 ? "ACCEPT" : "DROP");
+			rnd() % 2 ? "ACCEPT" : "DROP", rnd() % 2 ? "ACCEPT" : "DROP");
 		for (n = 2 + rnd() % 4; n; n--)
-			random_rule(&sb, "INPUT", tin, 8);
+			random_rule(&sb, fout ? "FORWARD" : "INPUT", fout, tin, 8);
 		for (n = 1 + rnd() % 3; n; n--)
-			random_rule(&sb, "c1", tc1, 5);
+			random_rule(&sb, fout ? "INPUT" : "FORWARD", !fout, tin + 1, 2);
 		for (n = 1 + rnd() % 3; n; n--)
-			random_rule(&sb, "c2", tc2, 4);
+			random_rule(&sb, "c1", fout, tc1, 5);
+		for (n = 1 + rnd() % 3; n; n--)
+			random_rule(&sb, "c2", fout, tc2, 4);
 		sb_adds(&sb, "COMMIT\n");
 		/* a goto now and then instead of a jump */
 		for (g = strstr(sb.buf, "-j c"); g; g = strstr(g + 1, "-j c"))
@@ -2371,7 +2378,7 @@ START_TEST(t_prefix_random)
 		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
 		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
-		nend += !!(cf.fast[BPFIPT_INPUT] & BPFIPT_FAST_PFX_END);
+		nend += !!(cf.fast[fout ? BPFIPT_FORWARD : BPFIPT_INPUT] & BPFIPT_FAST_PFX_END);
 		for (int k = 0; k < 200; k++) {
 			unsigned int kind = rnd() % 5;
 			struct cp_packet p = {
@@ -2385,7 +2392,9 @@ START_TEST(t_prefix_random)
 
 			if (kind < 4 && rnd() % 8 == 0)
 				p.has_ports = p.has_tcp = false, p.nonfirst_frag = true;
-			send_checked(in, t, &p);
+			if (fout)
+				p.oif = 1 + rnd() % 3;
+			send_chain(in, t, &p, fout ? BPFIPT_FORWARD : BPFIPT_INPUT);
 		}
 		sb_free(&sb);
 		cp_compiled_free(&cc);

@@ -2421,10 +2421,11 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return -1;
-	if (conf->pfx_direct[chain]) {
+	if (conf->pfx_direct[chain] && !sc->pj) {
 		/* the values a range decides on, by field (the fields the loader's
 		 * prefix_of() may make direct): one load in the loop instead of a
-		 * chain of tests the verifier follows one by one */
+		 * chain of tests the verifier follows one by one; gathered once
+		 * (the prefix that resumes after a list's search has them) */
 		const struct pkt *p = &sc->p;
 
 		sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->saddr);

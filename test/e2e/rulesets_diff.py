@@ -662,73 +662,46 @@ def ufw_text():
 DOCKER_BR = "br-5a8d3c1e9f20"
 
 
-def docker_text():
-    br = DOCKER_BR
-    return f"""# Docker 20.10-27 (docker0 + one user-defined bridge network), filter table
-*filter
-:INPUT ACCEPT [0:0]
-:FORWARD DROP [0:0]
-:OUTPUT ACCEPT [0:0]
-:DOCKER - [0:0]
-:DOCKER-ISOLATION-STAGE-1 - [0:0]
-:DOCKER-ISOLATION-STAGE-2 - [0:0]
-:DOCKER-USER - [0:0]
--A FORWARD -j DOCKER-USER
--A FORWARD -j DOCKER-ISOLATION-STAGE-1
--A FORWARD -o {br} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
--A FORWARD -o {br} -j DOCKER
--A FORWARD -i {br} ! -o {br} -j ACCEPT
--A FORWARD -i {br} -o {br} -j ACCEPT
--A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
--A FORWARD -o docker0 -j DOCKER
--A FORWARD -i docker0 ! -o docker0 -j ACCEPT
--A FORWARD -i docker0 -o docker0 -j ACCEPT
--A DOCKER -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp --dport 80 -j ACCEPT
--A DOCKER -d 172.17.0.3/32 ! -i docker0 -o docker0 -p udp -m udp --dport 53 -j ACCEPT
--A DOCKER -d 172.18.0.2/32 ! -i {br} -o {br} -p tcp -m tcp --dport 5432 -j ACCEPT
--A DOCKER-ISOLATION-STAGE-1 -i {br} ! -o {br} -j DOCKER-ISOLATION-STAGE-2
--A DOCKER-ISOLATION-STAGE-1 -i docker0 ! -o docker0 -j DOCKER-ISOLATION-STAGE-2
--A DOCKER-ISOLATION-STAGE-1 -j RETURN
--A DOCKER-ISOLATION-STAGE-2 -o {br} -j DROP
--A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP
--A DOCKER-ISOLATION-STAGE-2 -j RETURN
--A DOCKER-USER -i eth0 -m conntrack --ctstate RELATED,ESTABLISHED -j RETURN
--A DOCKER-USER -s 198.51.100.0/24 -i eth0 -j DROP
--A DOCKER-USER -i eth0 -p tcp -m tcp --dport 5432 -m iprange ! --src-range 10.99.0.2-10.99.0.9 -j DROP
--A DOCKER-USER -j RETURN
-COMMIT
-"""
-
-
-def docker0_text():
-    """Docker's default install: docker0 only, two published ports, DOCKER-USER
-    as Docker leaves it. Its fourteen FORWARD rules (the user and isolation
+def docker_text(network=True):
+    """Docker's filter table for docker0 and (network) one user-defined bridge
+    network with the DOCKER-USER rules an administrator adds; without it,
+    Docker's default install (docker0 and its two published ports, DOCKER-USER
+    as Docker leaves it), whose fourteen FORWARD rules (the user and isolation
     chains, the published ports: -d, ! -i, -o, -p --dport) are all in the slot
-    prefix (dataplane.md), which this ruleset checks on real packets."""
-    return """# Docker 20.10-27, docker0 only, filter table
-*filter
-:INPUT ACCEPT [0:0]
-:FORWARD DROP [0:0]
-:OUTPUT ACCEPT [0:0]
-:DOCKER - [0:0]
-:DOCKER-ISOLATION-STAGE-1 - [0:0]
-:DOCKER-ISOLATION-STAGE-2 - [0:0]
-:DOCKER-USER - [0:0]
--A FORWARD -j DOCKER-USER
--A FORWARD -j DOCKER-ISOLATION-STAGE-1
--A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
--A FORWARD -o docker0 -j DOCKER
--A FORWARD -i docker0 ! -o docker0 -j ACCEPT
--A FORWARD -i docker0 -o docker0 -j ACCEPT
--A DOCKER -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp --dport 80 -j ACCEPT
--A DOCKER -d 172.17.0.3/32 ! -i docker0 -o docker0 -p udp -m udp --dport 53 -j ACCEPT
--A DOCKER-ISOLATION-STAGE-1 -i docker0 ! -o docker0 -j DOCKER-ISOLATION-STAGE-2
--A DOCKER-ISOLATION-STAGE-1 -j RETURN
--A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP
--A DOCKER-ISOLATION-STAGE-2 -j RETURN
--A DOCKER-USER -j RETURN
-COMMIT
-"""
+    prefix (dataplane.md), which that ruleset checks on real packets."""
+    br = DOCKER_BR
+    net = [f"-A FORWARD -o {br} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+           f"-A FORWARD -o {br} -j DOCKER",
+           f"-A FORWARD -i {br} ! -o {br} -j ACCEPT",
+           f"-A FORWARD -i {br} -o {br} -j ACCEPT"]
+    lines = [
+        "# Docker 20.10-27 (docker0" + (" + one user-defined bridge network" if network
+                                        else " only") + "), filter table",
+        "*filter", ":INPUT ACCEPT [0:0]", ":FORWARD DROP [0:0]", ":OUTPUT ACCEPT [0:0]",
+        ":DOCKER - [0:0]", ":DOCKER-ISOLATION-STAGE-1 - [0:0]",
+        ":DOCKER-ISOLATION-STAGE-2 - [0:0]", ":DOCKER-USER - [0:0]",
+        "-A FORWARD -j DOCKER-USER", "-A FORWARD -j DOCKER-ISOLATION-STAGE-1",
+        *(net if network else []),
+        "-A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+        "-A FORWARD -o docker0 -j DOCKER",
+        "-A FORWARD -i docker0 ! -o docker0 -j ACCEPT",
+        "-A FORWARD -i docker0 -o docker0 -j ACCEPT",
+        "-A DOCKER -d 172.17.0.2/32 ! -i docker0 -o docker0 -p tcp -m tcp --dport 80 -j ACCEPT",
+        "-A DOCKER -d 172.17.0.3/32 ! -i docker0 -o docker0 -p udp -m udp --dport 53 -j ACCEPT",
+        *([f"-A DOCKER -d 172.18.0.2/32 ! -i {br} -o {br} -p tcp -m tcp --dport 5432 -j ACCEPT",
+           f"-A DOCKER-ISOLATION-STAGE-1 -i {br} ! -o {br} -j DOCKER-ISOLATION-STAGE-2"]
+          if network else []),
+        "-A DOCKER-ISOLATION-STAGE-1 -i docker0 ! -o docker0 -j DOCKER-ISOLATION-STAGE-2",
+        "-A DOCKER-ISOLATION-STAGE-1 -j RETURN",
+        *([f"-A DOCKER-ISOLATION-STAGE-2 -o {br} -j DROP"] if network else []),
+        "-A DOCKER-ISOLATION-STAGE-2 -o docker0 -j DROP",
+        "-A DOCKER-ISOLATION-STAGE-2 -j RETURN",
+        *(["-A DOCKER-USER -i eth0 -m conntrack --ctstate RELATED,ESTABLISHED -j RETURN",
+           "-A DOCKER-USER -s 198.51.100.0/24 -i eth0 -j DROP",
+           "-A DOCKER-USER -i eth0 -p tcp -m tcp --dport 5432 -m iprange ! --src-range "
+           "10.99.0.2-10.99.0.9 -j DROP"] if network else []),
+        "-A DOCKER-USER -j RETURN", "COMMIT"]
+    return "\n".join(lines) + "\n"
 
 
 class Conv:
@@ -895,7 +868,7 @@ SITES = [
         Conv("tcp", "fw", "172.17.0.1", "ctr", "172.17.0.2", 80),
         Conv("tcp", "wan", "10.99.0.2", "fw", "10.99.0.1", 22),
     ]),
-    Site("docker0", docker0_text, [
+    Site("docker0", lambda: docker_text(False), [
         L("eth0", "wan", "10.99.0.1/24", ["10.99.0.2/24"], lo=["203.0.113.50"],
           routes=["0.0.0.0/0"]),
         L("docker0", "ctr", "172.17.0.1/16", ["172.17.0.2/16", "172.17.0.3/16"]),

@@ -694,17 +694,20 @@ enum {
  * which a matching packet goes on (-j LOG, NFLOG, no target; bit j of
  * bpfipt_conf.pfx_cont), with up to BPFIPT_FAST_PFX_FIELDS fields or none, is
  * counted and its LOG noted there, and the prefix goes on (the drops a chain
- * logs before its policy). A jump (-j CHAIN) is such a rule too, followed in
- * the prefix by the rules of the chain it calls (and of those that chain calls),
- * up to its end or its first RETURN without a field: the j-th rule is slot
- * bpfipt_conf.pfx_slot[c][j] of the chain (its block, dataplane.md), a jump that
- * does not match turns its chain's rules off (pfx_skip[c][j][0], a mask of the
- * prefix's rules), a RETURN that matches the rest of its chain (pfx_skip[c][j][1]);
- * so the prefix tests what the walk would, in its order, with no stack. A prefix
- * that does not reach the policy has at most BPFIPT_FAST_PFX_OPEN rules, none of
- * BPFIPT_FAST_PFX_FIELDS fields: every packet that walks after it pays its tests
- * (the loader's prefix_of()); the walk then starts at slot pfx_next[c] with an
- * empty stack (the prefix ends with a rule of the chain itself). */
+ * logs before its policy). A jump (-j CHAIN) or goto is such a rule too,
+ * followed in the prefix by the rules of the chain it calls (and of those that
+ * chain calls), up to its end or its first RETURN without a field: the j-th rule
+ * is slot bpfipt_conf.pfx_slot[c][j] of the chain (its block, dataplane.md), a
+ * jump that does not match turns its chain's rules off (pfx_skip[c][j][0], a
+ * mask of the prefix's rules), a RETURN that matches the rest of its chain
+ * (pfx_skip[c][j][1]; in a base chain: its policy), a goto that matches the rest
+ * of its own chain past the called one's rules; so the prefix tests what the
+ * walk would, in its order, with no stack. A prefix that does not reach the
+ * policy has at most BPFIPT_FAST_PFX_OPEN rules, none of BPFIPT_FAST_PFX_FIELDS
+ * fields: every packet that walks after it pays its tests (the loader's
+ * prefix_of()); the walk then starts at slot pfx_next[c] with an empty stack
+ * (the prefix ends with a rule of the chain itself, before a goto or RETURN of
+ * the chain itself). */
 #define BPFIPT_FAST_PFX_MAX		16
 #define BPFIPT_FAST_PFX_OPEN		4	/* ... when the walk follows them */
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -d, -i, -p --dport */

@@ -2127,25 +2127,27 @@ START_TEST(t_port_prefix)
 	for (j = 9; j <= 11; j++) {
 		__u32 idx = j * BPFIPT_FAST_PFX_FIELDS;
 
-		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 0), BPFIPT_F_DST);
-		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 1), BPFIPT_F_IIF);
+		/* tested in pfx_rank()'s order: the port, the address, the
+		 * interface, the interface a packet must not come in by */
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 0), BPFIPT_FAST_PFX_PDPORT);
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 1), BPFIPT_F_DST);
 		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 2), BPFIPT_F_OIF);
-		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 3), BPFIPT_FAST_PFX_PDPORT);
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 3), BPFIPT_F_IIF);
 		/* ranges; ! -i docker0 the one that wraps from 4 to 2 */
 		ck_assert_uint_eq(cf.pfx_direct[BPFIPT_FORWARD] >> idx & 15, 0xf);
-		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 1], 4);
-		ck_assert_uint_eq(cf.pfx_span[BPFIPT_FORWARD][idx + 1], 0xfffffffe);
+		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 3], 4);
+		ck_assert_uint_eq(cf.pfx_span[BPFIPT_FORWARD][idx + 3], 0xfffffffe);
 		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 2], 3);
 		ck_assert_uint_eq(cf.pfx_span[BPFIPT_FORWARD][idx + 2], 0);
 	}
-	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][9 * 4 + 3], 6u << 17 | 80);
-	ck_assert_uint_eq(PFX_HI(BPFIPT_FORWARD, 11 * 4 + 3), 17u << 17 | 53);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][9 * 4], 6u << 17 | 80);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_FORWARD, 11 * 4), 17u << 17 | 53);
 	/* INPUT: ten rules and the policy; the protocol and a source port, the
 	 * flags beside -p and --dport, multiport's ports by their vector, both
 	 * ports, every port; ! -s NET, ! -p and ! -i as inverted ranges */
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 10u << 8 | BPFIPT_FAST_PFX_END);
 	pfx = cf.pfx[BPFIPT_INPUT];
-	ck_assert_uint_eq(pfx[0] & 0xffff, 0xff00 | BPFIPT_F_SPORT << 4 | BPFIPT_F_PROTO);
+	ck_assert_uint_eq(pfx[0] & 0xffff, 0xff00 | BPFIPT_F_PROTO << 4 | BPFIPT_F_SPORT);
 	ck_assert_uint_eq(pfx[0] >> 16 & 0xffff, 0xff00 | BPFIPT_F_TCPFLAGS << 4 |
 			  BPFIPT_FAST_PFX_PDPORT);
 	ck_assert_uint_eq(pfx[0] >> 32 & 0xffff, 0xfff0 | BPFIPT_FAST_PFX_PDPORT);
@@ -2158,7 +2160,7 @@ START_TEST(t_port_prefix)
 	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 4 * 4), 17u << 17 | 65535);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][7 * 4], 6u << 17);
 	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 7 * 4), 6u << 17 | 65535);
-	ck_assert_uint_eq(pfx[2] & 0xffffffff, 0xff00ff00 | BPFIPT_F_PROTO << 20 | BPFIPT_F_IIF << 16 |
+	ck_assert_uint_eq(pfx[2] & 0xffffffff, 0xff00ff00 | BPFIPT_F_IIF << 20 | BPFIPT_F_PROTO << 16 |
 			  BPFIPT_F_PROTO << 4 | BPFIPT_F_SRC);
 	/* ! -s 192.0.2.0/24: from 192.0.3.0 round to 192.0.1.255; ! -p udp;
 	 * ! -i eth0 */
@@ -2167,9 +2169,9 @@ START_TEST(t_port_prefix)
 	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][8 * 4], 0xfffffeff);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8 * 4 + 1], 18);
 	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][8 * 4 + 1], 0xfffffffe);
-	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][9 * 4], 3);
-	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][9 * 4], 0xfffffffe);
-	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][9 * 4 + 1], 0);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][9 * 4 + 1], 3);
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][9 * 4 + 1], 0xfffffffe);
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][9 * 4], 0);
 	for (unsigned int k = 0; k < 3000; k++) {
 		unsigned int kind = rnd() % 8;
 		bool fwd = k % 2;

@@ -303,7 +303,6 @@ struct scratch {
 	__u32 gskip_w[2];
 	__u64 gskip_b[2];
 	__u32 gdone;		/* bit d: gfold's search on field d done */
-	__u32 pj;		/* fast_prefix(): the rule it starts from */
 	__u32 pctr;		/* fast_prefix(): the folded list's counter, kept in
 				 * map memory: the verifier need not follow it */
 	__u32 pnote;		/* fast_prefix(): bit j, its j-th rule, one after
@@ -2396,6 +2395,27 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	return 0;
 }
 
+/* The search of chain sc->chain's folded list on field d (generation sc->cur),
+ * where the slot prefix reaches it: 0, or -1 on an internal error. A global
+ * function, verified once. */
+__noinline int bpfipt_pfx_list(struct scratch *sc, __u32 d)
+{
+	const struct bpfipt_conf *conf;
+	__u32 cur, chain;
+
+	if (!sc)
+		return -1;
+	chain = sc->chain;
+	if (chain >= BPFIPT_NCHAINS)
+		return -1;
+	cur = sc->cur;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	if (!conf)
+		return -1;
+	fold_once(cur, conf, chain, d, sc);
+	return 0;
+}
+
 _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix()'s idx & 63");
 
 /* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots pfx_slot[chain][0],
@@ -2403,9 +2423,9 @@ _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix(
  * that constrain it (a tuple group's: when its hash has the packet's key). The
  * verdict of the first that matches, counted as the walk would; when none does,
  * the policy's if the prefix reaches it (BPFIPT_FAST_PFX_END), else -1 (the walk
- * then starts after them, sc->cursor). -2 at the folded list before its search:
- * sc->pj is that rule, where the prefix resumes once classify() has searched.
- * The rules of a chain a jump calls follow the jump: those of sc->poff skipped. */
+ * then starts after them, sc->cursor). The folded list searched where the
+ * prefix reaches it (bpfipt_pfx_list(); classify() searched it before, and the
+ * prefix began again from that rule). The rules of a chain a jump calls follow the jump: those of sc->poff skipped. */
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc)
 {
@@ -2421,7 +2441,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return -1;
-	if (conf->pfx_direct[chain] && !sc->pj) {
+	if (conf->pfx_direct[chain]) {
 		/* the values a range decides on, by field (the fields the loader's
 		 * prefix_of() may make direct): one load in the loop instead of a
 		 * chain of tests the verifier follows one by one; gathered once
@@ -2438,7 +2458,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		sc->pval[BPFIPT_FAST_PFX_PDPORT] = BPFIPT_FAST_PFX_PDPORT_VAL(p->proto, p->dport);
 		sc->pval[BPFIPT_F_CTSTATE] = p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
 	}
-	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX; from rule sc->pj on. The j-th
+	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX. The j-th
 	 * rule's slot read where it is needed (kept in a register, it cost the
 	 * verifier more) */
 #define PFX_SLOT(j)	((__u32)conf->pfx_slot[chain][(j) & (BPFIPT_FAST_PFX_MAX - 1)])
@@ -2447,7 +2467,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
 		if ((__u32)j >= n)
 			break;
-		if ((__u32)j < sc->pj || (*poff & (1u << j)))
+		if (*poff & (1u << j))
 			continue;
 		b = 1;
 #pragma clang loop unroll(disable)
@@ -2463,10 +2483,8 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 					 * does it and resumes here: the stack) */
 					__u32 d = conf->gfold[chain][1] == PFX_SLOT(j) + 1;
 
-					if (!(sc->gdone & (1u << d))) {
-						sc->pj = j;
-						return -2;
-					}
+					if (!(sc->gdone & (1u << d)) && bpfipt_pfx_list(sc, d))
+						return -1;
 					x = sc->gctr[d & 1];
 				} else {
 					/* a tuple group: its hash */
@@ -2599,17 +2617,11 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 			v = fast_judge(cur, conf, chain, sc);
 		}
 		/* the prefix, at the top or after the group's miss that the policy
-		 * does not judge; when it reaches the folded list, its search here
-		 * and the prefix again from there */
+		 * does not judge */
 		if (v < 0 && BPFIPT_FAST_PFX_N(fast) && sc->cursor == first) {
-			sc->pj = 0;
 			sc->pnote = 0;
 			sc->poff = 0;
 			v = bpfipt_fast_prefix(sc);
-			if (v == -2) {
-				fold_searches(cur, conf, chain, sc);
-				v = bpfipt_fast_prefix(sc);
-			}
 			/* its rules that let the packet go on, counted now; not
 			 * after an error (the walk starts from the top and counts
 			 * them: only a prefix that ends moves the cursor past it) */

@@ -2829,6 +2829,31 @@ static bool folded_list(const struct cp_compiled *cc, const struct bpfipt_conf *
 	return true;
 }
 
+/* Slot s of chain c is a list that is not the chain's folded one (a chain with
+ * two lists on one address: fail2ban's second jail) with a plain verdict that
+ * nothing but the list constrains: its bit is in its address's vectors for the
+ * list's entries, and its own set tells whether the packet's address is one
+ * (group_counter() in the data plane), so the slot prefix searches that set as
+ * it searches a tuple group's hash (BPFIPT_FAST_PFX_TUPLE). */
+static bool list_alone(const struct cp_compiled *cc, const struct bpfipt_conf *cf, __u32 c,
+		       unsigned int s)
+{
+	const struct bpfipt_slot *sl = &cc->slots[c][s];
+	int f, own;
+
+	if (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) ||
+	    cf->gfold[c][0] == s + 1 || cf->gfold[c][1] == s + 1)
+		return false;
+	if (sl->kind != BPFIPT_S_VERDICT || sl->log ||
+	    (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
+		return false;
+	own = sl->xflags & BPFIPT_X_GROUP_SRC ? -4 : -3;
+	for (f = -4; f < NFA; f++)
+		if (f != own && !field_has(cc, f, c, s))
+			return false;
+	return true;
+}
+
 /* bpfipt_conf.fast of chain c: when the chain begins with its folded group slot
  * (a deny list at its top), whether the list's search judges a packet alone. */
 static __u32 fast_of(const struct cp_compiled *cc, const struct bpfipt_conf *cf, __u32 c)
@@ -3195,6 +3220,14 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	if (folded_list(cc, cf, c, s)) {
 		/* the chain's folded list: its search decides */
 		pfx_put(b, j, BPFIPT_FAST_PFX_LIST, 1);
+		b->nf[j] = 1;
+		b->n = j + 1;
+		return 0;
+	}
+	if (list_alone(cc, cf, c, s)) {
+		/* another list: its own set searched (the data plane's
+		 * bpfipt_pfx_tuple() tells it from a tuple group by its slot) */
+		pfx_put(b, j, BPFIPT_FAST_PFX_TUPLE, 1);
 		b->nf[j] = 1;
 		b->n = j + 1;
 		return 0;

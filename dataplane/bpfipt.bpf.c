@@ -2288,9 +2288,11 @@ static __always_inline int vec_word0(void *pool, const struct bpfipt_conf *conf,
 
 /* The counter of the rule of tuple group slot gi (generation sc->cur) whose
  * tuple the packet has, BPFIPT_IVAL_NONE when none: the slot prefix's search of
- * a group (BPFIPT_FAST_PFX_TUPLE). A global function: inlined in the prefix's
- * loop, its lookups made the verifier's states of bpfipt_tc_in half again as
- * many (75 177 -> 111 892 instructions). */
+ * a group (BPFIPT_FAST_PFX_TUPLE); of a list that is not the chain's folded one
+ * (BPFIPT_X_GROUP_SRC, _DST: loader.c list_alone()), the entry's that holds the
+ * packet's address. A global function: inlined in the prefix's loop, its
+ * lookups made the verifier's states of bpfipt_tc_in half again as many (75 177
+ * -> 111 892 instructions). */
 __noinline __u32 bpfipt_pfx_tuple(struct scratch *sc, __u32 gi)
 {
 	const struct bpfipt_slot *sl;
@@ -2302,6 +2304,8 @@ __noinline __u32 bpfipt_pfx_tuple(struct scratch *sc, __u32 gi)
 	sl = slot_at(cur, gi);
 	if (!sl)
 		return BPFIPT_IVAL_NONE;
+	if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST))
+		return group_counter(cur, sl, &sc->p, sc);
 	return tuple_counter(cur, sl->group, sl->counter, sl->tp_splen, sl->tp_dplen, sl->tp_ports,
 			     &sc->p, sc);
 }

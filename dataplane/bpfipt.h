@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		42	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		43	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -550,7 +550,8 @@ enum bpfipt_stat {
 					 * 41: its ranges as lo and span, which
 					 *     may wrap (pfx_span);
 					 * 42: the folded list searched in the
-					 *     prefix (the scratch's pj gone) */
+					 *     prefix (the scratch's pj gone);
+					 * 43: another list as a TUPLE field */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -692,7 +693,10 @@ enum {
  * that nothing but its keys constrains, its only field BPFIPT_FAST_PFX_TUPLE: its
  * hash searched there, a hit counted on its rule's counter; since it stands for
  * many narrow rules, only in a prefix that reaches the policy (a chain of a few
- * rules around a large group judges every packet without a walk). A rule after
+ * rules around a large group judges every packet without a walk). So may a list
+ * that is not the chain's folded one (a second list on the same address:
+ * fail2ban's second jail; ABI 43), its only field BPFIPT_FAST_PFX_TUPLE too: its
+ * own set searched there, a hit counted on the entry's counter. A rule after
  * which a matching packet goes on (-j LOG, NFLOG, no target; bit j of
  * bpfipt_conf.pfx_cont), with up to BPFIPT_FAST_PFX_FIELDS fields or none, is
  * counted and its LOG noted there, and the prefix goes on (the drops a chain

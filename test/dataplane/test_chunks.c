@@ -2070,6 +2070,113 @@ START_TEST(t_jump_prefix)
 }
 END_TEST
 
+/* Two lists on one address in a chain's jumps (fail2ban's two jails; two
+ * chains of -d DROPs): no list is the chain's folded one (one per address),
+ * so each is a tuple-like field of the slot prefix (loader.c list_alone()),
+ * its own set searched there. INPUT's fourteen rules reach the policy: every
+ * packet judged before the walk, verdicts and counters against the reference,
+ * sources and destinations in one list, in both or in none. */
+START_TEST(t_lists_prefix)
+{
+	static const char *const jail[] = { "f2b-sshd", "f2b-web", "blk1", "blk2" };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int hit[4] = { 0 };
+
+	sb_adds(&sb, "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":f2b-sshd - [0:0]\n:f2b-web - [0:0]\n:blk1 - [0:0]\n:blk2 - [0:0]\n"
+		"-A INPUT -i lo -j ACCEPT\n-A INPUT -p tcp --dport 22 -j f2b-sshd\n"
+		"-A INPUT -p tcp --dport 80 -j f2b-web\n-A INPUT -p udp -j blk1\n"
+		"-A INPUT -p udp -j blk2\n-A INPUT -p tcp -m multiport --dports 22,80 -j ACCEPT\n");
+	/* sshd's sources 0-299, web's 150-449 (both: 150-299); blk1's
+	 * destinations 0-199, blk2's 100-299 */
+	for (unsigned int i = 0; i < 300; i++) {
+		struct in_addr a = { DENY(i) }, b = { DENY(i + 150) };
+
+		sb_addf(&sb, "-A f2b-sshd -s %s/32 -j REJECT\n", inet_ntoa(a));
+		sb_addf(&sb, "-A f2b-web -s %s/32 -j DROP\n", inet_ntoa(b));
+	}
+	for (unsigned int i = 0; i < 200; i++) {
+		struct in_addr a = { DENY(i) }, b = { DENY(i + 100) };
+
+		sb_addf(&sb, "-A blk1 -d %s/32 -j DROP\n", inet_ntoa(a));
+		sb_addf(&sb, "-A blk2 -d %s/32 -j REJECT\n", inet_ntoa(b));
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		sb_addf(&sb, "-A %s -j RETURN\n", jail[i]);
+	/* FORWARD: two lists, one whose rules also say -p udp --dport 53: not
+	 * alone, the walk judges (a TCP packet from its sources is not its) */
+	sb_adds(&sb, ":fw1 - [0:0]\n:fw2 - [0:0]\n-A FORWARD -j fw1\n-A FORWARD -j fw2\n");
+	for (unsigned int i = 0; i < 100; i++) {
+		struct in_addr a = { DENY(i) }, b = { DENY(i + 100) };
+
+		sb_addf(&sb, "-A fw1 -s %s/32 -p udp -m udp --dport 53 -j DROP\n", inet_ntoa(a));
+		sb_addf(&sb, "-A fw2 -s %s/32 -j DROP\n", inet_ntoa(b));
+	}
+	sb_adds(&sb, "COMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	/* 0 lo, then per chain the jump, its list, its RETURN; 13 the ACCEPT */
+	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 14u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.gfold[BPFIPT_INPUT][0] | cf.gfold[BPFIPT_INPUT][1], 0);
+	for (unsigned int j = 2; j <= 11; j += 3)
+		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], j, 0),
+				  BPFIPT_FAST_PFX_TUPLE);
+	for (int k = 0; k < 3000; k++) {
+		unsigned int kind = rnd() % 5, i = rnd() % 500;
+		struct cp_packet p = {
+			.saddr = DENY(i), .daddr = inet_addr("192.0.2.1"), .proto = 6,
+			.has_ports = true, .sport = 40000, .dport = kind ? 22 : 80, .len = 50,
+			.has_tcp = true, .tcpflags = 0x02, .iif = 2,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no;
+
+		if (kind >= 3) {	/* udp to a listed destination, or not */
+			p.proto = 17;
+			p.has_tcp = false;
+			p.saddr = inet_addr("192.0.2.9");
+			p.daddr = DENY(i % 350);
+			p.dport = 53;
+		}
+		if (kind == 2 && k % 7 == 0)
+			p.iif = 1;	/* lo */
+		rule_no = ref_rule(t, BPFIPT_INPUT, &p, &rt, &owner);
+		check_fast(in, t, &p, BPFIPT_INPUT, true, rule_no);
+		/* the rule that judged it: the last counted (a list's entry) */
+		if (rt.ncounted > 1) {
+			cp_counter_owner(t, rt.counted[rt.ncounted - 1], &owner, &rule_no);
+			for (unsigned int c = 0; c < 4; c++)
+				if (!strcmp(t->chains[owner]->name, jail[c]) &&
+				    rule_no < (int)t->chains[owner]->nrules - 1)
+					hit[c]++;
+		}
+	}
+	for (int k = 0; k < 400; k++) {
+		struct cp_packet p = {
+			.saddr = DENY(rnd() % 250), .daddr = inet_addr("192.0.2.1"),
+			.proto = k % 2 ? 6 : 17, .has_ports = true, .sport = 40000, .dport = 53,
+			.len = 50, .has_tcp = k % 2, .tcpflags = 0x02, .iif = 2, .oif = 3,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+
+		check_fast(in, t, &p, BPFIPT_FORWARD, false,
+			   ref_rule(t, BPFIPT_FORWARD, &p, &rt, &owner));
+	}
+	/* every list judged some packets */
+	for (unsigned int c = 0; c < 4; c++)
+		ck_assert_msg(hit[c] > 50, "%s judged %u packets", jail[c], hit[c]);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A protocol and its ports as the slot prefix tests them (loader.c pfx_fold()):
  * FORWARD is Docker's (DOCKER-USER, the isolation stages, published ports in
  * DOCKER: -d, ! -i docker0, -o docker0, -p tcp --dport, seven fields in the
@@ -2541,6 +2648,7 @@ int main(void)
 	tcase_add_test(tc, t_tuple_two);
 	tcase_add_test(tc, t_jump_prefix);
 	tcase_add_test(tc, t_port_prefix);
+	tcase_add_test(tc, t_lists_prefix);
 	tcase_add_test(tc, t_goto_prefix);
 	tcase_add_test(tc, t_prefix_random);
 	tcase_add_test(tc, t_tuple_update);

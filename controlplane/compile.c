@@ -1740,8 +1740,8 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 
 			n += port_fields(d->spts, d->invflags & IPT_UDP_INV_SRCPT,
 					 d->invflags & IPT_UDP_INV_DSTPT);
-		} else if (ext_is(m, "icmp") || ext_is(m, "state")) {
-			n++;
+		} else if (ext_is(m, "icmp") || ext_is(m, "icmp6") || ext_is(m, "state")) {
+			n++;	/* its type's vector; --ctstate's range */
 		} else if (ext_is(m, "conntrack")) {
 			const struct ipt_conntrack_info *d = m->data;
 

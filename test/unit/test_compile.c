@@ -767,6 +767,27 @@ START_TEST(t_tuples)
 		sb_free(&sb);
 	}
 
+	/* IPv6: an ICMPv6 type (-m icmp6) is a field of the prefix as ICMP's is, so
+	 * a block beside the rule is a group */
+	for (int icmp6 = 0; icmp6 < 2; icmp6++) {
+		struct strbuf sb = STRBUF_INIT;
+		struct fixture g;
+
+		ipt_af = AF_INET6;
+		sb_adds(&sb, "-A INPUT -i lo -j ACCEPT\n");
+		sb_adds(&sb, icmp6 ? "-A INPUT -p ipv6-icmp -m icmp6 --icmpv6-type 128 -j ACCEPT\n"
+				   : "-A INPUT -p ipv6-icmp -j ACCEPT\n");
+		for (unsigned int i = 0; i < 64; i++)
+			sb_addf(&sb, "-A INPUT -d 2001:db8::%x -p tcp --dport %u -j DROP\n", i + 1,
+				80 + i);
+		g = fx(sb_str(&sb), &env);
+		ck_assert_int_eq(g.t->family, AF_INET6);
+		ck_assert_uint_eq(g.cc->ntgroups, 1);
+		fx_free(&g);
+		sb_free(&sb);
+		ipt_af = AF_INET;
+	}
+
 	/* not grouped: an inverted port, a port range, two port matches, and a run
 	 * alike in everything (a single-field group takes it); the LOG rules are a
 	 * tuple group (their tuples differ: a packet matches one of them) */

@@ -2427,9 +2427,10 @@ _Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix(
  * that constrain it (a tuple group's: when its hash has the packet's key). The
  * verdict of the first that matches, counted as the walk would; when none does,
  * the policy's if the prefix reaches it (BPFIPT_FAST_PFX_END), else -1 (the walk
- * then starts after them, sc->cursor). The folded list searched where the
+ * then starts after them, sc->cursor). The folded list is searched where the
  * prefix reaches it (bpfipt_pfx_list(); classify() searched it before, and the
- * prefix began again from that rule). The rules of a chain a jump calls follow the jump: those of sc->poff skipped. */
+ * prefix began again from that rule). The rules of a chain a jump calls follow
+ * the jump: those of sc->poff skipped. */
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc)
 {
@@ -2448,8 +2449,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	if (conf->pfx_direct[chain]) {
 		/* the values a range decides on, by field (the fields the loader's
 		 * prefix_of() may make direct): one load in the loop instead of a
-		 * chain of tests the verifier follows one by one; gathered once
-		 * (the prefix that resumes after a list's search has them) */
+		 * chain of tests the verifier follows one by one */
 		const struct pkt *p = &sc->p;
 
 		sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->saddr);
@@ -2483,8 +2483,8 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 				break;
 			if (f == BPFIPT_FAST_PFX_LIST || f == BPFIPT_FAST_PFX_TUPLE) {
 				if (f == BPFIPT_FAST_PFX_LIST) {
-					/* the folded list: its search (classify()
-					 * does it and resumes here: the stack) */
+					/* the folded list: its search, once a
+					 * packet (bpfipt_pfx_list(), sc->gdone) */
 					__u32 d = conf->gfold[chain][1] == PFX_SLOT(j) + 1;
 
 					if (!(sc->gdone & (1u << d)) && bpfipt_pfx_list(sc, d))

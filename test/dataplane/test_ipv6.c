@@ -565,6 +565,54 @@ START_TEST(t_group)
 }
 END_TEST
 
+/* Two lists on the source in one chain (two fail2ban jails, the second's sources
+ * overlapping the first's): neither is the chain's folded one, so the slot
+ * prefix searches each one's own set (loader.c list_alone(),
+ * bpfipt_pfx_tuple(): IPv6's interval search), every packet judged before the
+ * walk (the FAST statistic), verdicts and counters as the rules say. */
+START_TEST(t_lists_prefix6)
+{
+	static char a[2][100][64], p[6][64];
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX];
+	struct ipt_err err = { 0 };
+	struct cp_compiled *cc;
+
+	/* list 0: 2001:db8:1:i::/64 DROP; list 1: 2001:db8:1:i+50::/64 ACCEPT */
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < 100; i++) {
+			snprintf(a[l][i], sizeof(a[l][i]), "2001:db8:1:%x::/64", i + 50 * l);
+			add(t, "INPUT", rule(a[l][i], NULL, -1, l ? ACC : DRP));
+		}
+	cc = compile(t);
+	ck_assert_uint_eq(cc->ngroups, 2);
+	install(in, cc);
+	snprintf(p[0], 64, "2001:db8:1:%x::1", 5);
+	snprintf(p[1], 64, "2001:db8:1:%x::9", 60);	/* in both: list 0's */
+	snprintf(p[2], 64, "2001:db8:1:%x::1", 120);	/* list 1's only */
+	snprintf(p[3], 64, "2001:db8:1:%x:ffff:ffff:ffff:ffff", 149);
+	snprintf(p[4], 64, "2001:db8:1:%x::", 150);	/* after both */
+	snprintf(p[5], 64, "2001:db8:2::1");
+
+	struct tc6 cs[] = {
+		{ "list 0", P6(.src = p[0]), DRP, C(5) },
+		{ "both lists: the first's", P6(.src = p[1]), DRP, C(60) },
+		{ "list 1 only", P6(.src = p[2]), ACC, C(100 + 70) },
+		{ "list 1's last address", P6(.src = p[3]), ACC, C(100 + 99) },
+		{ "after both", P6(.src = p[4]), ACC, C(200) },
+		{ "neither", P6(.src = p[5]), ACC, C(200) },
+	};
+	ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+	run6(in, cs, N(cs));
+	ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+	ck_assert_uint_eq(st1[BPFIPT_ST_FAST] - st0[BPFIPT_ST_FAST], N(cs));
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A deny list deep enough for a tree of three levels (over 65 536 intervals):
  * 40 000 /128s that share their high 64 bits, then prefixes around the boundary
  * between the two words of a key (bpfipt_ival6_find() compares the high word,
@@ -1517,6 +1565,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_addresses);
 	tcase_add_test(t, t_group);
 	tcase_add_test(t, t_group_deep);
+	tcase_add_test(t, t_lists_prefix6);
 	tcase_add_test(t, t_families);
 	tcase_add_test(t, t_refused);
 	tcase_add_test(t, t_masks);

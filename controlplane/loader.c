@@ -3226,9 +3226,13 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	}
 	if (list_alone(cc, cf, c, s)) {
 		/* another list: its own set searched (the data plane's
-		 * bpfipt_pfx_tuple() tells it from a tuple group by its slot) */
+		 * bpfipt_pfx_tuple() tells it from a tuple group by its slot).
+		 * The walk pays nothing for it where the packet's address is not
+		 * listed (its bit is in that address's vector only), the prefix a
+		 * search: it ends a prefix that the walk follows, as a tuple
+		 * group does (prefix_of()) */
 		pfx_put(b, j, BPFIPT_FAST_PFX_TUPLE, 1);
-		b->nf[j] = 1;
+		b->nf[j] = BPFIPT_FAST_PFX_FIELDS;
 		b->n = j + 1;
 		return 0;
 	}

@@ -2108,13 +2108,21 @@ START_TEST(t_lists_prefix)
 	for (unsigned int i = 0; i < 4; i++)
 		sb_addf(&sb, "-A %s -j RETURN\n", jail[i]);
 	/* FORWARD: two lists, one whose rules also say -p udp --dport 53: not
-	 * alone, the walk judges (a TCP packet from its sources is not its) */
-	sb_adds(&sb, ":fw1 - [0:0]\n:fw2 - [0:0]\n-A FORWARD -j fw1\n-A FORWARD -j fw2\n");
+	 * alone, the walk judges (a TCP packet from its sources is not its).
+	 * OUTPUT: GRE, then two lists before a rule of five fields, which the walk tests:
+	 * a prefix that the walk follows ends before them (the walk searches
+	 * neither where the address is not listed) */
+	sb_adds(&sb, ":fw1 - [0:0]\n:fw2 - [0:0]\n:o1 - [0:0]\n:o2 - [0:0]\n"
+		"-A FORWARD -j fw1\n-A FORWARD -j fw2\n-A OUTPUT -p gre -j ACCEPT\n"
+		"-A OUTPUT -j o1\n-A OUTPUT -j o2\n-A OUTPUT -s 10.0.0.0/8 -d 10.0.0.0/8 -p udp "
+		"--sport 1 --dport 2 -m length --length 20:1500 -j DROP\n");
 	for (unsigned int i = 0; i < 100; i++) {
 		struct in_addr a = { DENY(i) }, b = { DENY(i + 100) };
 
 		sb_addf(&sb, "-A fw1 -s %s/32 -p udp -m udp --dport 53 -j DROP\n", inet_ntoa(a));
 		sb_addf(&sb, "-A fw2 -s %s/32 -j DROP\n", inet_ntoa(b));
+		sb_addf(&sb, "-A o1 -d %s/32 -j DROP\n", inet_ntoa(a));
+		sb_addf(&sb, "-A o2 -d %s/32 -j REJECT\n", inet_ntoa(b));
 	}
 	sb_adds(&sb, "COMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
@@ -2125,6 +2133,7 @@ START_TEST(t_lists_prefix)
 	for (unsigned int j = 2; j <= 11; j += 3)
 		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], j, 0),
 				  BPFIPT_FAST_PFX_TUPLE);
+	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 1u << 8);
 	for (int k = 0; k < 3000; k++) {
 		unsigned int kind = rnd() % 5, i = rnd() % 500;
 		struct cp_packet p = {
@@ -2167,6 +2176,17 @@ START_TEST(t_lists_prefix)
 
 		check_fast(in, t, &p, BPFIPT_FORWARD, false,
 			   ref_rule(t, BPFIPT_FORWARD, &p, &rt, &owner));
+		/* OUTPUT: to a listed destination or not, GRE judged first */
+		p.saddr = inet_addr("10.0.0.1");
+		p.daddr = DENY(rnd() % 250);
+		p.oif = 2;
+		p.iif = 0;
+		if (k % 3 == 0) {
+			p.proto = IPPROTO_GRE;
+			p.has_ports = p.has_tcp = false;
+		}
+		check_fast(in, t, &p, BPFIPT_OUTPUT, k % 3 == 0,
+			   ref_rule(t, BPFIPT_OUTPUT, &p, &rt, &owner));
 	}
 	/* every list judged some packets */
 	for (unsigned int c = 0; c < 4; c++)

@@ -1710,7 +1710,8 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 	const struct ipt_ip *ip = &r->ip;
 	bool cont = r->tkind == IPT_T_NONE ||
 		    (r->tkind == IPT_T_EXT && (ext_is(&r->target, "LOG") ||
-					       ext_is(&r->target, "NFLOG"))),
+					       ext_is(&r->target, "NFLOG") ||
+					       ext_is(&r->target, "TCPMSS"))),
 	     ret = r->tkind == IPT_T_VERDICT && r->verdict == IPT_V_RETURN,
 	     jump = (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) && lvl < BPFIPT_FAST_PFX_MAX;
 	bool extra = false;

@@ -2109,8 +2109,8 @@ START_TEST(t_lists_prefix)
 		sb_addf(&sb, "-A %s -j RETURN\n", jail[i]);
 	/* FORWARD: two lists, one whose rules also say -p udp --dport 53: not
 	 * alone, the walk judges (a TCP packet from its sources is not its).
-	 * OUTPUT: GRE, then two lists before a rule of five fields, which the walk tests:
-	 * a prefix that the walk follows ends before them (the walk searches
+	 * OUTPUT: GRE, then two lists before a rule of five fields, which the
+	 * walk tests: a prefix that the walk follows ends before them (the walk searches
 	 * neither where the address is not listed) */
 	sb_adds(&sb, ":fw1 - [0:0]\n:fw2 - [0:0]\n:o1 - [0:0]\n:o2 - [0:0]\n"
 		"-A FORWARD -j fw1\n-A FORWARD -j fw2\n-A OUTPUT -p gre -j ACCEPT\n"
@@ -2232,6 +2232,7 @@ START_TEST(t_port_prefix)
 		"-A INPUT -p tcp -m tcp --dport 0:65535 -j ACCEPT\n"
 		"-A INPUT ! -s 192.0.2.0/24 ! -p udp -j ACCEPT\n"
 		"-A INPUT ! -i eth0 -p udp -j REJECT\n"
+		"-A FORWARD -p tcp -m tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu\n"
 		"-A FORWARD -j DOCKER-USER\n-A FORWARD -j DOCKER-ISOLATION-STAGE-1\n"
 		"-A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
 		"-A FORWARD -o docker0 -j DOCKER\n-A FORWARD -i docker0 ! -o docker0 -j ACCEPT\n"
@@ -2246,12 +2247,14 @@ START_TEST(t_port_prefix)
 		"-A DOCKER-ISOLATION-STAGE-2 -j RETURN\n-A DOCKER-USER -j RETURN\nCOMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);
-	/* FORWARD: 0 the jump to DOCKER-USER, 1 its RETURN, 2 the jump to stage 1,
-	 * 3 its jump to stage 2, 4-5 stage 2's, 6 stage 1's RETURN, 7 the states,
-	 * 8 the jump to DOCKER, 9-11 its rules, 12-13 FORWARD's last two */
-	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 14u << 8 | BPFIPT_FAST_PFX_END);
+	/* FORWARD: 0 TCPMSS (counted, the packet goes on), 1 the jump to
+	 * DOCKER-USER, 2 its RETURN, 3 the jump to stage 1, 4 its jump to stage 2,
+	 * 5-6 stage 2's, 7 stage 1's RETURN, 8 the states, 9 the jump to DOCKER,
+	 * 10-12 its rules, 13-14 FORWARD's last two */
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 15u << 8 | BPFIPT_FAST_PFX_END);
+	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_FORWARD] & 1, 1);
 	pfx = cf.pfx[BPFIPT_FORWARD];
-	for (j = 9; j <= 11; j++) {
+	for (j = 10; j <= 12; j++) {
 		__u32 idx = j * BPFIPT_FAST_PFX_FIELDS;
 
 		/* tested in pfx_rank()'s order: the port, the address, the
@@ -2267,8 +2270,8 @@ START_TEST(t_port_prefix)
 		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 2], 3);
 		ck_assert_uint_eq(cf.pfx_span[BPFIPT_FORWARD][idx + 2], 0);
 	}
-	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][9 * 4], 6u << 17 | 80);
-	ck_assert_uint_eq(PFX_HI(BPFIPT_FORWARD, 11 * 4), 17u << 17 | 53);
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][10 * 4], 6u << 17 | 80);
+	ck_assert_uint_eq(PFX_HI(BPFIPT_FORWARD, 12 * 4), 17u << 17 | 53);
 	/* INPUT: ten rules and the policy; the protocol and a source port, the
 	 * flags beside -p and --dport, multiport's ports by their vector, both
 	 * ports, every port; ! -s NET, ! -p and ! -i as inverted ranges */

@@ -725,8 +725,9 @@ START_TEST(t_tuples)
 	 * jump to a chain with a rule of five fields (-s, -d, -p --dport, --sport,
 	 * --length: not in the prefix) it takes 4096; Docker's published port
 	 * (-d, ! -i, -o, -p tcp --dport) is four; a goto counts as a jump, an
-	 * iprange and a length match as fields */
-	for (int first = 0; first < 8; first++) {
+	 * iprange and a length match as fields, TCPMSS (counted, the packet goes
+	 * on) as a LOG */
+	for (int first = 0; first < 9; first++) {
 		static const char *const head[] = {
 			"", "-A FORWARD -p tcp --dport 22 -j ACCEPT\n",
 			"-N svc\n-A svc -s 10.9.0.0/16 -d 10.8.0.0/16 -p udp --sport 1 --dport 2 "
@@ -739,15 +740,18 @@ START_TEST(t_tuples)
 			"--dport 80 -j ACCEPT\n-A FORWARD -p tcp -j svc\n",
 			"-N svc\n-A svc -p tcp --dport 9 -j ACCEPT\n-A FORWARD -p udp -g svc\n",
 			"-A FORWARD -p tcp -m iprange --src-range 10.1.0.1-10.1.0.9 -m length "
-			"--length 40:1500 -j ACCEPT\n" };
+			"--length 40:1500 -j ACCEPT\n",
+			"-A FORWARD -p tcp -m tcp --tcp-flags SYN,RST SYN -j TCPMSS "
+			"--clamp-mss-to-pmtu\n" };
 		static const char *const hit[] = { "FORWARD:7", "FORWARD:8", "FORWARD:0 FORWARD:8",
 						   "FORWARD:0 svc:1 FORWARD:8",
 						   "FORWARD:0 svc:20 FORWARD:8", "FORWARD:0 FORWARD:8",
-						   "FORWARD:8", "FORWARD:8" };
+						   "FORWARD:8", "FORWARD:8", "FORWARD:0 FORWARD:8" };
 		static const char *const miss[] = { "FORWARD:P", "FORWARD:P", "FORWARD:0 FORWARD:P",
 						    "FORWARD:0 svc:1 FORWARD:P",
 						    "FORWARD:0 svc:20 FORWARD:P",
-						    "FORWARD:0 FORWARD:P", "FORWARD:P", "FORWARD:P" };
+						    "FORWARD:0 FORWARD:P", "FORWARD:P", "FORWARD:P",
+						    "FORWARD:0 FORWARD:P" };
 		struct strbuf sb = STRBUF_INIT;
 		struct fixture g;
 

@@ -1692,7 +1692,7 @@ static unsigned int port_fields(const __u16 spts[2], bool sinv, bool dinv)
 /* Rule r as the loader's slot prefix can test it (loader.c pfx_rule(): a plain
  * verdict that one to BPFIPT_FAST_PFX_FIELDS fields constrain), judged from its
  * words and on the safe side: -i lo, --ctstate ESTABLISHED,RELATED, -p tcp
- * --dport 22, with ACCEPT, DROP or REJECT; LOG, NFLOG or no target (the packet
+ * --dport 22, with ACCEPT, DROP or REJECT; LOG, NFLOG, TCPMSS or no target (the packet
  * goes on), or extra matches (-m limit, recent, mac, mark, addrtype,
  * conntrack's other options) with no field too, a verdict with none; a jump
  * (-j CHAIN) or goto when the rules of the chain it calls are such rules, up to one

@@ -2810,23 +2810,30 @@ static __u32 tuple_fast_of(const struct cp_compiled *cc, __u32 c)
 	return tuple_alone(cc, c, 0) ? fast | BPFIPT_FAST_HIT : fast;
 }
 
+/* Slot s of chain c, a list, is a plain verdict that nothing but the list
+ * constrains: no field but `own` (-4 the source, -3 the destination: the list's
+ * own address, whose vectors hold the slot only for the list's entries when
+ * the list is not folded; -5 none) leaves the slot out of a vector. */
+static bool plain_list(const struct cp_compiled *cc, __u32 c, unsigned int s, int own)
+{
+	const struct bpfipt_slot *sl = &cc->slots[c][s];
+
+	if (sl->kind != BPFIPT_S_VERDICT || sl->log ||
+	    (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
+		return false;
+	for (int f = -4; f < NFA; f++)
+		if (f != own && !field_has(cc, f, c, s))
+			return false;
+	return true;
+}
+
 /* Slot s of chain c is its folded list (bpfipt_conf.gfold) with a plain verdict
  * that nothing but the list constrains: its search alone decides it. */
 static bool folded_list(const struct cp_compiled *cc, const struct bpfipt_conf *cf, __u32 c,
 			unsigned int s)
 {
-	const struct bpfipt_slot *sl = &cc->slots[c][s];
-	int f;
-
-	if (cf->gfold[c][0] != s + 1 && cf->gfold[c][1] != s + 1)
-		return false;
-	if (sl->kind != BPFIPT_S_VERDICT || sl->log ||
-	    (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
-		return false;
-	for (f = -4; f < NFA; f++)
-		if (!field_has(cc, f, c, s))
-			return false;
-	return true;
+	return (cf->gfold[c][0] == s + 1 || cf->gfold[c][1] == s + 1) &&
+	       plain_list(cc, c, s, -5);
 }
 
 /* Slot s of chain c is a list that is not the chain's folded one (a chain with
@@ -2838,20 +2845,10 @@ static bool folded_list(const struct cp_compiled *cc, const struct bpfipt_conf *
 static bool list_alone(const struct cp_compiled *cc, const struct bpfipt_conf *cf, __u32 c,
 		       unsigned int s)
 {
-	const struct bpfipt_slot *sl = &cc->slots[c][s];
-	int f, own;
+	__u32 x = cc->slots[c][s].xflags;
 
-	if (!(sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) ||
-	    cf->gfold[c][0] == s + 1 || cf->gfold[c][1] == s + 1)
-		return false;
-	if (sl->kind != BPFIPT_S_VERDICT || sl->log ||
-	    (sl->xflags & ~(BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)))
-		return false;
-	own = sl->xflags & BPFIPT_X_GROUP_SRC ? -4 : -3;
-	for (f = -4; f < NFA; f++)
-		if (f != own && !field_has(cc, f, c, s))
-			return false;
-	return true;
+	return (x & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) && cf->gfold[c][0] != s + 1 &&
+	       cf->gfold[c][1] != s + 1 && plain_list(cc, c, s, x & BPFIPT_X_GROUP_SRC ? -4 : -3);
 }
 
 /* bpfipt_conf.fast of chain c: when the chain begins with its folded group slot

@@ -108,6 +108,16 @@ static struct ipt_table *parse(const char *text)
 /* The deny list's address i: 10.(i / 250).(i % 250).1 */
 #define DENY(i)	htonl(10u << 24 | ((i) / 250) << 16 | ((i) % 250) << 8 | 1)
 
+/* n rules of rule_fmt (one %s: the address) for DENY(first) .. DENY(first + n - 1) */
+static void sb_list(struct strbuf *sb, const char *rule_fmt, unsigned int first, unsigned int n)
+{
+	for (unsigned int i = first; i < first + n; i++) {
+		struct in_addr a = { DENY(i) };
+
+		sb_addf(sb, rule_fmt, inet_ntoa(a));
+	}
+}
+
 /* INPUT: a rule, the 3 000-entry deny list (ids first + 1 ...), a rule, a group of
  * 40 sources, the policy; `first` more single rules in front shift every id. */
 static struct ipt_table *deny_ruleset(unsigned int first)
@@ -2093,37 +2103,25 @@ START_TEST(t_lists_prefix)
 		"-A INPUT -p udp -j blk2\n-A INPUT -p tcp -m multiport --dports 22,80 -j ACCEPT\n");
 	/* sshd's sources 0-299, web's 150-449 (both: 150-299); blk1's
 	 * destinations 0-199, blk2's 100-299 */
-	for (unsigned int i = 0; i < 300; i++) {
-		struct in_addr a = { DENY(i) }, b = { DENY(i + 150) };
-
-		sb_addf(&sb, "-A f2b-sshd -s %s/32 -j REJECT\n", inet_ntoa(a));
-		sb_addf(&sb, "-A f2b-web -s %s/32 -j DROP\n", inet_ntoa(b));
-	}
-	for (unsigned int i = 0; i < 200; i++) {
-		struct in_addr a = { DENY(i) }, b = { DENY(i + 100) };
-
-		sb_addf(&sb, "-A blk1 -d %s/32 -j DROP\n", inet_ntoa(a));
-		sb_addf(&sb, "-A blk2 -d %s/32 -j REJECT\n", inet_ntoa(b));
-	}
+	sb_list(&sb, "-A f2b-sshd -s %s/32 -j REJECT\n", 0, 300);
+	sb_list(&sb, "-A f2b-web -s %s/32 -j DROP\n", 150, 300);
+	sb_list(&sb, "-A blk1 -d %s/32 -j DROP\n", 0, 200);
+	sb_list(&sb, "-A blk2 -d %s/32 -j REJECT\n", 100, 200);
 	for (unsigned int i = 0; i < 4; i++)
 		sb_addf(&sb, "-A %s -j RETURN\n", jail[i]);
 	/* FORWARD: two lists, one whose rules also say -p udp --dport 53: not
 	 * alone, the walk judges (a TCP packet from its sources is not its).
 	 * OUTPUT: GRE, then two lists before a rule of five fields, which the
-	 * walk tests: a prefix that the walk follows ends before them (the walk searches
-	 * neither where the address is not listed) */
+	 * walk tests: a prefix that the walk follows ends before them (the walk
+	 * searches neither where the address is not listed) */
 	sb_adds(&sb, ":fw1 - [0:0]\n:fw2 - [0:0]\n:o1 - [0:0]\n:o2 - [0:0]\n"
 		"-A FORWARD -j fw1\n-A FORWARD -j fw2\n-A OUTPUT -p gre -j ACCEPT\n"
 		"-A OUTPUT -j o1\n-A OUTPUT -j o2\n-A OUTPUT -s 10.0.0.0/8 -d 10.0.0.0/8 -p udp "
 		"--sport 1 --dport 2 -m length --length 20:1500 -j DROP\n");
-	for (unsigned int i = 0; i < 100; i++) {
-		struct in_addr a = { DENY(i) }, b = { DENY(i + 100) };
-
-		sb_addf(&sb, "-A fw1 -s %s/32 -p udp -m udp --dport 53 -j DROP\n", inet_ntoa(a));
-		sb_addf(&sb, "-A fw2 -s %s/32 -j DROP\n", inet_ntoa(b));
-		sb_addf(&sb, "-A o1 -d %s/32 -j DROP\n", inet_ntoa(a));
-		sb_addf(&sb, "-A o2 -d %s/32 -j REJECT\n", inet_ntoa(b));
-	}
+	sb_list(&sb, "-A fw1 -s %s/32 -p udp -m udp --dport 53 -j DROP\n", 0, 100);
+	sb_list(&sb, "-A fw2 -s %s/32 -j DROP\n", 100, 100);
+	sb_list(&sb, "-A o1 -d %s/32 -j DROP\n", 0, 100);
+	sb_list(&sb, "-A o2 -d %s/32 -j REJECT\n", 100, 100);
 	sb_adds(&sb, "COMMIT\n");
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	t = install_text(&sb, &cc, &in, &cf);

@@ -100,6 +100,7 @@
 
 #include "compile.h"
 #include "loader.h"
+#include "rtlocal.h"
 #include "restore.h"
 #include "strbuf.h"
 #include "csum.h"
@@ -679,6 +680,19 @@ static void measure(enum kind k, unsigned int n, bool ct)
 		exit(1);
 	}
 	install_ms = ms_since(&t0);
+	/* -m addrtype (a --head's) reads the namespace's local table, which
+	 * dp_load() writes before the switch */
+	{
+		struct cp_rt *rt = NULL;
+		unsigned int nrt = 0;
+
+		if (cp_rtlocal_read(&rt, &nrt, &err) ||
+		    cp_rtlocal_write(dp_inst_rtlocal_fd(in), rt, nrt, &err)) {
+			fprintf(stderr, "pktcost: local table: %s\n", err.msg);
+			exit(1);
+		}
+		free(rt);
+	}
 	if (k == HOST)
 		prime(in, &pk[P_FIRST]);
 	{

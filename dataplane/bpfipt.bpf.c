@@ -296,6 +296,13 @@ struct scratch {
 					 * judge (t0set): its counter, for the walk */
 	__u64 top[BPFIPT_TOP_WORDS];	/* AND of the fields' chunk bitmaps (rows: bits
 					 * where csum[] is 0 cleared) */
+	/* the walk's chunk 0, once seen (c0ok): its candidate words (c0cand, the
+	 * AND of its summary words) and the AND of the vectors' word w, for the
+	 * words of c0have, as chunk_find() computed them: the later steps of a
+	 * walk (jumps, RETURNs, extra matches that fail) find their slot there
+	 * without the fields' thirteen pool lookups (bpfipt_find_slot()) */
+	__u64 c0cand, c0have;
+	__u32 c0ok;
 	/* a folded group slot (bpfipt_conf.gfold) per address field: its counter
 	 * for the packet; when the address is not in its list, the slot's word and
 	 * bit, which the walk masks out (else gskip_w is NO_SLOT) */
@@ -330,6 +337,7 @@ struct scratch {
 	/* bpfipt_chunk_row(): chunk k's candidate words, the AND of the vectors'
 	 * summary words (last: the fields above keep their cache lines) */
 	__u64 csum[64 * BPFIPT_TOP_WORDS];
+	__u64 c0word[BPFIPT_CHUNK_WORDS];	/* the walk's chunk 0 (c0ok) */
 	/* a windowed pool: the window (BPFIPT_WIN_WORD) of the packet's vector of
 	 * each field, by field, the constant vector's at WIN_CVEC (TOP_AND()) */
 	__u64 wword[BPFIPT_PVALS];
@@ -1177,9 +1185,22 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 	return NO_SLOT;
 }
 
+/* Word gw of the walk's AND x (not 0) masked: the cursor's word from the
+ * cursor on, and a folded list's slot out where the address is not listed. */
+#define WORD_MASKS(gw, x)							\
+	do {									\
+		if ((gw) == RD(sc->w0))						\
+			x &= RD(sc->first);					\
+		if ((gw) == RD(sc->gskip_w[0]))					\
+			x &= ~RD(sc->gskip_b[0]);				\
+		if ((gw) == RD(sc->gskip_w[1]))					\
+			x &= ~RD(sc->gskip_b[1]);				\
+	} while (0)
+
 /* The bits of candidate word w of chunk k (the cursor's word masked from the
  * cursor on) in the AND of the vectors. The masks only clear bits: they are
- * taken when the AND left some (most candidate words leave none). */
+ * taken when the AND left some (most candidate words leave none). Chunk 0's
+ * AND is kept for the walk's later steps (sc->c0word). */
 #define WORD_BITS(w, x)								\
 	do {									\
 		x = pc[w] & p_SRC[w] & p_DST[w] & p_DPORT[w];			\
@@ -1188,16 +1209,12 @@ static __always_inline __u32 next_chunk(struct scratch *sc)
 		if (x)								\
 			x &= p_ICMP[w] & p_TCPFLAGS[w] & p_LEN[w] & p_FRAG[w] &	\
 			     p_CTSTATE[w];					\
-		if (x) {							\
-			if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) == RD(sc->w0))	\
-				x &= RD(sc->first);				\
-			if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) ==		\
-			    RD(sc->gskip_w[0]))					\
-				x &= ~RD(sc->gskip_b[0]);			\
-			if ((__u32)k * BPFIPT_CHUNK_WORDS + (w) ==		\
-			    RD(sc->gskip_w[1]))					\
-				x &= ~RD(sc->gskip_b[1]);			\
+		if (k == 0) {							\
+			sc->c0word[(w) & (BPFIPT_CHUNK_WORDS - 1)] = x;		\
+			sc->c0have |= 1ULL << ((w) & (BPFIPT_CHUNK_WORDS - 1));	\
 		}								\
+		if (x)								\
+			WORD_MASKS((__u32)k * BPFIPT_CHUNK_WORDS + (w), x);	\
 	} while (0)
 
 /* Candidate words cand of chunk k from the cursor's word on. */
@@ -1249,6 +1266,10 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 		       p_ICMP[BPFIPT_CHUNK_WORDS] & p_TCPFLAGS[BPFIPT_CHUNK_WORDS] &
 		       p_LEN[BPFIPT_CHUNK_WORDS] & p_FRAG[BPFIPT_CHUNK_WORDS] &
 		       p_CTSTATE[BPFIPT_CHUNK_WORDS];
+		if (k == 0) {
+			sc->c0cand = cand;
+			sc->c0ok = 1;
+		}
 		cand = from_cursor(sc, k, cand);
 		if (!cand)
 			return NO_SLOT;
@@ -1297,6 +1318,56 @@ static __always_inline __u32 top_count(struct scratch *sc)
 	return n;
 }
 
+/* find_slot() in chunk 0 once a step saw it (sc->c0ok): its words' AND kept
+ * (sc->c0word), from the cursor on. C0_UNSEEN: a candidate word not computed
+ * yet, the search to go on from it (sc->w0, sc->first moved there); chunk 0
+ * holds nothing from the cursor on: NO_SLOT, or C0_UNSEEN from chunk 1 when the
+ * chain has more. Tested before the iterator as chunk_find()'s first words are;
+ * a walk's steps rarely look further. */
+#define C0_UNSEEN (NO_SLOT - 3)
+static __always_inline __u32 chunk0_seen(struct scratch *sc)
+{
+	__u64 cand = RD(sc->c0cand) & (~0ULL << sc->w0), x;
+	__u32 w;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < BPFIPT_WORDS_AHEAD; i++) {
+		if (!cand) {
+			if (RD(sc->nchunks) == 1)
+				return NO_SLOT;
+			sc->w0 = BPFIPT_CHUNK_WORDS;
+			sc->first = ~0ULL;
+			return C0_UNSEEN;
+		}
+		w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
+		if (!(RD(sc->c0have) & (1ULL << w))) {
+			if (w != sc->w0) {
+				sc->w0 = w;
+				sc->first = ~0ULL;
+			}
+			return C0_UNSEEN;
+		}
+		cand &= cand - 1;
+		x = RD(sc->c0word[w]);
+		if (x)
+			WORD_MASKS(w, x);
+		if (x)
+			return w * 64 + ctz64(x);
+	}
+	/* more candidate words than that: from the next */
+	if (cand) {
+		sc->w0 = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
+		sc->first = ~0ULL;
+		return C0_UNSEEN;
+	}
+	if (RD(sc->nchunks) == 1)
+		return NO_SLOT;
+	sc->w0 = BPFIPT_CHUNK_WORDS;
+	sc->first = ~0ULL;
+	return C0_UNSEEN;
+}
+
 /* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
  * NO_SLOT - 1 on an internal error, NEED_ROWS when bpfipt_step() is to take the
  * packet's summary rows (bpfipt_chunk_row()) and call again. No chunk before
@@ -1319,6 +1390,11 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	sc->first = ~0ULL << (cursor & 63);
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
+	if (sc->c0ok && sc->w0 < BPFIPT_CHUNK_WORDS && !kfrom) {
+		found = chunk0_seen(sc);
+		if (found != C0_UNSEEN)
+			return found;
+	}
 	cur = sc->cur;
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
@@ -2729,6 +2805,8 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	 * prefix may have noted a LOG already */
 	sc->top_ready = 0;
 	sc->rows_ready = 0;
+	sc->c0ok = 0;
+	sc->c0have = 0;
 	sc->verdict = BPFIPT_V_DROP;
 	/* the first step before the loop: a packet that one step judges (the
 	 * first slot found has a verdict) pays no iterator calls; */

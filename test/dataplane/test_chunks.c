@@ -398,6 +398,85 @@ START_TEST(t_windows_rows)
 }
 END_TEST
 
+/* The rules of c1 and c2 (walk_seen()): many a packet matches and goes on
+ * past (no target, LOG) or returns from. */
+static void walk_chains(struct strbuf *sb)
+{
+	for (unsigned int i = 0; i < 400; i++)
+		sb_addf(sb, "-A c1 -d 192.0.2.%u/32 -p udp --dport %u%s\n", i % 50, 1000 + i % 40,
+			i % 9 == 4 ? " -j RETURN" : i % 5 == 2 ? " -j LOG" : "");
+	for (unsigned int i = 0; i < 150; i++)
+		sb_addf(sb, "-A c2 -p %s --dport %u%s\n", i % 2 ? "tcp" : "udp", 2000 + i % 30,
+			i % 13 == 6 ? " -j ACCEPT" : i % 7 == 3 ? " -j RETURN" : "");
+}
+
+/*
+ * A walk's later steps find their slot in chunk 0's words that its first step
+ * ANDed (bpfipt.bpf.c, chunk0_seen()): jumps into c1 and c2 and back, rules a
+ * packet goes on past, a folded deny list after the first jump (its slot out
+ * of the kept words where the source is not listed), more candidate words than
+ * are tested ahead; then INPUT of 5 000 rules more (two chunks), where chunk
+ * 0 runs out and the walk goes on in the next, also back from a jump in chunk
+ * 0's last word (c1's and c2's blocks are in the last). Verdicts and counters against the reference.
+ */
+static void walk_seen(unsigned int nmore, unsigned int packets)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":c1 - [0:0]\n:c2 - [0:0]\n-A INPUT -j c1\n");
+	sb_list(&sb, "-A INPUT -s %s/32 -j DROP\n", 0, 300);
+	sb_adds(&sb, "-A INPUT -j c2\n-A INPUT -p udp --dport 1003 -j c1\n");
+	for (unsigned int i = 0; i < nmore; i++) {
+		rule(&sb, "INPUT", i);
+		/* a jump in chunk 0's last word: back from c1, the walk has seen
+		 * all of chunk 0 that is left, and goes on in chunk 1 */
+		if (i == 4036)
+			sb_adds(&sb, "-A INPUT -p udp -j c1\n");
+	}
+	sb_adds(&sb, "-A INPUT -p tcp --dport 2001 -j c2\n-A INPUT -p udp --dport 1005 -j DROP\n");
+	walk_chains(&sb);
+	sb_adds(&sb, "COMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_gt(cc->nwords, nmore ? 64 : 8);
+	ck_assert_uint_eq(cf.gfold[BPFIPT_INPUT][0], 2);	/* the list folded */
+	for (unsigned int k = 0; k < packets; k++) {
+		unsigned int r = rnd() % 4, i = rnd() % 400, s = rnd() % 1021;
+		struct cp_packet p = {
+			.saddr = r == 0 ? htonl(172u << 24 | (16 + s / 256) << 16 | (s % 256) << 8 | 9)
+							: DENY(i),
+			.daddr = htonl(0xc0000200u | rnd() % 60), .proto = rnd() % 3 ? 17 : 6,
+			.has_ports = true, .sport = 40000, .len = 50,
+			.dport = (unsigned int[]){ 1000 + rnd() % 42, 2000 + rnd() % 32,
+						   1024 + rnd() % 509 }[rnd() % 3],
+		};
+
+		p.has_tcp = p.proto == 6;
+		p.tcpflags = 0x10;
+		send_checked(in, t, &p);
+	}
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+
+START_TEST(t_walk_seen)
+{
+	walk_seen(0, 3000);
+}
+END_TEST
+
+START_TEST(t_walk_seen_chunks)
+{
+	walk_seen(5000, 1500);
+}
+END_TEST
+
 /* Words whose summary bits the packet's vectors share, but no rule: the source's
  * rules sit in even slots, the port's in odd ones, in every word of three chunks.
  * A rule that matches both is placed at word w of chunk 0 or 2, for w on both
@@ -2651,6 +2730,8 @@ int main(void)
 	tcase_add_test(tc, t_windows);
 	tcase_add_test(tc, t_windows_rows);
 	tcase_add_test(tc, t_words_ahead);
+	tcase_add_test(tc, t_walk_seen);
+	tcase_add_test(tc, t_walk_seen_chunks);
 	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_spare_drop);

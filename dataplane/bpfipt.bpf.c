@@ -1999,8 +1999,21 @@ __noinline int bpfipt_step(struct scratch *sc)
 	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
 	if (!conf || !slots)
 		return STEP_BROKEN;
-	s = FEAT(BPFIPT_FEAT_WINDOWS) && RD(sc->windows) ?
-		bpfipt_find_slot_win(sc, sc->cursor, 0) : bpfipt_find_slot(sc, sc->cursor, 0);
+	/* chunk 0 seen by an earlier step: its kept words first, here (a call
+	 * less a step: the walk's steps after a jump or a RETURN) */
+	s = C0_UNSEEN;
+	d = sc->cursor;
+	if (RD(sc->c0ok) && d < BPFIPT_CHUNK_WORDS * 64) {
+		sc->w0 = d / 64;
+		sc->first = ~0ULL << (d & 63);
+		s = chunk0_seen(sc);
+		/* else the search from the first word not seen (sc->w0) */
+		if (RD(sc->w0) != d / 64)
+			d = RD(sc->w0) * 64;
+	}
+	if (s == C0_UNSEEN)
+		s = FEAT(BPFIPT_FEAT_WINDOWS) && RD(sc->windows) ?
+			bpfipt_find_slot_win(sc, d, 0) : bpfipt_find_slot(sc, d, 0);
 	/* many candidate chunks: their candidate words, once per walk, and the
 	 * search again past the chunks the first call saw (called from here,
 	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
@@ -2656,6 +2669,9 @@ __noinline int bpfipt_fast_prefix(struct scratch *sc)
 			sc->look &= ~(1u << BPFIPT_F_##field);			\
 	} while (0)
 
+#define WALK_PLAIN	16	/* classify()'s steps before the iterator's */
+_Static_assert(WALK_PLAIN < BPFIPT_MAX_STEPS, "WALK_PLAIN");
+
 /* Run chain c of generation cur on the packet: enum bpfipt_verdict. */
 static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				    struct scratch *sc)
@@ -2808,15 +2824,19 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->c0ok = 0;
 	sc->c0have = 0;
 	sc->verdict = BPFIPT_V_DROP;
-	/* the first step before the loop: a packet that one step judges (the
-	 * first slot found has a verdict) pays no iterator calls; */
-	sc->status = bpfipt_step(sc);
-	/* and a second one: a deny list's miss (its group slot finds no value,
-	 * the next slot judges) */
-	if (sc->status == STEP_MORE)
+	/* the first steps in a bounded loop: a packet that a few steps judge (the
+	 * first slot found has a verdict; a deny list's miss, then the next slot;
+	 * a chain's jumps and RETURNs) pays no iterator calls (a kfunc call
+	 * each), and the verifier follows one call each (the step is a global
+	 * function) */
+	sc->status = STEP_MORE;
+	for (step = 0; step < WALK_PLAIN; step++) {
 		sc->status = bpfipt_step(sc);
+		if (sc->status != STEP_MORE)
+			break;
+	}
 	if (sc->status == STEP_MORE) {
-		bpf_for(step, 2, BPFIPT_MAX_STEPS) {
+		bpf_for(step, WALK_PLAIN, BPFIPT_MAX_STEPS) {
 			sc->status = bpfipt_step(sc);
 			if (sc->status != STEP_MORE)
 				break;

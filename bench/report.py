@@ -126,6 +126,11 @@ def pk_tables(ns, inst, sfx="", fam=""):
                                        "(DOCKER: three `-d 10.1.0.1 ! -i lo -p tcp --dport P -j "
                                        "ACCEPT`, Docker's published ports, the packets' "
                                        "destination; in the slot prefix since ABI 40)"),
+                       ("mixedufw", "the mixed rules behind ufw's chains (ufw 0.36's INPUT "
+                                    "as `test/e2e/rulesets_diff.py --print ufw` has it: ~70 "
+                                    "rules in fourteen chains, `-m addrtype`, `recent`, `limit`, "
+                                    "LOG; policy ACCEPT here): more than the slot prefix takes, "
+                                    "so every packet walks (ten to twenty steps)"),
                        ("dense", "dense rules (61 sources x 97 sports x 89 dports: the adversarial "
                                  "case for bit vectors; one tuple group from 64 rules)"),
                        ("pairs", "pairs (mixed with `-d` one of three hosts: source and "

@@ -172,6 +172,14 @@ if [[ " $ONLY " == *" pktcost "* ]]; then
 				echo "-A DOCKER -d 10.1.0.1/32 ! -i lo -p tcp -m tcp --dport $p -j ACCEPT"
 			done)"$'\n' |
 		sed -n 's/^mixedhead,/mixeddocker,/p' >> "$OUT/pktcost.csv" || log "pktcost (docker) FAILED"
+	# the mixed rules behind ufw's chains (test/e2e/rulesets_diff.py's ufw 0.36
+	# ruleset: ~70 rules, -m addrtype, recent, limit, LOG; INPUT's policy
+	# ACCEPT here): rows mixedufw
+	"$BIN/pktcost" "${PK_ARGS[0]}" "${PK_ARGS[1]}" --sizes "" --deny-sizes "" --host-sizes "" \
+		--no-ct --head-sizes "$HEAD_SIZES" \
+		--head "$(python3 "$HERE/../test/e2e/rulesets_diff.py" --print ufw |
+			grep -v '^\*\|^:INPUT \|^:FORWARD \|^:OUTPUT \|^COMMIT\|^#')"$'\n' |
+		sed -n 's/^mixedhead,/mixedufw,/p' >> "$OUT/pktcost.csv" || log "pktcost (ufw) FAILED"
 	footer "$OUT/pktcost.csv"
 	# grouping off: a deny list as one slot per rule (the LBVS alone)
 	header "$OUT/pktcost_nogroup.csv"

@@ -2039,6 +2039,16 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 			len = 1;
 			if (build_unit(x, ci, ch->rules[i], noskip, u))
 				return -1;
+			/* a jump to a chain without rules (ufw's logging, reject
+			 * and track chains, most of the time) comes back at once:
+			 * a rule the packet goes on from, one step of the walk
+			 * instead of two (the chain's block, its end alone, is not
+			 * laid out for it). Not in a group, whose rules' kind the
+			 * run decided */
+			if (u->kind == BPFIPT_S_JUMP && !x->t->chains[u->target]->nrules) {
+				u->kind = BPFIPT_S_CONTINUE;
+				u->target = -1;
+			}
 		}
 		u->counter = x->rule_base[ci] + i;
 		if (cut_unit(x, u, u + 1)) {

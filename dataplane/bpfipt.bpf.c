@@ -1318,9 +1318,10 @@ static __always_inline __u32 top_count(struct scratch *sc)
 	return n;
 }
 
-/* find_slot() in chunk 0 once a step saw it (sc->c0ok): its words' AND kept
- * (sc->c0word), from the cursor on. C0_UNSEEN: a candidate word not computed
- * yet, the search to go on from it (sc->w0, sc->first moved there); chunk 0
+/* The search in chunk 0 once a step saw it (sc->c0ok; bpfipt_step() asks it
+ * before bpfipt_find_slot()): its words' AND kept (sc->c0word), from the
+ * cursor on. C0_UNSEEN: a candidate word not computed yet, the search
+ * (bpfipt_find_slot()) to go on from it (sc->w0, sc->first moved there); chunk 0
  * holds nothing from the cursor on: NO_SLOT, or C0_UNSEEN from chunk 1 when the
  * chain has more. Tested before the iterator as chunk_find()'s first words are;
  * a walk's steps rarely look further. */
@@ -1390,11 +1391,6 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	sc->first = ~0ULL << (cursor & 63);
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
-	if (sc->c0ok && sc->w0 < BPFIPT_CHUNK_WORDS && !kfrom) {
-		found = chunk0_seen(sc);
-		if (found != C0_UNSEEN)
-			return found;
-	}
 	cur = sc->cur;
 	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)

@@ -4,7 +4,8 @@
 # REJECT target does, so the sender sees the same error. For every
 # --reject-with (the default icmp-port-unreachable, the icmp-*-unreachable and
 # -prohibited ones, tcp-reset) and TCP connect / UDP send+recv, the error the
-# application gets (errno, or a timeout) is compared with iptables-legacy's, the
+# application gets (errno, or a timeout; for UDP also the ICMP error's type and
+# code, from a socket that reports them all) is compared with iptables-legacy's, the
 # same rule being in:
 #   INPUT on the server (the client connects to it),
 #   FORWARD on the router (the client connects through it),
@@ -24,35 +25,59 @@ BIN=$(cd "${1:?usage: test_reject.sh BUILD_DIR}" && pwd)
 topo_up
 topo_up6
 
-# probe NS tcp|udp DST PORT: what the application sees. One prober per namespace
+# probe NS tcp|udp|tcperr|udperr DST PORT: what the application sees; *err: a
+# socket with IP_RECVERR, whose every ICMP error is reported at once, with its
+# type and code (a default socket waits out its 1.5 s on the soft ones: UDP's
+# host and net unreachable, TCP's over IPv6 until the SYN is sent again, a
+# second later). The comparisons use *err, a few checks below the default
+# socket. One prober per namespace
 # (a python process started once, fed through FIFOs: starting python in a
 # namespace costs ~0.25 s, and the test asks over 200 times)
 PROBE_DIR=$(mktemp -d)
 PROBE_PIDS=()
 trap 'kill "${PROBE_PIDS[@]}" 2>/dev/null; rm -rf "$PROBE_DIR"; topo_down' EXIT
 PROBER='
-import errno, socket, sys
+import errno, socket, struct, sys
 rq, rp = open(sys.argv[1]), open(sys.argv[2], "w")
 for line in rq:
     proto, dst, port = line.split()
     port = int(port)
+    six = ":" in dst
+    tcp = proto.startswith("tcp")
+    s = socket.socket(socket.AF_INET6 if six else socket.AF_INET,
+                      socket.SOCK_STREAM if tcp else socket.SOCK_DGRAM)
+    s.settimeout(1.5)
+    if proto.endswith("err"):
+        # every ICMP error reported at once (linux/in.h IP_RECVERR 11,
+        # linux/in6.h IPV6_RECVERR 25: not in the socket module of Python)
+        if six:
+            s.setsockopt(socket.IPPROTO_IPV6, 25, 1)
+        else:
+            s.setsockopt(socket.IPPROTO_IP, 11, 1)
     try:
-        if proto == "tcp":
-            s = socket.create_connection((dst, port), timeout=1.5)
+        s.connect((dst, port))
+        if tcp:
             r = "connected"
         else:
-            s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET,
-                              socket.SOCK_DGRAM)
-            s.settimeout(1.5)
-            s.connect((dst, port))
             s.send(b"x")
             s.recv(16)
             r = "reply"
-        s.close()
     except socket.timeout:
         r = "timeout"
     except OSError as e:
         r = errno.errorcode.get(e.errno, str(e.errno))
+        # the ICMP error itself (struct sock_extended_err): type and code
+        try:
+            if not proto.endswith("err"):
+                raise BlockingIOError
+            s.setblocking(False)	# (with a timeout, Python would wait it out)
+            _, anc, _, _ = s.recvmsg(16, 512, socket.MSG_ERRQUEUE)
+            for _, _, d in anc:
+                _, origin, typ, code = struct.unpack_from("IBBB", d)
+                r += " icmp%s %d/%d" % ("6" if origin == 3 else "", typ, code)
+        except OSError:
+            pass
+    s.close()
     rp.write(r + "\n")
     rp.flush()'
 declare -A PROBE_FD
@@ -105,14 +130,15 @@ for w in "${WITH[@]}"; do
 	for proto in tcp udp; do
 		[ "$w" = tcp-reset ] && [ $proto = udp ] && continue
 		rule="-p $proto --dport 7777 -j REJECT $opt"
-		in_legacy=$(outcome legacy "$SRV" INPUT "$rule" "$CLI" $proto $SRV_IP 7777)
+		pp=${proto}err
+		in_legacy=$(outcome legacy "$SRV" INPUT "$rule" "$CLI" $pp $SRV_IP 7777)
 		for where in "INPUT $SRV $CLI $SRV_IP" "FORWARD $RTR $CLI $SRV_IP" \
 			     "OUTPUT $SRV $SRV $CLI_IP"; do
 			set -- $where
-			want=$(outcome legacy "$2" "$1" "$rule" "$3" $proto "$4" 7777)
-			got=$(outcome bpf "$2" "$1" "$rule" "$3" $proto "$4" 7777)
+			want=$(outcome legacy "$2" "$1" "$rule" "$3" $pp "$4" 7777)
+			got=$(outcome bpf "$2" "$1" "$rule" "$3" $pp "$4" 7777)
 			if [ "$1" = OUTPUT ] && [ $proto = udp ]; then
-				check_eq "iptables-legacy: OUTPUT udp ${w:-default}: sendto EPERM" EPERM "$want"
+				check_eq "iptables-legacy: OUTPUT udp ${w:-default}: sendto EPERM" EPERM "${want%% *}"
 				want=$in_legacy
 			fi
 			check_eq "$1 $proto ${w:-default}: the sender sees what iptables gives" \
@@ -128,14 +154,15 @@ for w in "${WITH6[@]}"; do
 	for proto in tcp udp; do
 		[ "$w" = tcp-reset ] && [ $proto = udp ] && continue
 		rule="-p $proto --dport 7777 -j REJECT $opt"
-		in_legacy=$(outcome legacy "$SRV" INPUT "$rule" "$CLI" $proto $SRV_IP6 7777)
+		pp=${proto}err
+		in_legacy=$(outcome legacy "$SRV" INPUT "$rule" "$CLI" $pp $SRV_IP6 7777)
 		for where in "INPUT $SRV $CLI $SRV_IP6" "FORWARD $RTR $CLI $SRV_IP6" \
 			     "OUTPUT $SRV $SRV $CLI_IP6"; do
 			set -- $where
-			want=$(outcome legacy "$2" "$1" "$rule" "$3" $proto "$4" 7777)
-			got=$(outcome bpf "$2" "$1" "$rule" "$3" $proto "$4" 7777)
+			want=$(outcome legacy "$2" "$1" "$rule" "$3" $pp "$4" 7777)
+			got=$(outcome bpf "$2" "$1" "$rule" "$3" $pp "$4" 7777)
 			if [ "$1" = OUTPUT ] && [ $proto = udp ]; then
-				check_eq "ip6tables-legacy: OUTPUT udp ${w:-default}: sendto EPERM" EPERM "$want"
+				check_eq "ip6tables-legacy: OUTPUT udp ${w:-default}: sendto EPERM" EPERM "${want%% *}"
 				want=$in_legacy
 			fi
 			check_eq "IPv6 $1 $proto ${w:-default}: the sender sees what ip6tables gives" \
@@ -157,6 +184,16 @@ bpt6 "$SRV" -F
 check "after -F, tcp 7777 over IPv6 connects to the listener" tcp_ok "$CLI" $SRV_IP6 7777
 
 # the errors are the real ones (not timeouts everywhere)
+check_eq "INPUT udp default, a default socket: ECONNREFUSED" ECONNREFUSED \
+	"$(outcome bpf "$SRV" INPUT "-p udp --dport 7777 -j REJECT" "$CLI" udp $SRV_IP 7777)"
+check_eq "INPUT udp net-unreachable, a default socket: what iptables gives (a soft error)" \
+	"$(outcome legacy "$SRV" INPUT "-p udp --dport 7777 -j REJECT --reject-with icmp-net-unreachable" \
+	   "$CLI" udp $SRV_IP 7777)" \
+	"$(outcome bpf "$SRV" INPUT "-p udp --dport 7777 -j REJECT --reject-with icmp-net-unreachable" \
+	   "$CLI" udp $SRV_IP 7777)"
+check_eq "INPUT udp host-unreachable: ICMP 3/1 with IP_RECVERR" "EHOSTUNREACH icmp 3/1" \
+	"$(outcome bpf "$SRV" INPUT "-p udp --dport 7777 -j REJECT --reject-with icmp-host-unreachable" \
+	   "$CLI" udperr $SRV_IP 7777)"
 check_eq "INPUT tcp default: ECONNREFUSED" ECONNREFUSED \
 	"$(outcome bpf "$SRV" INPUT "-p tcp --dport 7777 -j REJECT" "$CLI" tcp $SRV_IP 7777)"
 check_eq "INPUT tcp tcp-reset: ECONNREFUSED" ECONNREFUSED \

@@ -3176,6 +3176,82 @@ static void pfx_range(struct bpfipt_conf *cf, __u32 c, __u32 idx, struct pfx_fie
 	}
 }
 
+/* The bounds of tuple group t->group's keys in t->lo and t->span (bpfipt.h,
+ * struct bpfipt_tfast): an address's top is its prefix's last address, so that
+ * fast_tuple() compares the packet's value unmasked; IPv6 addresses by their
+ * word BPFIPT_TB_WORD6. */
+static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
+{
+	unsigned int aw = cc->family == AF_INET6 ? BPFIPT_TB_WORD6 : 0;
+	__u32 mask[BPFIPT_TB_N] = {
+		cp_word_mask(t->splen, aw), cp_word_mask(t->dplen, aw),
+		t->ports & BPFIPT_TP_SPORT ? ~0u : 0, t->ports & BPFIPT_TP_DPORT ? ~0u : 0,
+	};
+	__u32 lo[BPFIPT_TB_N], hi[BPFIPT_TB_N];
+	int f;
+
+	for (f = 0; f < BPFIPT_TB_N; f++) {
+		lo[f] = ~0u;
+		hi[f] = 0;
+	}
+	for (__u32 i = 0; i < cc->ntuples; i++) {
+		const struct bpfipt_tuple6_key *k = &cc->tuples[i].k;
+		__u32 v[BPFIPT_TB_N] = { ntohl(k->src[aw]), ntohl(k->dst[aw]), k->sport, k->dport };
+
+		if (k->group != t->group)
+			continue;
+		for (f = 0; f < BPFIPT_TB_N; f++) {
+			lo[f] = v[f] < lo[f] ? v[f] : lo[f];
+			hi[f] = v[f] > hi[f] ? v[f] : hi[f];
+		}
+	}
+	for (f = 0; f < BPFIPT_TB_N; f++) {
+		if (!mask[f] || lo[f] > hi[f]) {	/* not in the key (or no key) */
+			t->lo[f] = 0;
+			t->span[f] = ~0u;
+			continue;
+		}
+		t->lo[f] = lo[f];
+		t->span[f] = (hi[f] | ~mask[f]) - lo[f];
+	}
+}
+
+/* The narrowest bound of tuple group slot sl's keys (tuple_bounds(): the one
+ * that passes the smallest share of its field's values) as a range of the
+ * prefix in *x, the group's own field after it: a packet outside it is in none
+ * of the keys, and skips the slot's and the hash's lookups (~15 ns); one inside
+ * pays the compare (~4 ns; each bound more ~2 ns). 0 when no bound passes less
+ * than a sixteenth of its field's values that the prefix has a value of (IPv6
+ * addresses it has not), else 1. */
+static int tuple_pfx_bound(const struct cp_compiled *cc, const struct bpfipt_slot *sl,
+			   struct pfx_field *x)
+{
+	static const int id[BPFIPT_TB_N] = { [BPFIPT_TB_SRC] = BPFIPT_F_SRC,
+					     [BPFIPT_TB_DST] = BPFIPT_F_DST,
+					     [BPFIPT_TB_SPORT] = BPFIPT_F_SPORT,
+					     [BPFIPT_TB_DPORT] = BPFIPT_F_DPORT };
+	struct bpfipt_tfast t = { .group = sl->group, .splen = sl->tp_splen,
+				  .dplen = sl->tp_dplen, .ports = sl->tp_ports };
+	double best = 1.0 / 16;	/* a bound most packets pass would only cost */
+	int f, n = 0;
+
+	tuple_bounds(cc, &t);
+	for (f = 0; f < BPFIPT_TB_N; f++) {
+		bool addr = f == BPFIPT_TB_SRC || f == BPFIPT_TB_DST;
+		/* the share of the field's values inside (ports: 17 bits,
+		 * BPFIPT_NO_PORT's included) */
+		double share = ((double)t.span[f] + 1) / (addr ? 4294967296.0 : 131072.0);
+
+		if (t.span[f] == ~0u || (addr && cc->family == AF_INET6) || share >= best)
+			continue;
+		best = share;
+		*x = (struct pfx_field){ .id = id[f], .lo = t.lo[f], .hi = t.lo[f] + t.span[f],
+					 .direct = true };
+		n = 1;
+	}
+	return n;
+}
+
 /* Slot s of chain c as the prefix's next rule, at depth lvl (a rule of a chain
  * called from the chain's own rules: 1, ...): a plain verdict that one to
  * BPFIPT_FAST_PFX_FIELDS fields constrain, the chain's folded list, a tuple
@@ -3236,8 +3312,13 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	if (tuple_alone(cc, c, s)) {
 		/* a tuple group that nothing else constrains: its hash decides;
 		 * many narrow rules, which end a prefix that the walk follows
-		 * (prefix_of()) */
-		pfx_put(b, j, BPFIPT_FAST_PFX_TUPLE, 1);
+		 * (prefix_of()). Its keys' narrowest bound first, a range (as
+		 * fast_tuple() tests them all) */
+		n = tuple_pfx_bound(cc, sl, &fl[0]);
+		if (n)
+			pfx_range(cf, c, j * BPFIPT_FAST_PFX_FIELDS, &fl[0]);
+		fields = (__u64)fl[0].id * n | (__u64)BPFIPT_FAST_PFX_TUPLE << (4 * n);
+		pfx_put(b, j, fields, n + 1);
 		b->nf[j] = BPFIPT_FAST_PFX_FIELDS;
 		b->n = j + 1;
 		return 0;
@@ -3382,46 +3463,6 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 		return 0;
 	cf->pfx_next[c] = s;
 	return b.n << 8 | (s == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
-}
-
-/* The bounds of tuple group t->group's keys in t->lo and t->span (bpfipt.h,
- * struct bpfipt_tfast): an address's top is its prefix's last address, so that
- * fast_tuple() compares the packet's value unmasked; IPv6 addresses by their
- * word BPFIPT_TB_WORD6. */
-static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
-{
-	unsigned int aw = cc->family == AF_INET6 ? BPFIPT_TB_WORD6 : 0;
-	__u32 mask[BPFIPT_TB_N] = {
-		cp_word_mask(t->splen, aw), cp_word_mask(t->dplen, aw),
-		t->ports & BPFIPT_TP_SPORT ? ~0u : 0, t->ports & BPFIPT_TP_DPORT ? ~0u : 0,
-	};
-	__u32 lo[BPFIPT_TB_N], hi[BPFIPT_TB_N];
-	int f;
-
-	for (f = 0; f < BPFIPT_TB_N; f++) {
-		lo[f] = ~0u;
-		hi[f] = 0;
-	}
-	for (__u32 i = 0; i < cc->ntuples; i++) {
-		const struct bpfipt_tuple6_key *k = &cc->tuples[i].k;
-		__u32 v[BPFIPT_TB_N] = { ntohl(k->src[aw]), ntohl(k->dst[aw]), k->sport, k->dport };
-
-		if (k->group != t->group)
-			continue;
-		for (f = 0; f < BPFIPT_TB_N; f++) {
-			lo[f] = v[f] < lo[f] ? v[f] : lo[f];
-			hi[f] = v[f] > hi[f] ? v[f] : hi[f];
-		}
-	}
-	for (f = 0; f < BPFIPT_TB_N; f++) {
-		if (!mask[f] || lo[f] > hi[f]) {	/* not in the key (or no key) */
-			t->lo[f] = 0;
-			t->span[f] = ~0u;
-			continue;
-		}
-		t->lo[f] = lo[f];
-		t->span[f] = (hi[f] | ~mask[f]) - lo[f];
-	}
 }
 
 /* The array fields generation cf reads in chain c from its row of each in

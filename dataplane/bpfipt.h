@@ -692,8 +692,9 @@ enum {
  * deny list: a plain verdict that only its list constrains) may be one of them,
  * its only field BPFIPT_FAST_PFX_LIST: its search there (done once per packet),
  * a hit counted on the entry's counter as the walk would. So may a tuple group
- * that nothing but its keys constrains, its only field BPFIPT_FAST_PFX_TUPLE: its
- * hash searched there, a hit counted on its rule's counter; since it stands for
+ * that nothing but its keys constrains, its field BPFIPT_FAST_PFX_TUPLE: its
+ * hash searched there, a hit counted on its rule's counter (a range before it,
+ * its keys' narrowest bound, spares the search where the packet is outside); since it stands for
  * many narrow rules, only in a prefix that reaches the policy (a chain of a few
  * rules around a large group judges every packet without a walk). So may a list
  * that is not the chain's folded one (a second list on the same address:

@@ -1752,8 +1752,14 @@ START_TEST(t_tuple)
 	 * policy; a packet the jump does not take skips the group */
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | 3u << 8 |
 			  BPFIPT_FAST_PFX_END);
-	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0], (0xfff0ULL | BPFIPT_FAST_PFX_TUPLE) << 32 |
+	/* the group after its keys' narrowest bound, a range: svc's addresses
+	 * (3 001 of 2^32; its source ports are 7 of 2^17) */
+	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0],
+			  (0xff00ULL | BPFIPT_FAST_PFX_TUPLE << 4 | BPFIPT_F_DST) << 32 |
 			  (0xfff0ULL | BPFIPT_F_PROTO) << 16 | 0xfff0 | BPFIPT_FAST_PFX_PDPORT);
+	ck_assert(cf.pfx_direct[BPFIPT_INPUT] & 1ULL << (2 * BPFIPT_FAST_PFX_FIELDS));
+	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][2 * BPFIPT_FAST_PFX_FIELDS], ntohl(TP_DST(0)));
+	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][2 * BPFIPT_FAST_PFX_FIELDS], 3000);
 	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][1], 2);
 	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][2], 4);
 	ck_assert_uint_eq(cf.pfx_skip[BPFIPT_INPUT][1][0], 1u << 2);
@@ -1809,6 +1815,26 @@ START_TEST(t_tuple)
 	ck_assert_uint_gt(nfast, 600);
 	ck_assert_uint_gt(hits, 1000);
 	tp_bounds(in, t, &cf);
+	/* svc's group in INPUT's prefix, behind its range 10.20.0.0 .. 10.20.11.184:
+	 * each address just outside, the first and the last inside, with the ports
+	 * of rule 0 (and 3 001) and of rule 3 000: the two inside rejected there */
+	hits = 0;
+	for (unsigned int i = 0; i < 2 * 4; i++) {
+		static const __u32 dst[] = { 0x0a13ffff, 0x0a140000, 0x0a140bb8, 0x0a140bb9 };
+		struct cp_packet p = {
+			.saddr = inet_addr("10.1.0.2"), .daddr = htonl(dst[i % 4]), .proto = 6,
+			.has_tcp = true, .tcpflags = 0x02, .has_ports = true,
+			.sport = i < 4 ? 2000 : 2000 + 3000 % 7, .dport = i < 4 ? 80 : 80 + 3000 % 601,
+			.len = 50,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no = ref_rule(t, BPFIPT_INPUT, &p, &rt, &owner);
+
+		hits += rt.verdict == BPFIPT_V_REJECT;
+		check_fast(in, t, &p, BPFIPT_INPUT, true, rule_no);
+	}
+	ck_assert_uint_eq(hits, 2);
 	dp_inst_free(&in);
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
@@ -1920,8 +1946,10 @@ START_TEST(t_tuple_mid)
 	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1 + 3);	/* and logged's */
 	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 16 + 50 + 1);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 6u << 8 | BPFIPT_FAST_PFX_END);
-	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 0), BPFIPT_FAST_PFX_TUPLE);
-	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_NONE);
+	/* the group after a range of its keys' bounds */
+	ck_assert(cf.pfx_direct[BPFIPT_INPUT] & 1ULL << (3 * BPFIPT_FAST_PFX_FIELDS));
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_TUPLE);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 2), BPFIPT_FAST_PFX_NONE);
 	/* -i wg9, a link that does not exist: a range of none, no lookup */
 	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 1, 1);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 0, 0), BPFIPT_F_PROTO);
@@ -2009,7 +2037,8 @@ START_TEST(t_tuple_two)
 			  BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx_extra[BPFIPT_FORWARD], 1u << 2);
 	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_FORWARD], 1u << 3);
-	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_FORWARD], 0, 0), BPFIPT_FAST_PFX_TUPLE);
+	ck_assert(cf.pfx_direct[BPFIPT_FORWARD] & 1);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_FORWARD], 0, 1), BPFIPT_FAST_PFX_TUPLE);
 	for (int k = 0; k < 1000; k++) {
 		unsigned int i = rnd() % 100, kind = rnd() % 5;
 		bool udp = kind >= 2;

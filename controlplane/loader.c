@@ -3315,9 +3315,11 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 		 * (prefix_of()). Its keys' narrowest bound first, a range (as
 		 * fast_tuple() tests them all) */
 		n = tuple_pfx_bound(cc, sl, &fl[0]);
-		if (n)
+		if (n) {
 			pfx_range(cf, c, j * BPFIPT_FAST_PFX_FIELDS, &fl[0]);
-		fields = (__u64)fl[0].id * n | (__u64)BPFIPT_FAST_PFX_TUPLE << (4 * n);
+			fields = (__u64)fl[0].id;
+		}
+		fields |= (__u64)BPFIPT_FAST_PFX_TUPLE << (4 * n);
 		pfx_put(b, j, fields, n + 1);
 		b->nf[j] = BPFIPT_FAST_PFX_FIELDS;
 		b->n = j + 1;

@@ -694,9 +694,10 @@ enum {
  * a hit counted on the entry's counter as the walk would. So may a tuple group
  * that nothing but its keys constrains, its field BPFIPT_FAST_PFX_TUPLE: its
  * hash searched there, a hit counted on its rule's counter (a range before it,
- * its keys' narrowest bound, spares the search where the packet is outside); since it stands for
- * many narrow rules, only in a prefix that reaches the policy (a chain of a few
- * rules around a large group judges every packet without a walk). So may a list
+ * its keys' narrowest bound, spares the search where the packet is outside);
+ * since it stands for many narrow rules, only in a prefix that reaches the
+ * policy (a chain of a few rules around a large group judges every packet
+ * without a walk). So may a list
  * that is not the chain's folded one (a second list on the same address:
  * fail2ban's second jail; ABI 43), its only field BPFIPT_FAST_PFX_TUPLE too: its
  * own set searched there, a hit counted on the entry's counter. A rule after

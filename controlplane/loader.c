@@ -3220,9 +3220,9 @@ static void tuple_bounds(const struct cp_compiled *cc, struct bpfipt_tfast *t)
  * that passes the smallest share of its field's values) as a range of the
  * prefix in *x, the group's own field after it: a packet outside it is in none
  * of the keys, and skips the slot's and the hash's lookups (~15 ns); one inside
- * pays the compare (~4 ns; each bound more ~2 ns). 0 when no bound passes less
- * than a sixteenth of its field's values that the prefix has a value of (IPv6
- * addresses it has not), else 1. */
+ * pays the compare (~4 ns; each bound more ~2 ns). An IPv6 address's bound is
+ * its word BPFIPT_TB_WORD6's, which fast_prefix() takes as the address's value.
+ * 0 when no bound passes less than a sixteenth of its field's values, else 1. */
 static int tuple_pfx_bound(const struct cp_compiled *cc, const struct bpfipt_slot *sl,
 			   struct pfx_field *x)
 {
@@ -3242,7 +3242,7 @@ static int tuple_pfx_bound(const struct cp_compiled *cc, const struct bpfipt_slo
 		 * BPFIPT_NO_PORT's included) */
 		double share = ((double)t.span[f] + 1) / (addr ? 4294967296.0 : 131072.0);
 
-		if (t.span[f] == ~0u || (addr && cc->family == AF_INET6) || share >= best)
+		if (t.span[f] == ~0u || share >= best)
 			continue;
 		best = share;
 		*x = (struct pfx_field){ .id = id[f], .lo = t.lo[f], .hi = t.lo[f] + t.span[f],

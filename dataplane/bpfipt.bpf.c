@@ -2537,8 +2537,12 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		 * chain of tests the verifier follows one by one */
 		const struct pkt *p = &sc->p;
 
-		sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->saddr);
-		sc->pval[BPFIPT_F_DST] = bpf_ntohl(p->daddr);
+		/* IPv6: word BPFIPT_TB_WORD6 of the address (a tuple group's
+		 * bound; no other rule has an IPv6 range) */
+		sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->family == 6 ? p->saddr6[BPFIPT_TB_WORD6] :
+						   p->saddr);
+		sc->pval[BPFIPT_F_DST] = bpf_ntohl(p->family == 6 ? p->daddr6[BPFIPT_TB_WORD6] :
+						   p->daddr);
 		sc->pval[BPFIPT_F_IIF] = p->iif;
 		sc->pval[BPFIPT_F_OIF] = p->oif;
 		sc->pval[BPFIPT_F_PROTO] = p->proto & 0xff;

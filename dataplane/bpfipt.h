@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		44	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		45	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -553,7 +553,10 @@ enum bpfipt_stat {
 					 *     prefix (the scratch's pj gone);
 					 * 43: another list as a TUPLE field;
 					 * 44: struct scratch: the walk's
-					 *     chunk 0 words kept (c0word) */
+					 *     chunk 0 words kept (c0word);
+					 * 45: an IPv6 address's range in
+					 *     the prefix: its word
+					 *     BPFIPT_TB_WORD6 */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -804,7 +807,8 @@ struct bpfipt_conf {
 	 * pfx_span (32-bit: [lo, lo + span], or, wrapping past 0xffffffff, every
 	 * value outside a range: ! -i docker0, ! -s NET, ! -p tcp) and of no
 	 * other, so fast_prefix() compares instead of looking the vector up. The
-	 * source and destination (IPv4, host order), the interface (the one
+	 * source and destination (IPv4, host order; IPv6: the address's word
+	 * BPFIPT_TB_WORD6, a tuple group's bound only), the interface (the one
 	 * ifindex a rule names), protocol, ports and the conntrack state. A field
 	 * no packet passes (-i wg0 before wg0 exists) is the protocol compared
 	 * with BPFIPT_FAST_PFX_NEVER, a value it never has. */

@@ -4,8 +4,8 @@
 # REJECT target does, so the sender sees the same error. For every
 # --reject-with (the default icmp-port-unreachable, the icmp-*-unreachable and
 # -prohibited ones, tcp-reset) and TCP connect / UDP send+recv, the error the
-# application gets (errno, or a timeout; for UDP also the ICMP error's type and
-# code, from a socket that reports them all) is compared with iptables-legacy's, the
+# application gets (errno, or a timeout; also the ICMP error's type and code,
+# from a socket that reports them all) is compared with iptables-legacy's, the
 # same rule being in:
 #   INPUT on the server (the client connects to it),
 #   FORWARD on the router (the client connects through it),
@@ -67,16 +67,15 @@ for line in rq:
     except OSError as e:
         r = errno.errorcode.get(e.errno, str(e.errno))
         # the ICMP error itself (struct sock_extended_err): type and code
-        try:
-            if not proto.endswith("err"):
-                raise BlockingIOError
+        if proto.endswith("err"):
             s.setblocking(False)	# (with a timeout, Python would wait it out)
-            _, anc, _, _ = s.recvmsg(16, 512, socket.MSG_ERRQUEUE)
+            try:
+                _, anc, _, _ = s.recvmsg(16, 512, socket.MSG_ERRQUEUE)
+            except OSError:		# none: a local error (EPERM)
+                anc = []
             for _, _, d in anc:
                 _, origin, typ, code = struct.unpack_from("IBBB", d)
                 r += " icmp%s %d/%d" % ("6" if origin == 3 else "", typ, code)
-        except OSError:
-            pass
     s.close()
     rp.write(r + "\n")
     rp.flush()'

@@ -2980,10 +2980,16 @@ struct pfx_build {
 	__u8 gend[BPFIPT_FAST_PFX_MAX];
 };
 
-/* bits a .. b - 1 (b <= BPFIPT_FAST_PFX_MAX) */
-static __u16 pfx_bits(__u32 a, __u32 b)
+/* bits 0 .. a - 1 (a <= 64) */
+static __u64 pfx_below(__u32 a)
 {
-	return (__u16)(((1u << b) - 1) & ~((1u << a) - 1));
+	return a >= 64 ? ~0ULL : (1ULL << a) - 1;
+}
+
+/* bits a .. b - 1 (b <= BPFIPT_FAST_PFX_MAX) */
+static __u64 pfx_bits(__u32 a, __u32 b)
+{
+	return pfx_below(b) & ~pfx_below(a);
 }
 
 /* The prefix's rule j: fields, BPFIPT_FAST_PFX_NONE after its n-th */
@@ -2992,6 +2998,14 @@ static void pfx_put(struct pfx_build *b, __u32 j, __u64 fields, int n)
 	fields |= ~0ULL << (4 * n) & ((1ULL << (4 * BPFIPT_FAST_PFX_FIELDS)) - 1);
 	b->cf->pfx[b->c][j / BPFIPT_FAST_PFX_PER_WORD] |=
 		fields << (4 * BPFIPT_FAST_PFX_FIELDS * (j % BPFIPT_FAST_PFX_PER_WORD));
+}
+
+/* Whether a range decides field k of the j-th rule of chain c's prefix. */
+static bool pfx_is_direct(const struct bpfipt_conf *cf, __u32 c, __u32 j, __u32 k)
+{
+	__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + k;
+
+	return cf->pfx_direct[c][idx / 64] & (1ULL << (idx % 64));
 }
 
 /* The prefix cut to its first k rules: the others' fields and bits cleared. */
@@ -3006,11 +3020,14 @@ static void pfx_cut(struct pfx_build *b, __u32 k)
 		if (keep < BPFIPT_FAST_PFX_PER_WORD)
 			cf->pfx[c][w] &= (1ULL << (4 * BPFIPT_FAST_PFX_FIELDS * keep)) - 1;
 	}
-	if (k * BPFIPT_FAST_PFX_FIELDS < 64)
-		cf->pfx_direct[c] &= (1ULL << (k * BPFIPT_FAST_PFX_FIELDS)) - 1;
-	cf->pfx_cont[c] &= (1u << k) - 1;
-	cf->pfx_extra[c] &= (1u << k) - 1;
-	cf->pfx_log[c] &= (1u << k) - 1;
+	for (w = 0; w < BPFIPT_FAST_PFX_DWORDS; w++) {
+		__u32 lo = w * 64, keep = k * BPFIPT_FAST_PFX_FIELDS;
+
+		cf->pfx_direct[c][w] &= keep > lo ? pfx_below(keep - lo) : 0;
+	}
+	cf->pfx_cont[c] &= pfx_below(k);
+	cf->pfx_extra[c] &= pfx_below(k);
+	cf->pfx_log[c] &= pfx_below(k);
 	for (w = k; w < BPFIPT_FAST_PFX_MAX; w++) {
 		cf->pfx_slot[c][w] = 0;
 		cf->pfx_ctr[c][w] = BPFIPT_NO_COUNTER;
@@ -3162,7 +3179,7 @@ static void pfx_order(struct pfx_field *fl, int n)
  * x->id then says). */
 static void pfx_range(struct bpfipt_conf *cf, __u32 c, __u32 idx, struct pfx_field *x)
 {
-	cf->pfx_direct[c] |= 1ULL << idx;
+	cf->pfx_direct[c][idx / 64] |= 1ULL << (idx % 64);
 	if (x->inv) {
 		cf->pfx_lo[c][idx] = x->hi + 1;
 		cf->pfx_span[c][idx] = x->lo - x->hi - 2;
@@ -3284,7 +3301,9 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	extra = sl->xflags & BPFIPT_X_EXTRA;
 	if (ret && !extra && slot_free(cc, c, s) && sl->counter == BPFIPT_NO_COUNTER)
 		return 1;	/* the block's own end (compile.c) */
-	if (j >= BPFIPT_FAST_PFX_MAX)
+	/* a bit of the masks each; one short of them, so that the tables have
+	 * room for every rule's range of one field (two cuts each, and 0) */
+	if (j + 1 >= BPFIPT_FAST_PFX_MAX)
 		return -1;
 	cf->pfx_slot[c][j] = (__u8)s;
 	b->lvl[j] = (__u8)lvl;
@@ -3379,13 +3398,13 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	 * prefix_of() weighs */
 	b->nf[j] = (__u32)nraw;
 	if (cont) {
-		cf->pfx_cont[c] |= 1u << j;
+		cf->pfx_cont[c] |= 1ULL << j;
 		cf->pfx_ctr[c][j] = cnt_phys(cf, sl->counter);
 		if (sl->log == 1)
-			cf->pfx_log[c] |= 1u << j;
+			cf->pfx_log[c] |= 1ULL << j;
 	}
 	if (extra)
-		cf->pfx_extra[c] |= 1u << j;
+		cf->pfx_extra[c] |= 1ULL << j;
 	pfx_put(b, j, fields, n);
 	b->n = j + 1;
 	if (!n && !extra && (sl->kind == BPFIPT_S_VERDICT || ret))
@@ -3406,6 +3425,128 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	return go && !n && !extra ? 1 : 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether a range decides field k of the j-th rule of chain c's prefix, and
+ * whether that range holds value v. */
+static bool pfx_holds(const struct bpfipt_conf *cf, __u32 c, __u32 j, __u32 k, __u32 v)
+{
+	__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + k;
+
+	return v - cf->pfx_lo[c][idx] <= cf->pfx_span[c][idx];
+}
+
+/* Chain c's prefix of n rules: its ranges (pfx_direct, pfx_lo, pfx_span) as a
+ * table per field (bpfipt_conf.pfx_tab: the cuts where a rule's range begins or
+ * ends, and at each the rules whose ranges of the field hold it), the jumps
+ * whose miss turns rules off (pfx_visit) and the rules with more to test
+ * (pfx_rest). -1 if they do not fit (pfx_rule() sees that they do: at most
+ * BPFIPT_FAST_PFX_MAX - 1 rules, each a range of a field of pval[]). */
+static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
+{
+	__u32 fields = 0, f, j, k, i, m;
+
+	cf->pfx_ntab[c] = 0;
+	cf->pfx_visit[c] = 0;
+	cf->pfx_group[c] = 0;
+	cf->pfx_vec[c] = 0;
+	memset(cf->pfx_tab[c], 0, sizeof(cf->pfx_tab[c]));
+	for (j = 0; j < n; j++) {
+		if (cf->pfx_skip[c][j][0])
+			cf->pfx_visit[c] |= 1ULL << j;
+		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
+			f = BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, k);
+			if (f == BPFIPT_FAST_PFX_NONE)
+				break;
+			if (f == BPFIPT_FAST_PFX_LIST || f == BPFIPT_FAST_PFX_TUPLE) {
+				cf->pfx_group[c] |= 1ULL << j;
+			} else if (pfx_is_direct(cf, c, j, k)) {
+				fields |= 1u << f;
+			} else {
+				cf->pfx_vec[c] |= 1ULL << j;
+			}
+		}
+	}
+	cf->pfx_rest[c] = cf->pfx_group[c] | cf->pfx_vec[c] | cf->pfx_extra[c];
+	/* a rule without a field that every packet goes on from, skipping
+	 * nothing (a jump to a chain, a LOG) */
+	cf->pfx_always[c] = 0;
+	for (j = 0; j < n; j++)
+		if ((cf->pfx_cont[c] & (1ULL << j)) && !(cf->pfx_rest[c] & (1ULL << j)) &&
+		    BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, 0) == BPFIPT_FAST_PFX_NONE &&
+		    !cf->pfx_skip[c][j][1])
+			cf->pfx_always[c] |= 1ULL << j;
+	for (f = 0; f < 32; f++) {
+		struct bpfipt_pfx_tab *tb;
+
+		if (!(fields & (1u << f)))
+			continue;
+		if (cf->pfx_ntab[c] >= BPFIPT_PFX_TABS)
+			return -1;
+		tb = &cf->pfx_tab[c][cf->pfx_ntab[c]++];
+		tb->field = f;
+		m = 0;
+		tb->cut[m++] = 0;
+		for (j = 0; j < n; j++)
+			for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
+				__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + k;
+
+				if (!pfx_is_direct(cf, c, j, k) ||
+				    BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, k) != f)
+					continue;
+				if (m + 2 > BPFIPT_PFX_CUTS)
+					return -1;
+				tb->cut[m++] = cf->pfx_lo[c][idx];
+				tb->cut[m++] = cf->pfx_lo[c][idx] + cf->pfx_span[c][idx] + 1;
+			}
+		qsort(tb->cut, m, sizeof(tb->cut[0]), cmp_u32);
+		for (i = k = 1; i < m; i++)
+			if (tb->cut[i] != tb->cut[k - 1])
+				tb->cut[k++] = tb->cut[i];
+		m = k;
+		for (i = 0; i < m; i++) {
+			__u64 mask = 0;
+
+			for (j = 0; j < n; j++) {
+				bool ok = true;
+
+				for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++)
+					if (pfx_is_direct(cf, c, j, k) &&
+					    BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, k) == f &&
+					    !pfx_holds(cf, c, j, k, tb->cut[i]))
+						ok = false;
+				if (ok)
+					mask |= 1ULL << j;
+			}
+			tb->mask[i] = mask;
+		}
+		/* past the last cut, copies of it: a value above every cut finds
+		 * the last, whichever of them the search ends on */
+		for (i = m; i < BPFIPT_PFX_CUTS; i++) {
+			tb->cut[i] = ~0u;
+			tb->mask[i] = tb->mask[m - 1];
+		}
+		for (i = 0, k = 0; i < BPFIPT_PFX_SMALL; i++) {
+			while (k + 1 < m && tb->cut[k + 1] <= i)
+				k++;
+			tb->small[i] = (__u8)k;
+		}
+		/* the search's steps over the smallest power of 2 of at least m
+		 * cuts, 2^k: 4-ary steps of 2^(k-2), 2^(k-4), ... down to 1 or
+		 * 2, then a binary one of 1 when k is odd */
+		for (i = 1, k = 0; i < m; i *= 2, k++)
+			;
+		tb->quart = k >= 2 ? (__u16)(1u << (k - 2)) : 0;
+		tb->bin = k % 2;
+	}
+	return 0;
+}
+
 /* The slot prefix of chain c from slot `first` (BPFIPT_FAST_PFX_*): its rules
  * while pfx_rule() takes them. Returns the fast bits that say so (their number,
  * BPFIPT_FAST_PFX_END when the policy slot follows them); the fields in
@@ -3419,7 +3560,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	int r;
 
 	memset(cf->pfx[c], 0, sizeof(cf->pfx[c]));
-	cf->pfx_direct[c] = 0;
+	memset(cf->pfx_direct[c], 0, sizeof(cf->pfx_direct[c]));
 	cf->pfx_cont[c] = 0;
 	cf->pfx_extra[c] = 0;
 	cf->pfx_log[c] = 0;
@@ -3461,7 +3602,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	} else {
 		pfx_chain_end(&b, 0, 0);	/* the chain's own gotos and RETURNs */
 	}
-	if (!b.n)
+	if (!b.n || pfx_tables(cf, c, b.n))
 		return 0;
 	cf->pfx_next[c] = s;
 	return b.n << 8 | (s == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
@@ -3480,7 +3621,7 @@ static __u32 conf_fields_read(const struct bpfipt_conf *cf, __u32 c)
 		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
 			f = BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, k);
 			if (f < BPFIPT_F_MAX && (BPFIPT_ARRAY_FIELDS & (1u << f)) &&
-			    !(cf->pfx_direct[c] & (1ULL << (j * BPFIPT_FAST_PFX_FIELDS + k))))
+			    !pfx_is_direct(cf, c, j, k))
 				m |= 1u << f;
 		}
 	return m;

@@ -312,11 +312,11 @@ struct scratch {
 	__u32 gdone;		/* bit d: gfold's search on field d done */
 	__u32 pctr;		/* fast_prefix(): the folded list's counter, kept in
 				 * map memory: the verifier need not follow it */
-	__u32 pnote;		/* fast_prefix(): bit j, its j-th rule, one after
+	__u64 pnote;		/* fast_prefix(): bit j, its j-th rule, one after
 				 * which the packet goes on (a LOG), matched: counted
 				 * and noted by classify() once the prefix ended
 				 * (bpfipt_pfx_notes()) */
-	__u32 poff;		/* fast_prefix(): bit j, its j-th rule, skipped (a
+	__u64 poff;		/* fast_prefix(): bit j, its j-th rule, skipped (a
 				 * rule of a chain not called, or left by a RETURN) */
 	__u32 pval[BPFIPT_PVALS];	/* ... the packet's value of each field a range
 					 * decides (bpfipt_conf.pfx_direct), by field */
@@ -2448,9 +2448,10 @@ __noinline int bpfipt_pfx_extra(struct scratch *sc, __u32 gi)
 __noinline int bpfipt_pfx_notes(struct scratch *sc)
 {
 	const struct bpfipt_conf *conf;
-	__u32 cur, chain, m, base, cpu;
+	__u32 cur, chain, base, cpu, j;
+	__u64 m;
 	void *cm;
-	int j;
+	int it;
 
 	if (!sc)
 		return -1;
@@ -2468,18 +2469,17 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	if (!cm)
 		return -1;
 	cpu = bpf_get_smp_processor_id();
-	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
-		if (!(m >> j))
+	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
+		if (!m)
 			break;
-		if (!(m & (1u << j)))
-			continue;
+		j = ctz64(m) & (BPFIPT_FAST_PFX_MAX - 1);
+		m &= m - 1;
 		/* a LOG: its slot's event; else only its counter (the loader's
 		 * physical id: no slot looked up) */
-		if (conf->pfx_log[chain] & (1u << j))
-			bpfipt_pfx_note(sc, base + conf->pfx_slot[chain][j & (BPFIPT_FAST_PFX_MAX - 1)]);
+		if (conf->pfx_log[chain] & (1ULL << j))
+			bpfipt_pfx_note(sc, base + conf->pfx_slot[chain][j]);
 		else
-			count_in(cm, conf, cpu, conf->pfx_ctr[chain][j & (BPFIPT_FAST_PFX_MAX - 1)],
-				 &sc->p);
+			count_in(cm, conf, cpu, conf->pfx_ctr[chain][j], &sc->p);
 	}
 	return 0;
 }
@@ -2505,136 +2505,256 @@ __noinline int bpfipt_pfx_list(struct scratch *sc, __u32 d)
 	return 0;
 }
 
-_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS == 64, "fast_prefix()'s idx & 63");
+/* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
+ * the tables passed: its fields that a vector decides (bit j of
+ * bpfipt_conf.pfx_vec; the vector's word of the prefix's slots looked up once per
+ * field: a lookup per rule cost IPv6's rules, whose addresses no range decides,
+ * ~15 ns each). 1 when they hold, 0 when not, -1 on an internal error. A global
+ * function, verified once. */
+__noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
+{
+	int k;
+
+	if (!sc)
+		return -1;
+	j &= BPFIPT_FAST_PFX_MAX - 1;
+	/* the generation's conf and pool found again after each call: kept
+	 * across it, they cost this frame the stack that the deepest calls
+	 * (bpfipt_field_vec(), an IPv6 set's search) need */
+#pragma clang loop unroll(disable)
+	for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
+		__u32 cur = sc->cur, chain = sc->chain, f, fi, v, idx;
+		const struct bpfipt_conf *conf;
+		void *pool;
+
+		asm volatile("" : "+r"(j));	/* nothing of it hoisted, spilled */
+		conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+
+		if (!conf || chain >= BPFIPT_NCHAINS)
+			return -1;
+		f = BPFIPT_FAST_PFX_FIELD(conf->pfx[chain], j, k);
+		if (f == BPFIPT_FAST_PFX_NONE)
+			break;
+		idx = j * BPFIPT_FAST_PFX_FIELDS + k;
+		if (conf->pfx_direct[chain][(idx / 64) & (BPFIPT_FAST_PFX_DWORDS - 1)] &
+		    (1ULL << (idx & 63)))
+			continue;	/* a range: the tables passed it */
+		fi = f & (BPFIPT_PVALS - 1);
+		if (!(sc->phave & (1u << fi))) {
+			v = bpfipt_field_vec(sc, f);
+			if (v == BPFIPT_IVAL_NONE)
+				return -1;
+			cur = sc->cur;
+			chain = sc->chain;
+			conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+			pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+			if (!conf || !pool || chain >= BPFIPT_NCHAINS ||
+			    vec_word0(pool, conf, v, &sc->pword[fi]))
+				return -1;
+			sc->phave |= 1u << fi;
+		}
+		if (!((sc->pword[fi] >> (conf->pfx_slot[chain][j] & 63)) & 1))
+			return 0;
+	}
+	return 1;
+}
+
+/* The generation's conf of scratch sc (found again after each call: kept
+ * across calls, it costs a frame the stack that the deepest calls need). */
+static __always_inline const struct bpfipt_conf *sc_conf(const struct scratch *sc)
+{
+	__u32 cur = sc->cur;
+
+	return bpf_map_lookup_elem(&bpfipt_conf, &cur);
+}
+
+/* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
+ * the tables passed, tested for the rest (bit j of bpfipt_conf.pfx_rest): a
+ * list's or tuple group's search (pfx_group: a hit's counter in sc->pctr), its
+ * fields that a vector decides (pfx_vec), its extra matches (pfx_extra). 1 when
+ * they hold, 0 when not, -1 on an internal error. A global function, verified
+ * once (in the prefix's loop, its paths were verified for each rule). */
+__noinline int bpfipt_pfx_rest(struct scratch *sc, __u32 j)
+{
+	const struct bpfipt_conf *conf;
+	__u32 chain, x;
+	int b = 1;
+
+	if (!sc)
+		return -1;
+	j &= BPFIPT_FAST_PFX_MAX - 1;
+	chain = sc->chain;
+	conf = sc_conf(sc);
+	if (!conf || chain >= BPFIPT_NCHAINS)
+		return -1;
+	if ((conf->pfx_group[chain] >> j) & 1) {
+		__u32 slot = conf->pfx_slot[chain][j];
+
+		if (BPFIPT_FAST_PFX_FIELD(conf->pfx[chain], j, 0) == BPFIPT_FAST_PFX_LIST) {
+			/* the folded list: its search, once a packet
+			 * (bpfipt_pfx_list(), sc->gdone) */
+			__u32 d = conf->gfold[chain][1] == slot + 1;
+
+			if (!(sc->gdone & (1u << d)) && bpfipt_pfx_list(sc, d))
+				return -1;
+			x = sc->gctr[d & 1];
+		} else {
+			/* a tuple group, or a list that is not the folded one:
+			 * its hash */
+			x = bpfipt_pfx_tuple(sc, conf->slot_base[chain] + slot);
+		}
+		/* a hit counted on the entry's (the rule's) counter */
+		if (x == BPFIPT_IVAL_NONE)
+			return 0;
+		sc->pctr = x;
+	}
+	conf = sc_conf(sc);
+	if (!conf)
+		return -1;
+	if ((conf->pfx_vec[chain] >> j) & 1) {
+		b = bpfipt_pfx_vec(sc, j);
+		if (b <= 0)
+			return b;
+		conf = sc_conf(sc);
+		if (!conf)
+			return -1;
+	}
+	if ((conf->pfx_extra[chain] >> j) & 1)
+		b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + conf->pfx_slot[chain][j]);
+	return b;
+}
+
+/* s when the 32-bit value x is at or above cut c, else 0, without a branch */
+#define PFX_GE(x, c, s)								\
+	({									\
+		__u64 d_ = (x), c_ = (c);					\
+		/* in asm: the compiler turns the sign's shift into a branch,	\
+		 * which the verifier follows both ways */			\
+		asm volatile("%[dv] -= %[cv]\n\t%[dv] >>= 63\n\t%[dv] ^= 1"	\
+			     : [dv] "+r"(d_) : [cv] "r"(c_));			\
+		d_ * (s);							\
+	})
+
+/* The rules of chain `chain`'s slot prefix whose ranges hold the packet's
+ * values: the AND of each table's mask (bpfipt_conf.pfx_tab) at the last cut at
+ * or below the packet's value of its field (a value below BPFIPT_PFX_SMALL: its
+ * cut read, else searched). Inline: as a function of its own it cost the
+ * packets of short prefixes ~3 ns more, and the verifier 2.5k instructions. */
+static __always_inline __u64 pfx_ranges(struct scratch *sc, const struct bpfipt_conf *conf,
+					 __u32 chain)
+{
+	const struct pkt *p;
+	__u32 t;
+	__u64 d = ~0ULL;
+
+	/* the values a range decides on, by field (the fields the loader's
+	 * prefix_of() may make direct); IPv6: word BPFIPT_TB_WORD6 of the
+	 * address (a tuple group's bound; no other rule has an IPv6 range) */
+	p = &sc->p;
+	sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->family == 6 ? p->saddr6[BPFIPT_TB_WORD6] : p->saddr);
+	sc->pval[BPFIPT_F_DST] = bpf_ntohl(p->family == 6 ? p->daddr6[BPFIPT_TB_WORD6] : p->daddr);
+	sc->pval[BPFIPT_F_IIF] = p->iif;
+	sc->pval[BPFIPT_F_OIF] = p->oif;
+	sc->pval[BPFIPT_F_PROTO] = p->proto & 0xff;
+	sc->pval[BPFIPT_F_SPORT] = p->sport;
+	sc->pval[BPFIPT_F_DPORT] = p->dport;
+	sc->pval[BPFIPT_FAST_PFX_PDPORT] = BPFIPT_FAST_PFX_PDPORT_VAL(p->proto, p->dport);
+	sc->pval[BPFIPT_F_CTSTATE] = p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
+	for (t = 0; t < BPFIPT_PFX_TABS; t++) {
+		const struct bpfipt_pfx_tab *tb = &conf->pfx_tab[chain][t];
+		__u64 x;
+		__u32 i = 0, s;
+
+		if (t >= conf->pfx_ntab[chain])
+			break;
+		x = sc->pval[tb->field & (BPFIPT_PVALS - 1)];
+		if (x < BPFIPT_PFX_SMALL) {
+			d &= tb->mask[tb->small[x & (BPFIPT_PFX_SMALL - 1)] &
+				      (BPFIPT_PFX_CUTS - 1)];
+			continue;
+		}
+		/* 4-ary steps: three compares whose loads do not wait on each
+		 * other (a binary search's each waited on the one before); as
+		 * many as the table's cuts need (all of them, in straight code,
+		 * cost a table of three cuts ~7 ns) */
+#pragma clang loop unroll(disable)
+		for (s = tb->quart & (BPFIPT_PFX_CUTS - 1); s; s >>= 2)
+			i += PFX_GE(x, tb->cut[(i + s) & (BPFIPT_PFX_CUTS - 1)], s) +
+			     PFX_GE(x, tb->cut[(i + 2 * s) & (BPFIPT_PFX_CUTS - 1)], s) +
+			     PFX_GE(x, tb->cut[(i + 3 * s) & (BPFIPT_PFX_CUTS - 1)], s);
+		if (tb->bin)
+			i += PFX_GE(x, tb->cut[(i + 1) & (BPFIPT_PFX_CUTS - 1)], 1);
+		d &= tb->mask[i & (BPFIPT_PFX_CUTS - 1)];
+	}
+	return d;
+}
 
 /* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots pfx_slot[chain][0],
- * [1], ...: slot s matches when bit s is set in the packet's vectors of the fields
- * that constrain it (a tuple group's: when its hash has the packet's key). The
- * verdict of the first that matches, counted as the walk would; when none does,
- * the policy's if the prefix reaches it (BPFIPT_FAST_PFX_END), else -1 (the walk
- * then starts after them, sc->cursor). The folded list is searched where the
- * prefix reaches it (bpfipt_pfx_list(); classify() searched it before, and the
- * prefix began again from that rule). The rules of a chain a jump calls follow
- * the jump: those of sc->poff skipped. */
+ * [1], ...: the tables of its ranges (pfx_tab) give the rules whose ranges hold
+ * the packet's values, of which those with a list, a tuple group, a vector or
+ * extra matches are tested further (bpfipt_pfx_rest()); only those rules and
+ * the jumps are visited, in their order (a prefix of sixty rules tests a few).
+ * The verdict of the first that matches, counted as
+ * the walk would; when none does, the policy's if the prefix reaches it
+ * (BPFIPT_FAST_PFX_END), else -1 (the walk then starts after them, sc->cursor).
+ * The rules of a chain a jump calls follow the jump: a jump that does not match
+ * turns them off, a RETURN that does the rest of its chain (pfx_skip). */
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc)
 {
-	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, f, v, ctr;
-	volatile __u32 *pctr = &sc->pctr, *pnote = &sc->pnote, *poff = &sc->poff;
-	const __u64 *pfx = conf->pfx[chain];
+	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, ctr, j;
+	__u64 d, todo, off = 0, note = 0, w, nmask;
 	struct bpfipt_slot *sl;
-	void *pool;
-	int j, k, b;
+	int it, b;
 
 	if (chain >= BPFIPT_NCHAINS)
 		return -1;
-	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
-	if (!pool)
-		return -1;
-	if (conf->pfx_direct[chain]) {
-		/* the values a range decides on, by field (the fields the loader's
-		 * prefix_of() may make direct): one load in the loop instead of a
-		 * chain of tests the verifier follows one by one */
-		const struct pkt *p = &sc->p;
-
-		/* IPv6: word BPFIPT_TB_WORD6 of the address (a tuple group's
-		 * bound; no other rule has an IPv6 range) */
-		sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->family == 6 ? p->saddr6[BPFIPT_TB_WORD6] :
-						   p->saddr);
-		sc->pval[BPFIPT_F_DST] = bpf_ntohl(p->family == 6 ? p->daddr6[BPFIPT_TB_WORD6] :
-						   p->daddr);
-		sc->pval[BPFIPT_F_IIF] = p->iif;
-		sc->pval[BPFIPT_F_OIF] = p->oif;
-		sc->pval[BPFIPT_F_PROTO] = p->proto & 0xff;
-		sc->pval[BPFIPT_F_SPORT] = p->sport;
-		sc->pval[BPFIPT_F_DPORT] = p->dport;
-		sc->pval[BPFIPT_FAST_PFX_PDPORT] = BPFIPT_FAST_PFX_PDPORT_VAL(p->proto, p->dport);
-		sc->pval[BPFIPT_F_CTSTATE] = p->ct.state & (BPFIPT_KEYS_CTSTATE - 1);
-	}
-	/* a bounded loop: n <= BPFIPT_FAST_PFX_MAX. The j-th
-	 * rule's slot read where it is needed (kept in a register, it cost the
-	 * verifier more) */
-#define PFX_SLOT(j)	((__u32)conf->pfx_slot[chain][(j) & (BPFIPT_FAST_PFX_MAX - 1)])
-	/* a list's or tuple group's hit sets it, and is judged there */
-	*pctr = NO_SLOT;
-	for (j = 0; j < BPFIPT_FAST_PFX_MAX; j++) {
-		if ((__u32)j >= n)
+	d = conf->pfx_ntab[chain] ? pfx_ranges(sc, conf, chain) : ~0ULL;
+	/* the rules the tables kept and the jumps (whose miss turns rules off),
+	 * in their order, a bounded loop: n <= BPFIPT_FAST_PFX_MAX */
+	sc->pctr = NO_SLOT;
+	nmask = n >= 64 ? ~0ULL : (1ULL << (n & 63)) - 1;
+	todo = (d | conf->pfx_visit[chain]) & ~conf->pfx_always[chain] & nmask;
+	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
+		/* the chain's arrays addressed again each rule: hoisted, their
+		 * addresses took this frame the stack of the deepest calls */
+		asm volatile("" : "+r"(chain));
+		w = todo & ~off;
+		if (!w)
 			break;
-		if (*poff & (1u << j))
-			continue;
-		b = 1;
-#pragma clang loop unroll(disable)
-		for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && b == 1; k++) {
-			__u32 idx = (j * BPFIPT_FAST_PFX_FIELDS + k) & 63, x, fi;
-
-			f = BPFIPT_FAST_PFX_FIELD(pfx, j, k);
-			if (f == BPFIPT_FAST_PFX_NONE)
-				break;
-			if (f == BPFIPT_FAST_PFX_LIST || f == BPFIPT_FAST_PFX_TUPLE) {
-				if (f == BPFIPT_FAST_PFX_LIST) {
-					/* the folded list: its search, once a
-					 * packet (bpfipt_pfx_list(), sc->gdone) */
-					__u32 d = conf->gfold[chain][1] == PFX_SLOT(j) + 1;
-
-					if (!(sc->gdone & (1u << d)) && bpfipt_pfx_list(sc, d))
-						return -1;
-					x = sc->gctr[d & 1];
-				} else {
-					/* a tuple group: its hash */
-					x = bpfipt_pfx_tuple(sc, conf->slot_base[chain] + PFX_SLOT(j));
-				}
-				/* a hit counted on the entry's (the rule's) counter */
-				b = x != BPFIPT_IVAL_NONE;
-				if (b)
-					*pctr = x;
-				continue;
-			}
-			if (conf->pfx_direct[chain] & (1ULL << idx)) {
-				/* a range decides: the packet's value, no lookup
-				 * (one compare: the range may wrap) */
-				x = sc->pval[f & (BPFIPT_PVALS - 1)];
-				b = x - conf->pfx_lo[chain][idx] <= conf->pfx_span[chain][idx];
-				continue;
-			}
-			/* a vector: its word of the prefix's slots, once per field
-			 * (a lookup per rule cost IPv6's rules, whose addresses no
-			 * range decides, ~15 ns each) */
-			fi = f & (BPFIPT_PVALS - 1);
-			if (!(sc->phave & (1u << fi))) {
-				v = bpfipt_field_vec(sc, f);
-				if (v == BPFIPT_IVAL_NONE ||
-				    vec_word0(pool, conf, v, &sc->pword[fi]))
-					return -1;
-				sc->phave |= 1u << fi;
-			}
-			b = (sc->pword[fi] >> (PFX_SLOT(j) & 63)) & 1;
+		j = ctz64(w) & (BPFIPT_FAST_PFX_MAX - 1);
+		todo &= ~((2ULL << j) - 1);
+		b = (d >> j) & 1;
+		if (b && ((conf->pfx_rest[chain] >> j) & 1)) {
+			b = bpfipt_pfx_rest(sc, j);
+			if (b < 0)
+				return -1;
 		}
-		if (b && (conf->pfx_extra[chain] & (1u << j)))
-			b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + PFX_SLOT(j));
-		if (b < 0)
-			return -1;
 		/* a jump that does not match: its chain's rules skipped; a RETURN
 		 * that does: the rest of its chain */
-		*poff |= conf->pfx_skip[chain][j & (BPFIPT_FAST_PFX_MAX - 1)][b & 1];
+		off |= conf->pfx_skip[chain][j][b & 1];
 		if (!b)
 			continue;
-		if (conf->pfx_cont[chain] & (1u << j)) {
+		if ((conf->pfx_cont[chain] >> j) & 1) {
 			/* the packet goes on (a LOG, a jump, a RETURN): counted
 			 * and noted at the end, then the next rule not skipped */
-			*pnote |= 1u << j;
+			note |= 1ULL << j;
 			continue;
 		}
-		gi = conf->slot_base[chain] + PFX_SLOT(j);
-		ctr = *pctr;
+		/* the rules every packet goes on from, before it: those that
+		 * no rule turned off (a rule turns off only later ones) */
+		sc->pnote = note | (conf->pfx_always[chain] & ~off & ((1ULL << j) - 1));
+		gi = conf->slot_base[chain] + conf->pfx_slot[chain][j];
+		ctr = sc->pctr;
 		goto judged;
 	}
+	sc->pnote = note | (conf->pfx_always[chain] & ~off & nmask);
 	if (!(fast & BPFIPT_FAST_PFX_END)) {
 		sc->cursor = conf->pfx_next[chain];
 		return -1;
 	}
 	gi = conf->slot_base[chain] + conf->policy[chain];
 	ctr = NO_SLOT;
-#undef PFX_SLOT
 judged:
 	sl = slot_at(cur, gi);
 	if (!sl)

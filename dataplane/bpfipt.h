@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		45	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		46	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -556,7 +556,10 @@ enum bpfipt_stat {
 					 *     chunk 0 words kept (c0word);
 					 * 45: an IPv6 address's range in
 					 *     the prefix: its word
-					 *     BPFIPT_TB_WORD6 */
+					 *     BPFIPT_TB_WORD6;
+					 * 46: a prefix of 64 rules, its
+					 *     ranges as tables (pfx_tab),
+					 *     64-bit masks */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -690,8 +693,11 @@ enum {
  * bit s is
  * set in the packet's vectors of fields BPFIPT_FAST_PFX_FIELD(pfx, j, k) of
  * bpfipt_conf.pfx, k = 0, 1, ... up to the first BPFIPT_FAST_PFX_NONE; every
- * other field's vectors have it. Tested one by one before the other fields are
- * looked up (the vectors found are kept). The chain's folded list (gfold, a
+ * other field's vectors have it. The fields a range decides are tested for all
+ * the rules at once (bpfipt_conf.pfx_tab, a table per field); the rules left
+ * then one by one, their other fields looked up (the vectors found are kept),
+ * so that a long prefix (ufw's INPUT: 62 rules) costs a packet the rules it
+ * nearly matches, not all of them. The chain's folded list (gfold, a
  * deny list: a plain verdict that only its list constrains) may be one of them,
  * its only field BPFIPT_FAST_PFX_LIST: its search there (done once per packet),
  * a hit counted on the entry's counter as the walk would. So may a tuple group
@@ -721,10 +727,10 @@ enum {
  * prefix_of()); the walk then starts at slot pfx_next[c] with an empty stack
  * (the prefix ends with a rule of the chain itself, before a goto or RETURN of
  * the chain itself). */
-#define BPFIPT_FAST_PFX_MAX		16
+#define BPFIPT_FAST_PFX_MAX		64
 #define BPFIPT_FAST_PFX_OPEN		4	/* ... when the walk follows them */
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -d, -i, -p --dport */
-#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 31)
+#define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 127)
 /* slots per 64-bit word of bpfipt_conf.pfx[c], and words */
 #define BPFIPT_FAST_PFX_PER_WORD	(64 / (4 * BPFIPT_FAST_PFX_FIELDS))
 #define BPFIPT_FAST_PFX_WORDS		(BPFIPT_FAST_PFX_MAX / BPFIPT_FAST_PFX_PER_WORD)
@@ -744,10 +750,17 @@ enum {
 _Static_assert(BPFIPT_FAST_PFX_WORDS * BPFIPT_FAST_PFX_PER_WORD == BPFIPT_FAST_PFX_MAX &&
 	       !(BPFIPT_FAST_PFX_WORDS & (BPFIPT_FAST_PFX_WORDS - 1)),
 	       "the prefix's fields fill bpfipt_conf.pfx");
-_Static_assert(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS <= 64,
-	       "one bit of bpfipt_conf.pfx_direct per field");
+#define BPFIPT_FAST_PFX_DWORDS		(BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS / 64)
+_Static_assert(BPFIPT_FAST_PFX_MAX <= 64, "a bit of a 64-bit mask per rule of the prefix");
 _Static_assert(BPFIPT_F_MAX <= BPFIPT_FAST_PFX_PDPORT, "a field id is not the list's, a tuple's nor -p --dport's");
 _Static_assert(BPFIPT_NO_PORT < (1 << 17), "BPFIPT_FAST_PFX_PDPORT_VAL");
+/* the prefix's fields by range, as tables (bpfipt_conf.pfx_tab): the fields
+ * that may be (source, destination, interfaces, protocol, ports, the conntrack
+ * state, -p --dport), and each table's cuts: two a rule, the first 0 */
+#define BPFIPT_PFX_TABS		9
+#define BPFIPT_PFX_CUTS		128
+#define BPFIPT_PFX_SMALL	256
+_Static_assert(!(BPFIPT_PFX_CUTS & (BPFIPT_PFX_CUTS - 1)), "a table's search");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;
@@ -806,21 +819,22 @@ struct bpfipt_conf {
 	 * slot): the slot is in the vector of every value v with v - pfx_lo <=
 	 * pfx_span (32-bit: [lo, lo + span], or, wrapping past 0xffffffff, every
 	 * value outside a range: ! -i docker0, ! -s NET, ! -p tcp) and of no
-	 * other, so fast_prefix() compares instead of looking the vector up. The
+	 * other, so fast_prefix() compares (in the tables built from these,
+	 * pfx_tab, for all the rules at once) instead of looking the vector up. The
 	 * source and destination (IPv4, host order; IPv6: the address's word
 	 * BPFIPT_TB_WORD6, a tuple group's bound only), the interface (the one
 	 * ifindex a rule names), protocol, ports and the conntrack state. A field
 	 * no packet passes (-i wg0 before wg0 exists) is the protocol compared
 	 * with BPFIPT_FAST_PFX_NEVER, a value it never has. */
-	__u64 pfx_direct[BPFIPT_NCHAINS];
+	__u64 pfx_direct[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_DWORDS];
 	/* bit j: the prefix's j-th slot is a rule after which a matching packet
 	 * goes on (-j LOG, NFLOG, no target): counted, a LOG noted, and the
 	 * prefix's next slot tested; it may have no field at all */
-	__u32 pfx_cont[BPFIPT_NCHAINS];
+	__u64 pfx_cont[BPFIPT_NCHAINS];
 	/* bit j: the prefix's j-th slot has extra matches (-m limit, recent,
 	 * mac, mark, ...: BPFIPT_X_EXTRA), tested once its fields matched, as the
 	 * walk tests a candidate's; it may have no field at all */
-	__u32 pfx_extra[BPFIPT_NCHAINS];
+	__u64 pfx_extra[BPFIPT_NCHAINS];
 	/* the prefix's j-th rule is slot pfx_slot[c][j] of the chain (the slots
 	 * after a jump's are its chain's, in its block), below 64: a field that no
 	 * range decides tests the slot's bit in word 0 of the packet's vector */
@@ -828,16 +842,49 @@ struct bpfipt_conf {
 	/* the prefix's rules a packet skips, bit k its k-th: [c][j][0] when rule
 	 * j does not match (a jump's chain), [c][j][1] when it matches (the rest
 	 * of the chain a RETURN leaves); indexed by the match, no branch */
-	__u16 pfx_skip[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX][2];
+	__u64 pfx_skip[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX][2];
 	/* a prefix without BPFIPT_FAST_PFX_END: the slot the walk starts from */
 	__u32 pfx_next[BPFIPT_NCHAINS];
 	/* of a rule after which the packet goes on (pfx_cont): bit j of pfx_log,
 	 * a LOG (its event noted from its slot); pfx_ctr[c][j], its physical
 	 * counter (counted without its slot) */
-	__u32 pfx_log[BPFIPT_NCHAINS];
+	__u64 pfx_log[BPFIPT_NCHAINS];
 	__u32 pfx_ctr[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_span[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
+	/* The same ranges by field, every rule at once: pfx_ntab[c] tables, the
+	 * t-th for the packet's value pval[pfx_tab[c][t].field]: the rules whose
+	 * ranges of that field hold value v are mask[i] of the last cut[i] <= v
+	 * (cut[0] 0, sorted; past the last cut, copies of it), bit j the j-th rule
+	 * (a rule without a range of the field: every mask). fast_prefix() ANDs
+	 * the masks of the packet's values, then tests only the rules left (their
+	 * other fields) and the jumps of pfx_visit[c] (a jump that does not match
+	 * turns its chain's rules off). */
+	__u32 pfx_ntab[BPFIPT_NCHAINS];
+	__u32 pad_tab;
+	__u64 pfx_visit[BPFIPT_NCHAINS];
+	/* bit j: the j-th rule has a field no table decides, a list or tuple
+	 * group (pfx_group: BPFIPT_FAST_PFX_LIST first, or
+	 * BPFIPT_FAST_PFX_TUPLE) or a vector (pfx_vec), or extra matches
+	 * (pfx_extra): pfx_rest, any of them */
+	__u64 pfx_rest[BPFIPT_NCHAINS];
+	__u64 pfx_group[BPFIPT_NCHAINS];
+	__u64 pfx_vec[BPFIPT_NCHAINS];
+	/* bit j: the j-th rule matches every packet, which goes on from it (a
+	 * jump or LOG without a field; pfx_cont) and skips nothing: not tested,
+	 * noted at the end when no rule before it turned it off */
+	__u64 pfx_always[BPFIPT_NCHAINS];
+	struct bpfipt_pfx_tab {
+		__u32 field;
+		__u16 quart, bin;	/* the search: 4-ary steps from quart
+					 * (a power of 2, or 0) down, then a
+					 * binary step of 1 when bin */
+		__u32 cut[BPFIPT_PFX_CUTS];
+		__u64 mask[BPFIPT_PFX_CUTS];
+		/* the cut of each value below BPFIPT_PFX_SMALL, without the
+		 * search (a protocol, a conntrack state, most interfaces) */
+		__u8 small[BPFIPT_PFX_SMALL];
+	} pfx_tab[BPFIPT_NCHAINS][BPFIPT_PFX_TABS];
 };
 
 enum {

@@ -1443,7 +1443,7 @@ START_TEST(t_prefix)
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][0], AT(0, ONE(BPFIPT_F_LEN)) | AT(1, ONE(BPFIPT_F_PROTO)));
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][1], 0);
 	/* ranges decide the sources, protocols and ports (pfx_direct), not -m length */
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT], 0x1111);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT][0], 0x1111);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], 0xc0000200);
 	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 0), 0xc00002ff);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 6);
@@ -1452,7 +1452,7 @@ START_TEST(t_prefix)
 	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 8), 0xc6336407);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][12], 17u << 17 | 53);
 	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 12), 17u << 17 | 53);
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT], 0x10);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT][0], 0x10);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 1u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_FORWARD][0], AT(0, 0xffff));
 #undef ONE
@@ -1518,7 +1518,7 @@ START_TEST(t_prefix_open)
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 2u << 8);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0] >> (4 * BPFIPT_FAST_PFX_FIELDS * 2), 0);
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] >> (BPFIPT_FAST_PFX_FIELDS * 2), 0);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT][0] >> (BPFIPT_FAST_PFX_FIELDS * 2), 0);
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT] >> 8 & 31, 0);
 	ck_assert_uint_eq(cf.pfx[BPFIPT_OUTPUT][0], 0);
 	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD], 5u << 8 | BPFIPT_FAST_PFX_END);
@@ -1588,7 +1588,7 @@ START_TEST(t_prefix_host)
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 9u << 8 | BPFIPT_FAST_PFX_END);
 	/* the states and lo: ranges of the packet's; the list: its search */
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 0xfff, 0x111);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT][0] & 0xfff, 0x111);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][4], 1);
 	ck_assert_uint_eq(PFX_HI(BPFIPT_INPUT, 4), 1);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], BPFIPT_CT_ESTABLISHED);
@@ -1757,7 +1757,7 @@ START_TEST(t_tuple)
 	ck_assert_uint_eq(cf.pfx[BPFIPT_INPUT][0],
 			  (0xff00ULL | BPFIPT_FAST_PFX_TUPLE << 4 | BPFIPT_F_DST) << 32 |
 			  (0xfff0ULL | BPFIPT_F_PROTO) << 16 | 0xfff0 | BPFIPT_FAST_PFX_PDPORT);
-	ck_assert(cf.pfx_direct[BPFIPT_INPUT] & 1ULL << (2 * BPFIPT_FAST_PFX_FIELDS));
+	ck_assert(cf.pfx_direct[BPFIPT_INPUT][0] & 1ULL << (2 * BPFIPT_FAST_PFX_FIELDS));
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][2 * BPFIPT_FAST_PFX_FIELDS], ntohl(TP_DST(0)));
 	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][2 * BPFIPT_FAST_PFX_FIELDS], 3000);
 	ck_assert_uint_eq(cf.pfx_slot[BPFIPT_INPUT][1], 2);
@@ -1916,7 +1916,7 @@ END_TEST
  * -p udp --dport 53 ACCEPT and its policy DROP: one group, searched from the
  * slot prefix (BPFIPT_FAST_PFX_TUPLE), and every packet judged without the
  * walk. OUTPUT's run follows a jump to a chain that logs and has a rule the
- * prefix cannot take, FORWARD's sixteen plain rules: both stay rules (the
+ * prefix cannot take, FORWARD's BPFIPT_FAST_PFX_MAX plain rules: both stay rules (the
  * walk). Verdicts and counters against the reference. */
 START_TEST(t_tuple_mid)
 {
@@ -1934,7 +1934,7 @@ START_TEST(t_tuple_mid)
 	sb_adds(&sb, "-A INPUT -p tcp --dport 22 -j ACCEPT\n-A INPUT -p udp --dport 53 -j ACCEPT\n"
 		"-A OUTPUT -j logged\n-A logged -j LOG\n-A logged " FIVE_FIELDS "\n");
 	tp_run(&sb, "OUTPUT", 50, false, "udp", 1, 50, "ACCEPT");
-	for (unsigned int i = 0; i < 16; i++)
+	for (unsigned int i = 0; i < BPFIPT_FAST_PFX_MAX; i++)
 		sb_addf(&sb, i % 2 ? "-A FORWARD -s 10.1.%u.0/24 -j ACCEPT\n" :
 			"-A FORWARD -p tcp --dport %u -j ACCEPT\n", 100 + i);
 	tp_run(&sb, "FORWARD", 50, false, "udp", 1, 50, "ACCEPT");
@@ -1944,14 +1944,14 @@ START_TEST(t_tuple_mid)
 	ck_assert_uint_eq(cc->ntgroups, 1);
 	ck_assert_uint_eq(cc->nslots[BPFIPT_INPUT], 3 + 1 + 2 + 1);
 	ck_assert_uint_eq(cc->nslots[BPFIPT_OUTPUT], 1 + 50 + 1 + 3);	/* and logged's */
-	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], 16 + 50 + 1);
+	ck_assert_uint_eq(cc->nslots[BPFIPT_FORWARD], BPFIPT_FAST_PFX_MAX + 50 + 1);
 	ck_assert_uint_eq(cf.fast[BPFIPT_INPUT], 6u << 8 | BPFIPT_FAST_PFX_END);
 	/* the group after a range of its keys' bounds */
-	ck_assert(cf.pfx_direct[BPFIPT_INPUT] & 1ULL << (3 * BPFIPT_FAST_PFX_FIELDS));
+	ck_assert(cf.pfx_direct[BPFIPT_INPUT][0] & 1ULL << (3 * BPFIPT_FAST_PFX_FIELDS));
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 1), BPFIPT_FAST_PFX_TUPLE);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 3, 2), BPFIPT_FAST_PFX_NONE);
 	/* -i wg9, a link that does not exist: a range of none, no lookup */
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] & 1, 1);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT][0] & 1, 1);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 0, 0), BPFIPT_F_PROTO);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][0], BPFIPT_FAST_PFX_NEVER);
 	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][0], 0);
@@ -2037,7 +2037,7 @@ START_TEST(t_tuple_two)
 			  BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.pfx_extra[BPFIPT_FORWARD], 1u << 2);
 	ck_assert_uint_eq(cf.pfx_cont[BPFIPT_FORWARD], 1u << 3);
-	ck_assert(cf.pfx_direct[BPFIPT_FORWARD] & 1);
+	ck_assert(cf.pfx_direct[BPFIPT_FORWARD][0] & 1);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_FORWARD], 0, 1), BPFIPT_FAST_PFX_TUPLE);
 	for (int k = 0; k < 1000; k++) {
 		unsigned int i = rnd() % 100, kind = rnd() % 5;
@@ -2135,7 +2135,7 @@ START_TEST(t_jump_prefix)
 	ck_assert_uint_eq(cf.pfx_next[BPFIPT_FORWARD], 1);
 	ck_assert_uint_eq(cf.fast[BPFIPT_OUTPUT], 2u << 8 | BPFIPT_FAST_PFX_END);
 	ck_assert_uint_eq(cf.lookup[BPFIPT_OUTPUT] & (1u << BPFIPT_F_SRC), 0);
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT] & 1, 1);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_OUTPUT][0] & 1, 1);
 	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_OUTPUT], 0, 0), BPFIPT_F_PROTO);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_OUTPUT][0], BPFIPT_FAST_PFX_NEVER);
 	for (int k = 0; k < 3000; k++) {
@@ -2370,7 +2370,7 @@ START_TEST(t_port_prefix)
 		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 2), BPFIPT_F_OIF);
 		ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(pfx, j, 3), BPFIPT_F_IIF);
 		/* ranges; ! -i docker0 the one that wraps from 4 to 2 */
-		ck_assert_uint_eq(cf.pfx_direct[BPFIPT_FORWARD] >> idx & 15, 0xf);
+		ck_assert_uint_eq(cf.pfx_direct[BPFIPT_FORWARD][0] >> idx & 15, 0xf);
 		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 3], 4);
 		ck_assert_uint_eq(cf.pfx_span[BPFIPT_FORWARD][idx + 3], 0xfffffffe);
 		ck_assert_uint_eq(cf.pfx_lo[BPFIPT_FORWARD][idx + 2], 3);
@@ -2400,7 +2400,7 @@ START_TEST(t_port_prefix)
 			  BPFIPT_F_PROTO << 4 | BPFIPT_F_SRC);
 	/* ! -s 192.0.2.0/24: from 192.0.3.0 round to 192.0.1.255; ! -p udp;
 	 * ! -i eth0 */
-	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT] >> 32 & 0xff, 0x33);
+	ck_assert_uint_eq(cf.pfx_direct[BPFIPT_INPUT][0] >> 32 & 0xff, 0x33);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8 * 4], 0xc0000300);
 	ck_assert_uint_eq(cf.pfx_span[BPFIPT_INPUT][8 * 4], 0xfffffeff);
 	ck_assert_uint_eq(cf.pfx_lo[BPFIPT_INPUT][8 * 4 + 1], 18);
@@ -2644,6 +2644,112 @@ START_TEST(t_prefix_random)
 }
 END_TEST
 
+/* One rule of t_prefix_long's into sb, in chain `chain`: random_rule()'s, or a
+ * port or range of ports[], a /24 of sources of its own, a multiport pair (a
+ * vector, not a range), with a target among `targets`. */
+static void long_rule(struct strbuf *sb, const char *chain, const __u16 *ports,
+		      unsigned int nports, const char *const *targets, unsigned int ntargets)
+{
+	const char *tg = targets[rnd() % ntargets], *pr = rnd() % 2 ? "tcp" : "udp";
+	unsigned int a = ports[rnd() % nports], b = ports[rnd() % nports];
+
+	switch (rnd() % 5) {
+	case 0:
+		random_rule(sb, chain, false, targets, ntargets);
+		return;
+	case 1:
+		sb_addf(sb, "-A %s -p %s --dport %u -j %s\n", chain, pr, a, tg);
+		return;
+	case 2:
+		sb_addf(sb, "-A %s -p %s --dport %u:%u -j %s\n", chain, pr, a < b ? a : b,
+			a < b ? b : a, tg);
+		return;
+	case 3:
+		sb_addf(sb, "-A %s -s 10.%u.%u.0/24 -j %s\n", chain, a % 4, b % 256, tg);
+		return;
+	default:
+		sb_addf(sb, "-A %s -p tcp -m multiport --dports %u,%u -j %s\n", chain, a, b, tg);
+	}
+}
+
+/* Long slot prefixes (up to BPFIPT_FAST_PFX_MAX - 1 rules; ufw's INPUT is 62):
+ * random rulesets of 15 to 50 rules in INPUT and two chains it may jump to,
+ * many with a port, a range or a /24 of their own (tables of many cuts,
+ * bpfipt_conf.pfx_tab), multiport pairs (vectors), LOGs; 300 packets each, at
+ * the rules' edges and beside them: verdicts and counters against the
+ * reference. */
+START_TEST(t_prefix_long)
+{
+	static const char *const tin[] = { "ACCEPT", "DROP", "LOG", "c1", "c2", "RETURN",
+					   "REJECT" };
+	static const char *const tc[] = { "ACCEPT", "DROP", "RETURN", "LOG" };
+	struct ipt_err err = { 0 };
+	struct dp_inst *in = NULL;
+	unsigned int nlong = 0, maxcuts = 0;
+	__u16 ports[40];
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (int r = 0; r < 40; r++) {
+		struct strbuf sb = STRBUF_INIT;
+		struct cp_compiled *cc = NULL;
+		struct bpfipt_conf cf;
+		struct ipt_table *t;
+		unsigned int n, fast;
+
+		for (unsigned int i = 0; i < 40; i++)
+			ports[i] = (__u16)(1 + rnd() % 60000);
+		sb_addf(&sb, "*filter\n:INPUT %s [0:0]\n:FORWARD ACCEPT [0:0]\n"
+			":OUTPUT ACCEPT [0:0]\n:c1 - [0:0]\n:c2 - [0:0]\n",
+			rnd() % 2 ? "ACCEPT" : "DROP");
+		for (n = 15 + rnd() % 36; n; n--)
+			long_rule(&sb, "INPUT", ports, 40, tin, 7);
+		for (n = 1 + rnd() % 4; n; n--)
+			long_rule(&sb, "c1", ports, 40, tc, 4);
+		for (n = 1 + rnd() % 3; n; n--)
+			long_rule(&sb, "c2", ports, 40, tc, 4);
+		sb_adds(&sb, "COMMIT\n");
+		t = parse(sb_str(&sb));
+		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		fast = cf.fast[BPFIPT_INPUT];
+		nlong += BPFIPT_FAST_PFX_N(fast) > 16 && (fast & BPFIPT_FAST_PFX_END);
+		for (unsigned int k = 0; k < cf.pfx_ntab[BPFIPT_INPUT]; k++) {
+			const struct bpfipt_pfx_tab *tb = &cf.pfx_tab[BPFIPT_INPUT][k];
+			unsigned int m = 1;
+
+			while (m < BPFIPT_PFX_CUTS && tb->cut[m] != ~0u)
+				m++;
+			maxcuts = m > maxcuts ? m : maxcuts;
+		}
+		for (int k = 0; k < 300; k++) {
+			unsigned int kind = rnd() % 4, port = ports[rnd() % 40] + rnd() % 3;
+			struct cp_packet p = {
+				.saddr = htonl(10u << 24 | (rnd() % 4) << 16 |
+					       (rnd() % 2 ? ports[rnd() % 40] % 256 : rnd() % 256) << 8 |
+					       1),
+				.daddr = inet_addr(rnd() % 2 ? "192.0.2.7" : "10.5.5.5"),
+				.proto = kind < 2 ? 6 : kind < 3 ? 17 : IPPROTO_GRE,
+				.has_ports = kind < 3, .sport = 40000,
+				.dport = (__u16)(port > 1 ? port - 1 : port), .len = 50,
+				.has_tcp = kind < 2, .tcpflags = 0x10, .iif = 1 + rnd() % 3,
+			};
+
+			send_chain(in, t, &p, BPFIPT_INPUT);
+		}
+		sb_free(&sb);
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	/* many are judged by a prefix past sixteen rules, with tables of many
+	 * cuts */
+	ck_assert_uint_gt(nlong, 10);
+	ck_assert_uint_gt(maxcuts, 40);
+	dp_inst_free(&in);
+}
+END_TEST
+
 /* A tuple group's hash rewritten in place (loader.c, tuple_sync()): five
  * rulesets installed one after the other into one instance, each moving a
  * third of the run's ports and putting one more rule before the run (every
@@ -2782,6 +2888,7 @@ int main(void)
 	tcase_add_test(tc, t_lists_prefix);
 	tcase_add_test(tc, t_goto_prefix);
 	tcase_add_test(tc, t_prefix_random);
+	tcase_add_test(tc, t_prefix_long);
 	tcase_add_test(tc, t_tuple_update);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

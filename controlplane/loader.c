@@ -3473,6 +3473,11 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 		}
 	}
 	cf->pfx_rest[c] = cf->pfx_group[c] | cf->pfx_vec[c] | cf->pfx_extra[c];
+	cf->pfx_tuple[c] = 0;
+	for (j = 0; j < n; j++)
+		if ((cf->pfx_group[c] & ~cf->pfx_vec[c] & ~cf->pfx_extra[c] & (1ULL << j)) &&
+		    BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, 0) != BPFIPT_FAST_PFX_LIST)
+			cf->pfx_tuple[c] |= 1ULL << j;
 	/* a rule without a field that every packet goes on from, skipping
 	 * nothing (a jump to a chain, a LOG) */
 	cf->pfx_always[c] = 0;

@@ -2726,9 +2726,21 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		todo &= ~((2ULL << j) - 1);
 		b = (d >> j) & 1;
 		if (b && ((conf->pfx_rest[chain] >> j) & 1)) {
-			b = bpfipt_pfx_rest(sc, j);
-			if (b < 0)
-				return -1;
+			if ((conf->pfx_tuple[chain] >> j) & 1) {
+				/* a tuple group alone (most often): its hash
+				 * here (through bpfipt_pfx_rest(), ~4 ns more),
+				 * a hit counted on its rule's counter */
+				__u32 x = bpfipt_pfx_tuple(sc, conf->slot_base[chain] +
+								  conf->pfx_slot[chain][j]);
+
+				b = x != BPFIPT_IVAL_NONE;
+				if (b)
+					sc->pctr = x;
+			} else {
+				b = bpfipt_pfx_rest(sc, j);
+				if (b < 0)
+					return -1;
+			}
 		}
 		/* a jump that does not match: its chain's rules skipped; a RETURN
 		 * that does: the rest of its chain */

@@ -870,6 +870,9 @@ struct bpfipt_conf {
 	__u64 pfx_rest[BPFIPT_NCHAINS];
 	__u64 pfx_group[BPFIPT_NCHAINS];
 	__u64 pfx_vec[BPFIPT_NCHAINS];
+	/* of pfx_group, the tuple groups and lists (BPFIPT_FAST_PFX_TUPLE)
+	 * with nothing else to test: searched from the prefix's loop */
+	__u64 pfx_tuple[BPFIPT_NCHAINS];
 	/* bit j: the j-th rule matches every packet, which goes on from it (a
 	 * jump or LOG without a field; pfx_cont) and skips nothing: not tested,
 	 * noted at the end when no rule before it turned it off */

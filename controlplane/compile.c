@@ -1713,7 +1713,7 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 					       ext_is(&r->target, "NFLOG") ||
 					       ext_is(&r->target, "TCPMSS"))),
 	     ret = r->tkind == IPT_T_VERDICT && r->verdict == IPT_V_RETURN,
-	     jump = (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) && lvl < BPFIPT_FAST_PFX_MAX;
+	     jump = (r->tkind == IPT_T_JUMP || r->tkind == IPT_T_GOTO) && lvl < BPFIPT_FAST_PFX_RULES;
 	bool extra = false;
 	unsigned int n, i, take = 1;
 
@@ -1772,7 +1772,7 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 		int ci = ipt_chain_index(x->t, r->chain);
 		const struct ipt_chain *ch = ci >= 0 ? x->t->chains[ci] : NULL;
 
-		for (i = 0; ch && i < ch->nrules && take <= BPFIPT_FAST_PFX_MAX; i++) {
+		for (i = 0; ch && i < ch->nrules && take <= BPFIPT_FAST_PFX_RULES; i++) {
 			const struct ipt_rule *cr = ch->rules[i];
 			bool all;
 			unsigned int k = prefix_plain(x, cr, lvl + 1, &all), len;
@@ -1791,7 +1791,7 @@ static unsigned int prefix_plain(struct cctx *x, const struct ipt_rule *r, unsig
 			if (all)
 				break;	/* the rest is never reached */
 		}
-		if (!ch || take > BPFIPT_FAST_PFX_MAX)
+		if (!ch || take > BPFIPT_FAST_PFX_RULES)
 			return 0;
 	}
 	return take;
@@ -1819,7 +1819,7 @@ static bool tuple_in_prefix(struct cctx *x, const struct mchain *mc,
 {
 	unsigned int take = 1, k;
 
-	if (!ch->builtin || mc->nu + 1 + (ch->nrules - i - tlen) > BPFIPT_FAST_PFX_MAX)
+	if (!ch->builtin || mc->nu + 1 + (ch->nrules - i - tlen) > BPFIPT_FAST_PFX_RULES)
 		return false;
 	for (k = 0; k < mc->nu; k++) {
 		unsigned int n = unit_plain(x, &mc->u[k]);
@@ -1836,7 +1836,7 @@ static bool tuple_in_prefix(struct cctx *x, const struct mchain *mc,
 			return false;
 		take += n;
 	}
-	return take <= BPFIPT_FAST_PFX_MAX;
+	return take <= BPFIPT_FAST_PFX_RULES;
 }
 
 /* Length of the tuple run starting at rule i (1: none) and its shape. A run of
@@ -2014,7 +2014,7 @@ static int build_chain_units(struct cctx *x, unsigned int ci)
 		struct unit *u = &mc->u[mc->nu];
 		int which;
 		unsigned int len = run_length(x, ch, i, &which), tlen = 1, tmin = x->tuple_min;
-		bool top = ch->builtin && mc->nu < BPFIPT_FAST_PFX_MAX;
+		bool top = ch->builtin && mc->nu < BPFIPT_FAST_PFX_RULES;
 		struct tshape sh;
 
 		if ((top ? x->tuple_top : tmin) <= ch->nrules - i)

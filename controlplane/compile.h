@@ -65,7 +65,7 @@ struct cp_env {
  * (BPFIPT_FAST_TUPLE), which costs less than the walk at every size measured
  * (10 rules: 118-159 against 225-307 ns at XDP; with 64 here, ten rules cost
  * twice what 2 048 did): a group from 8 rules on. Shorter runs are left to the
- * slot prefix (BPFIPT_FAST_PFX_MAX rules). A run among a few plain rules of a
+ * slot prefix (BPFIPT_FAST_PFX_RULES rules). A run among a few plain rules of a
  * base chain is a group from 8 rules too (compile.c tuple_in_prefix()): the
  * prefix searches it (BPFIPT_FAST_PFX_TUPLE), and no packet walks. */
 #define CP_TUPLE_MIN_TOP	8

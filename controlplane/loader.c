@@ -3301,9 +3301,7 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	extra = sl->xflags & BPFIPT_X_EXTRA;
 	if (ret && !extra && slot_free(cc, c, s) && sl->counter == BPFIPT_NO_COUNTER)
 		return 1;	/* the block's own end (compile.c) */
-	/* a bit of the masks each; one short of them, so that the tables have
-	 * room for every rule's range of one field (two cuts each, and 0) */
-	if (j + 1 >= BPFIPT_FAST_PFX_MAX)
+	if (j >= BPFIPT_FAST_PFX_RULES)
 		return -1;
 	cf->pfx_slot[c][j] = (__u8)s;
 	b->lvl[j] = (__u8)lvl;
@@ -3432,8 +3430,8 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Whether a range decides field k of the j-th rule of chain c's prefix, and
- * whether that range holds value v. */
+/* Whether the range of field k of the j-th rule of chain c's prefix (a field
+ * a range decides) holds value v. */
 static bool pfx_holds(const struct bpfipt_conf *cf, __u32 c, __u32 j, __u32 k, __u32 v)
 {
 	__u32 idx = j * BPFIPT_FAST_PFX_FIELDS + k;
@@ -3446,7 +3444,7 @@ static bool pfx_holds(const struct bpfipt_conf *cf, __u32 c, __u32 j, __u32 k, _
  * ends, and at each the rules whose ranges of the field hold it), the jumps
  * whose miss turns rules off (pfx_visit) and the rules with more to test
  * (pfx_rest). -1 if they do not fit (pfx_rule() sees that they do: at most
- * BPFIPT_FAST_PFX_MAX - 1 rules, each a range of a field of pval[]). */
+ * BPFIPT_FAST_PFX_RULES rules, each a range of a field of pval[]). */
 static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 {
 	__u32 fields = 0, f, j, k, i, m;

@@ -2613,14 +2613,15 @@ __noinline int bpfipt_pfx_rest(struct scratch *sc, __u32 j)
 		return -1;
 	if ((conf->pfx_vec[chain] >> j) & 1) {
 		b = bpfipt_pfx_vec(sc, j);
-		if (b <= 0)
-			return b;
 		conf = sc_conf(sc);
 		if (!conf)
 			return -1;
 	}
-	if ((conf->pfx_extra[chain] >> j) & 1)
+	if (b > 0 && ((conf->pfx_extra[chain] >> j) & 1))
 		b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + conf->pfx_slot[chain][j]);
+	if (!b)
+		sc->pctr = NO_SLOT;	/* its group's hit is not the rule's (the
+					 * loader gives a group no other test) */
 	return b;
 }
 

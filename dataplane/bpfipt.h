@@ -727,7 +727,10 @@ enum {
  * prefix_of()); the walk then starts at slot pfx_next[c] with an empty stack
  * (the prefix ends with a rule of the chain itself, before a goto or RETURN of
  * the chain itself). */
-#define BPFIPT_FAST_PFX_MAX		64
+#define BPFIPT_FAST_PFX_MAX		64	/* bits of the prefix's masks */
+#define BPFIPT_FAST_PFX_RULES		(BPFIPT_FAST_PFX_MAX - 1)	/* its rules: one short,
+						 * so that every rule's range of a field fits a
+						 * table (BPFIPT_PFX_CUTS) */
 #define BPFIPT_FAST_PFX_OPEN		4	/* ... when the walk follows them */
 #define BPFIPT_FAST_PFX_FIELDS		4	/* -s, -d, -i, -p --dport */
 #define BPFIPT_FAST_PFX_N(fast)		(((fast) >> 8) & 127)
@@ -760,7 +763,8 @@ _Static_assert(BPFIPT_NO_PORT < (1 << 17), "BPFIPT_FAST_PFX_PDPORT_VAL");
 #define BPFIPT_PFX_TABS		9
 #define BPFIPT_PFX_CUTS		128
 #define BPFIPT_PFX_SMALL	256
-_Static_assert(!(BPFIPT_PFX_CUTS & (BPFIPT_PFX_CUTS - 1)), "a table's search");
+_Static_assert(!(BPFIPT_PFX_CUTS & (BPFIPT_PFX_CUTS - 1)) &&
+	       2 * BPFIPT_FAST_PFX_RULES + 1 <= BPFIPT_PFX_CUTS, "a table's search, its cuts");
 
 struct bpfipt_conf {
 	__u32 nwords, nchunks;

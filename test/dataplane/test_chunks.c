@@ -2672,7 +2672,7 @@ static void long_rule(struct strbuf *sb, const char *chain, const __u16 *ports,
 	}
 }
 
-/* Long slot prefixes (up to BPFIPT_FAST_PFX_MAX - 1 rules; ufw's INPUT is 62):
+/* Long slot prefixes (up to BPFIPT_FAST_PFX_RULES; ufw's INPUT is 62):
  * random rulesets of 15 to 50 rules in INPUT and two chains it may jump to,
  * many with a port, a range or a /24 of their own (tables of many cuts,
  * bpfipt_conf.pfx_tab), multiport pairs (vectors), LOGs; 300 packets each, at

@@ -2505,6 +2505,28 @@ __noinline int bpfipt_pfx_list(struct scratch *sc, __u32 d)
 	return 0;
 }
 
+/* The generation's conf of scratch sc (found again after each call: kept
+ * across calls, it costs a frame the stack that the deepest calls need). */
+static __always_inline const struct bpfipt_conf *sc_conf(const struct scratch *sc)
+{
+	__u32 cur = sc->cur;
+
+	return bpf_map_lookup_elem(&bpfipt_conf, &cur);
+}
+
+/* A tuple group's (or a list's, not the folded one) search for the prefix's
+ * rule of slot gi: 1 on a hit, its counter kept in sc->pctr for the verdict,
+ * else 0. */
+static __always_inline int pfx_tuple_hit(struct scratch *sc, __u32 gi)
+{
+	__u32 x = bpfipt_pfx_tuple(sc, gi);
+
+	if (x == BPFIPT_IVAL_NONE)
+		return 0;
+	sc->pctr = x;
+	return 1;
+}
+
 /* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
  * the tables passed: its fields that a vector decides (bit j of
  * bpfipt_conf.pfx_vec; the vector's word of the prefix's slots looked up once per
@@ -2523,13 +2545,12 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 	 * (bpfipt_field_vec(), an IPv6 set's search) need */
 #pragma clang loop unroll(disable)
 	for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
-		__u32 cur = sc->cur, chain = sc->chain, f, fi, v, idx;
+		__u32 chain = sc->chain, f, fi, v, idx, cur;
 		const struct bpfipt_conf *conf;
 		void *pool;
 
 		asm volatile("" : "+r"(j));	/* nothing of it hoisted, spilled */
-		conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
-
+		conf = sc_conf(sc);
 		if (!conf || chain >= BPFIPT_NCHAINS)
 			return -1;
 		f = BPFIPT_FAST_PFX_FIELD(conf->pfx[chain], j, k);
@@ -2546,7 +2567,7 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 				return -1;
 			cur = sc->cur;
 			chain = sc->chain;
-			conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+			conf = sc_conf(sc);
 			pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
 			if (!conf || !pool || chain >= BPFIPT_NCHAINS ||
 			    vec_word0(pool, conf, v, &sc->pword[fi]))
@@ -2557,15 +2578,6 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 			return 0;
 	}
 	return 1;
-}
-
-/* The generation's conf of scratch sc (found again after each call: kept
- * across calls, it costs a frame the stack that the deepest calls need). */
-static __always_inline const struct bpfipt_conf *sc_conf(const struct scratch *sc)
-{
-	__u32 cur = sc->cur;
-
-	return bpf_map_lookup_elem(&bpfipt_conf, &cur);
 }
 
 /* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
@@ -2598,15 +2610,13 @@ __noinline int bpfipt_pfx_rest(struct scratch *sc, __u32 j)
 			if (!(sc->gdone & (1u << d)) && bpfipt_pfx_list(sc, d))
 				return -1;
 			x = sc->gctr[d & 1];
-		} else {
-			/* a tuple group, or a list that is not the folded one:
-			 * its hash */
-			x = bpfipt_pfx_tuple(sc, conf->slot_base[chain] + slot);
-		}
-		/* a hit counted on the entry's (the rule's) counter */
-		if (x == BPFIPT_IVAL_NONE)
+			/* a hit counted on the entry's counter */
+			if (x == BPFIPT_IVAL_NONE)
+				return 0;
+			sc->pctr = x;
+		} else if (!pfx_tuple_hit(sc, conf->slot_base[chain] + slot)) {
 			return 0;
-		sc->pctr = x;
+		}
 	}
 	conf = sc_conf(sc);
 	if (!conf)
@@ -2729,14 +2739,9 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		if (b && ((conf->pfx_rest[chain] >> j) & 1)) {
 			if ((conf->pfx_tuple[chain] >> j) & 1) {
 				/* a tuple group alone (most often): its hash
-				 * here (through bpfipt_pfx_rest(), ~4 ns more),
-				 * a hit counted on its rule's counter */
-				__u32 x = bpfipt_pfx_tuple(sc, conf->slot_base[chain] +
-								  conf->pfx_slot[chain][j]);
-
-				b = x != BPFIPT_IVAL_NONE;
-				if (b)
-					sc->pctr = x;
+				 * here (through bpfipt_pfx_rest(), ~4 ns more) */
+				b = pfx_tuple_hit(sc, conf->slot_base[chain] +
+							  conf->pfx_slot[chain][j]);
 			} else {
 				b = bpfipt_pfx_rest(sc, j);
 				if (b < 0)

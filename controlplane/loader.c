@@ -3028,9 +3028,12 @@ static void pfx_cut(struct pfx_build *b, __u32 k)
 	cf->pfx_cont[c] &= pfx_below(k);
 	cf->pfx_extra[c] &= pfx_below(k);
 	cf->pfx_log[c] &= pfx_below(k);
+	cf->pfx_tgrp[c] &= pfx_below(k);
 	for (w = k; w < BPFIPT_FAST_PFX_MAX; w++) {
 		cf->pfx_slot[c][w] = 0;
 		cf->pfx_ctr[c][w] = BPFIPT_NO_COUNTER;
+		cf->pfx_verdict[c][w] = cf->pfx_rejw[c][w] = 0;
+		cf->pfx_tup[c][w] = (struct bpfipt_pfx_tup){ 0 };
 		cf->pfx_skip[c][w][0] = cf->pfx_skip[c][w][1] = 0;
 	}
 	b->n = k;
@@ -3304,6 +3307,9 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	if (j >= BPFIPT_FAST_PFX_RULES)
 		return -1;
 	cf->pfx_slot[c][j] = (__u8)s;
+	cf->pfx_ctr[c][j] = cnt_phys(cf, sl->counter);
+	cf->pfx_verdict[c][j] = (__u8)sl->verdict;
+	cf->pfx_rejw[c][j] = (__u8)sl->reject_with;
 	b->lvl[j] = (__u8)lvl;
 	b->ret[j] = ret;
 	b->go[j] = go;
@@ -3331,6 +3337,9 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 		 * many narrow rules, which end a prefix that the walk follows
 		 * (prefix_of()). Its keys' narrowest bound first, a range (as
 		 * fast_tuple() tests them all) */
+		cf->pfx_tgrp[c] |= 1ULL << j;
+		cf->pfx_tup[c][j] = (struct bpfipt_pfx_tup){ .group = sl->group,
+			.splen = sl->tp_splen, .dplen = sl->tp_dplen, .ports = sl->tp_ports };
 		n = tuple_pfx_bound(cc, sl, &fl[0]);
 		if (n) {
 			pfx_range(cf, c, j * BPFIPT_FAST_PFX_FIELDS, &fl[0]);
@@ -3397,7 +3406,6 @@ static int pfx_rule(struct pfx_build *b, __u32 s, unsigned int lvl)
 	b->nf[j] = (__u32)nraw;
 	if (cont) {
 		cf->pfx_cont[c] |= 1ULL << j;
-		cf->pfx_ctr[c][j] = cnt_phys(cf, sl->counter);
 		if (sl->log == 1)
 			cf->pfx_log[c] |= 1ULL << j;
 	}
@@ -3567,6 +3575,7 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	cf->pfx_cont[c] = 0;
 	cf->pfx_extra[c] = 0;
 	cf->pfx_log[c] = 0;
+	cf->pfx_tgrp[c] = 0;
 	pfx_cut(&b, 0);
 	for (s = first;; s++) {
 		at = b.n;
@@ -3608,6 +3617,13 @@ static __u32 prefix_of(const struct cp_compiled *cc, __u32 c, __u32 first, struc
 	if (!b.n || pfx_tables(cf, c, b.n))
 		return 0;
 	cf->pfx_next[c] = s;
+	{
+		const struct bpfipt_slot *pol = &cc->slots[c][cc->policy_slot[c]];
+
+		cf->pfx_pctr[c] = cnt_phys(cf, pol->counter);
+		cf->pfx_pverdict[c] = (__u8)pol->verdict;
+		cf->pfx_prejw[c] = (__u8)pol->reject_with;
+	}
 	return b.n << 8 | (s == cc->policy_slot[c] ? BPFIPT_FAST_PFX_END : 0);
 }
 

@@ -312,6 +312,8 @@ struct scratch {
 	__u32 gdone;		/* bit d: gfold's search on field d done */
 	__u32 pctr;		/* fast_prefix(): the folded list's counter, kept in
 				 * map memory: the verifier need not follow it */
+	struct bpfipt_tuple_key tk;	/* tuple_counter()'s key (in map memory: no
+					 * frame of the prefix's holds it) */
 	__u64 pnote;		/* fast_prefix(): bit j, its j-th rule, one after
 				 * which the packet goes on (a LOG), matched: counted
 				 * and noted by classify() once the prefix ended
@@ -1869,7 +1871,7 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 					   __u32 dplen, __u32 ports, const struct pkt *p,
 					   struct scratch *sc)
 {
-	struct bpfipt_tuple_key k;
+	struct bpfipt_tuple_key *k = &sc->tk;
 	__u32 *v, off;
 	void *m;
 
@@ -1882,14 +1884,14 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
 	if (!m)
 		return BPFIPT_IVAL_NONE;
-	__builtin_memset(&k, 0, sizeof(k));
-	k.group = group;
-	k.src = splen ? p->saddr & bpf_htonl(~0u << ((32 - splen) & 31)) : 0;
-	k.dst = dplen ? p->daddr & bpf_htonl(~0u << ((32 - dplen) & 31)) : 0;
-	k.sport = ports & BPFIPT_TP_SPORT ? p->sport : 0;
-	k.dport = ports & BPFIPT_TP_DPORT ? p->dport : 0;
-	k.proto = ports & BPFIPT_TP_PROTO ? p->proto : 0;
-	v = bpf_map_lookup_elem(m, &k);
+	__builtin_memset(k, 0, sizeof(*k));
+	k->group = group;
+	k->src = splen ? p->saddr & bpf_htonl(~0u << ((32 - splen) & 31)) : 0;
+	k->dst = dplen ? p->daddr & bpf_htonl(~0u << ((32 - dplen) & 31)) : 0;
+	k->sport = ports & BPFIPT_TP_SPORT ? p->sport : 0;
+	k->dport = ports & BPFIPT_TP_DPORT ? p->dport : 0;
+	k->proto = ports & BPFIPT_TP_PROTO ? p->proto : 0;
+	v = bpf_map_lookup_elem(m, k);
 	return v ? counter + *v : BPFIPT_IVAL_NONE;
 }
 
@@ -2514,7 +2516,7 @@ static __always_inline const struct bpfipt_conf *sc_conf(const struct scratch *s
 	return bpf_map_lookup_elem(&bpfipt_conf, &cur);
 }
 
-/* A tuple group's (or a list's, not the folded one) search for the prefix's
+/* A list's (not the folded one) or tuple group's search for the prefix's
  * rule of slot gi: 1 on a hit, its counter kept in sc->pctr for the verdict,
  * else 0. */
 static __always_inline int pfx_tuple_hit(struct scratch *sc, __u32 gi)
@@ -2525,6 +2527,31 @@ static __always_inline int pfx_tuple_hit(struct scratch *sc, __u32 gi)
 		return 0;
 	sc->pctr = x;
 	return 1;
+}
+
+/* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), a tuple
+ * group alone (bit j of bpfipt_conf.pfx_tgrp): its hash searched with the
+ * key's shape and counter the conf keeps, no slot looked up; the rule's
+ * counter for the packet, BPFIPT_IVAL_NONE on a miss. A global function
+ * (inline, the prefix's frame grew by 56 bytes, past the deepest calls'
+ * 512). */
+__noinline __u32 bpfipt_pfx_tgrp(struct scratch *sc, __u32 j)
+{
+	const struct bpfipt_conf *conf;
+	const struct bpfipt_pfx_tup *t;
+	__u32 cur, chain;
+
+	if (!sc)
+		return BPFIPT_IVAL_NONE;
+	cur = sc->cur;
+	chain = sc->chain;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	if (!conf || chain >= BPFIPT_NCHAINS)
+		return BPFIPT_IVAL_NONE;
+	j &= BPFIPT_FAST_PFX_MAX - 1;
+	t = &conf->pfx_tup[chain][j];
+	return tuple_counter(cur, t->group, conf->pfx_ctr[chain][j], t->splen, t->dplen, t->ports,
+			     &sc->p, sc);
 }
 
 /* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
@@ -2713,9 +2740,8 @@ static __always_inline __u64 pfx_ranges(struct scratch *sc, const struct bpfipt_
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc)
 {
-	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), gi, ctr, j;
+	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), ctr, j;
 	__u64 d, todo, off = 0, note = 0, w, nmask;
-	struct bpfipt_slot *sl;
 	int it, b;
 
 	if (chain >= BPFIPT_NCHAINS)
@@ -2737,9 +2763,17 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		todo &= ~((2ULL << j) - 1);
 		b = (d >> j) & 1;
 		if (b && ((conf->pfx_rest[chain] >> j) & 1)) {
-			if ((conf->pfx_tuple[chain] >> j) & 1) {
+			if ((conf->pfx_tgrp[chain] >> j) & 1) {
 				/* a tuple group alone (most often): its hash
-				 * here (through bpfipt_pfx_rest(), ~4 ns more) */
+				 * here (through bpfipt_pfx_rest(), ~4 ns more),
+				 * by the key's shape the conf keeps (its slot
+				 * looked up: ~3 ns more) */
+				ctr = bpfipt_pfx_tgrp(sc, j);
+				b = ctr != BPFIPT_IVAL_NONE;
+				if (b)
+					sc->pctr = ctr;
+			} else if ((conf->pfx_tuple[chain] >> j) & 1) {
+				/* a list alone: its slot's set */
 				b = pfx_tuple_hit(sc, conf->slot_base[chain] +
 							  conf->pfx_slot[chain][j]);
 			} else {
@@ -2762,23 +2796,19 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		/* the rules every packet goes on from, before it: those that
 		 * no rule turned off (a rule turns off only later ones) */
 		sc->pnote = note | (conf->pfx_always[chain] & ~off & ((1ULL << j) - 1));
-		gi = conf->slot_base[chain] + conf->pfx_slot[chain][j];
 		ctr = sc->pctr;
-		goto judged;
+		/* its verdict and counter as the conf keeps them (no slot
+		 * looked up) */
+		return fast_verdict(cur, conf, ctr != NO_SLOT ? ctr : conf->pfx_ctr[chain][j],
+				    conf->pfx_verdict[chain][j], conf->pfx_rejw[chain][j], sc);
 	}
 	sc->pnote = note | (conf->pfx_always[chain] & ~off & nmask);
 	if (!(fast & BPFIPT_FAST_PFX_END)) {
 		sc->cursor = conf->pfx_next[chain];
 		return -1;
 	}
-	gi = conf->slot_base[chain] + conf->policy[chain];
-	ctr = NO_SLOT;
-judged:
-	sl = slot_at(cur, gi);
-	if (!sl)
-		return -1;
-	return fast_verdict(cur, conf, ctr != NO_SLOT ? ctr : sl->counter, sl->verdict,
-			    sl->reject_with, sc);
+	return fast_verdict(cur, conf, conf->pfx_pctr[chain], conf->pfx_pverdict[chain],
+			    conf->pfx_prejw[chain], sc);
 }
 
 /* fast_prefix() of chain sc->chain in generation sc->cur, a global function (its

@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		46	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		47	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -559,7 +559,12 @@ enum bpfipt_stat {
 					 *     BPFIPT_TB_WORD6;
 					 * 46: a prefix of 64 rules, its
 					 *     ranges as tables (pfx_tab),
-					 *     64-bit masks */
+					 *     64-bit masks;
+					 * 47: the prefix's verdicts, the
+					 *     policy's and its tuple groups'
+					 *     keys in the conf (pfx_verdict,
+					 *     pfx_tup), a tuple key in
+					 *     struct scratch */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -850,10 +855,27 @@ struct bpfipt_conf {
 	/* a prefix without BPFIPT_FAST_PFX_END: the slot the walk starts from */
 	__u32 pfx_next[BPFIPT_NCHAINS];
 	/* of a rule after which the packet goes on (pfx_cont): bit j of pfx_log,
-	 * a LOG (its event noted from its slot); pfx_ctr[c][j], its physical
-	 * counter (counted without its slot) */
+	 * a LOG (its event noted from its slot). pfx_ctr[c][j]: the j-th rule's
+	 * physical counter (a tuple group's: its first rule's), and of a rule
+	 * that judges, pfx_verdict and pfx_rejw its verdict and --reject-with;
+	 * pfx_pctr, pfx_pverdict, pfx_prejw the policy's: a packet is counted
+	 * and judged without a slot looked up */
 	__u64 pfx_log[BPFIPT_NCHAINS];
 	__u32 pfx_ctr[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
+	__u8 pfx_verdict[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
+	__u8 pfx_rejw[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
+	__u32 pfx_pctr[BPFIPT_NCHAINS];
+	__u8 pfx_pverdict[BPFIPT_NCHAINS], pfx_prejw[BPFIPT_NCHAINS];
+	__u8 pad_pv[6];
+	/* bit j of pfx_tgrp: the j-th rule is a tuple group alone (of
+	 * pfx_tuple, not a list), its key's shape pfx_tup[c][j] (the slot's
+	 * group, tp_splen, tp_dplen, tp_ports): its hash searched without its
+	 * slot */
+	__u64 pfx_tgrp[BPFIPT_NCHAINS];
+	struct bpfipt_pfx_tup {
+		__u32 group;
+		__u8 splen, dplen, ports, pad;
+	} pfx_tup[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
 	__u32 pfx_lo[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	__u32 pfx_span[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX * BPFIPT_FAST_PFX_FIELDS];
 	/* The same ranges by field, every rule at once: pfx_ntab[c] tables, the

@@ -3479,6 +3479,13 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 		}
 	}
 	cf->pfx_rest[c] = cf->pfx_group[c] | cf->pfx_vec[c] | cf->pfx_extra[c];
+	/* the first rule compared before the tables when ranges decide it
+	 * alone and it judges */
+	cf->pfx_first[c] = n && !((cf->pfx_rest[c] | cf->pfx_cont[c]) & 1);
+	for (k = 0; k < BPFIPT_FAST_PFX_FIELDS && cf->pfx_first[c]; k++)
+		if (BPFIPT_FAST_PFX_FIELD(cf->pfx[c], 0, k) != BPFIPT_FAST_PFX_NONE &&
+		    !pfx_is_direct(cf, c, 0, k))
+			cf->pfx_first[c] = 0;
 	cf->pfx_tuple[c] = 0;
 	for (j = 0; j < n; j++)
 		if ((cf->pfx_group[c] & ~cf->pfx_vec[c] & ~cf->pfx_extra[c] & (1ULL << j)) &&

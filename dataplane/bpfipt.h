@@ -564,7 +564,9 @@ enum bpfipt_stat {
 					 *     policy's and its tuple groups'
 					 *     keys in the conf (pfx_verdict,
 					 *     pfx_tup), a tuple key in
-					 *     struct scratch */
+					 *     struct scratch; the first
+					 *     rule compared first
+					 *     (pfx_first) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -866,7 +868,12 @@ struct bpfipt_conf {
 	__u8 pfx_rejw[BPFIPT_NCHAINS][BPFIPT_FAST_PFX_MAX];
 	__u32 pfx_pctr[BPFIPT_NCHAINS];
 	__u8 pfx_pverdict[BPFIPT_NCHAINS], pfx_prejw[BPFIPT_NCHAINS];
-	__u8 pad_pv[6];
+	/* 1: the prefix's first rule judges (not pfx_cont), and ranges decide
+	 * every field of it (pfx_direct, none of pfx_rest): compared first,
+	 * its match judges the packet before the tables (an ESTABLISHED rule
+	 * at the top of the chain, most packets' rule) */
+	__u8 pfx_first[BPFIPT_NCHAINS];
+	__u8 pad_pv[3];
 	/* bit j of pfx_tgrp: the j-th rule is a tuple group alone (of
 	 * pfx_tuple, not a list), its key's shape pfx_tup[c][j] (the slot's
 	 * group, tp_splen, tp_dplen, tp_ports): its hash searched without its

@@ -3487,10 +3487,14 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 		    !pfx_is_direct(cf, c, 0, k))
 			cf->pfx_first[c] = 0;
 	cf->pfx_tuple[c] = 0;
+	cf->pfx_flist[c] = 0;
 	for (j = 0; j < n; j++)
-		if ((cf->pfx_group[c] & ~cf->pfx_vec[c] & ~cf->pfx_extra[c] & (1ULL << j)) &&
-		    BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, 0) != BPFIPT_FAST_PFX_LIST)
-			cf->pfx_tuple[c] |= 1ULL << j;
+		if (cf->pfx_group[c] & ~cf->pfx_vec[c] & ~cf->pfx_extra[c] & (1ULL << j)) {
+			if (BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, 0) != BPFIPT_FAST_PFX_LIST)
+				cf->pfx_tuple[c] |= 1ULL << j;
+			else
+				cf->pfx_flist[c] |= 1ULL << j;
+		}
 	/* a rule without a field that every packet goes on from, skipping
 	 * nothing (a jump to a chain, a LOG) */
 	cf->pfx_always[c] = 0;

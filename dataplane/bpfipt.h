@@ -478,7 +478,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		47	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		48	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -566,7 +566,10 @@ enum bpfipt_stat {
 					 *     pfx_tup), a tuple key in
 					 *     struct scratch; the first
 					 *     rule compared first
-					 *     (pfx_first) */
+					 *     (pfx_first);
+					 * 48: the folded list searched
+					 *     from the prefix's loop
+					 *     (pfx_flist) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -904,8 +907,11 @@ struct bpfipt_conf {
 	__u64 pfx_group[BPFIPT_NCHAINS];
 	__u64 pfx_vec[BPFIPT_NCHAINS];
 	/* of pfx_group, the tuple groups and lists (BPFIPT_FAST_PFX_TUPLE)
-	 * with nothing else to test: searched from the prefix's loop */
+	 * with nothing else to test: searched from the prefix's loop; and
+	 * (pfx_flist) the folded list (BPFIPT_FAST_PFX_LIST) with nothing else
+	 * to test: its search there too */
 	__u64 pfx_tuple[BPFIPT_NCHAINS];
+	__u64 pfx_flist[BPFIPT_NCHAINS];
 	/* bit j: the j-th rule matches every packet, which goes on from it (a
 	 * jump or LOG without a field; pfx_cont) and skips nothing: not tested,
 	 * noted at the end when no rule before it turned it off */

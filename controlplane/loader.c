@@ -3495,14 +3495,15 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 			else
 				cf->pfx_flist[c] |= 1ULL << j;
 		}
-	/* a rule without a field that every packet goes on from, skipping
-	 * nothing (a jump to a chain, a LOG) */
-	cf->pfx_always[c] = 0;
+	/* a rule the packet goes on from (a jump to a chain, a LOG) that the
+	 * tables decide alone and that skips nothing when it matches: noted
+	 * from the tables' mask, its miss's skip from their miss */
+	cf->pfx_plain[c] = 0;
 	for (j = 0; j < n; j++)
 		if ((cf->pfx_cont[c] & (1ULL << j)) && !(cf->pfx_rest[c] & (1ULL << j)) &&
-		    BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, 0) == BPFIPT_FAST_PFX_NONE &&
 		    !cf->pfx_skip[c][j][1])
-			cf->pfx_always[c] |= 1ULL << j;
+			cf->pfx_plain[c] |= 1ULL << j;
+	cf->pfx_visit[c] &= ~cf->pfx_plain[c];
 	for (f = 0; f < 32; f++) {
 		struct bpfipt_pfx_tab *tb;
 
@@ -3532,7 +3533,7 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 				tb->cut[k++] = tb->cut[i];
 		m = k;
 		for (i = 0; i < m; i++) {
-			__u64 mask = 0;
+			__u64 mask = 0, miss = 0;
 
 			for (j = 0; j < n; j++) {
 				bool ok = true;
@@ -3544,14 +3545,18 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 						ok = false;
 				if (ok)
 					mask |= 1ULL << j;
+				else if (cf->pfx_plain[c] & (1ULL << j))
+					miss |= cf->pfx_skip[c][j][0];
 			}
 			tb->mask[i] = mask;
+			tb->miss[i] = miss;
 		}
 		/* past the last cut, copies of it: a value above every cut finds
 		 * the last, whichever of them the search ends on */
 		for (i = m; i < BPFIPT_PFX_CUTS; i++) {
 			tb->cut[i] = ~0u;
 			tb->mask[i] = tb->mask[m - 1];
+			tb->miss[i] = tb->miss[m - 1];
 		}
 		for (i = 0, k = 0; i < BPFIPT_PFX_SMALL; i++) {
 			while (k + 1 < m && tb->cut[k + 1] <= i)

@@ -2746,7 +2746,7 @@ static __always_inline __u64 pfx_ranges(struct scratch *sc, const struct bpfipt_
 					 __u32 chain)
 {
 	__u32 t;
-	__u64 d = ~0ULL;
+	__u64 d = ~0ULL, o = 0;
 
 	for (t = 0; t < BPFIPT_PFX_TABS; t++) {
 		const struct bpfipt_pfx_tab *tb = &conf->pfx_tab[chain][t];
@@ -2757,8 +2757,9 @@ static __always_inline __u64 pfx_ranges(struct scratch *sc, const struct bpfipt_
 			break;
 		x = sc->pval[tb->field & (BPFIPT_PVALS - 1)];
 		if (x < BPFIPT_PFX_SMALL) {
-			d &= tb->mask[tb->small[x & (BPFIPT_PFX_SMALL - 1)] &
-				      (BPFIPT_PFX_CUTS - 1)];
+			i = tb->small[x & (BPFIPT_PFX_SMALL - 1)] & (BPFIPT_PFX_CUTS - 1);
+			d &= tb->mask[i];
+			o |= tb->miss[i];
 			continue;
 		}
 		/* 4-ary steps: three compares whose loads do not wait on each
@@ -2773,7 +2774,9 @@ static __always_inline __u64 pfx_ranges(struct scratch *sc, const struct bpfipt_
 		if (tb->bin)
 			i += PFX_GE(x, tb->cut[(i + 1) & (BPFIPT_PFX_CUTS - 1)], 1);
 		d &= tb->mask[i & (BPFIPT_PFX_CUTS - 1)];
+		o |= tb->miss[i & (BPFIPT_PFX_CUTS - 1)];
 	}
+	sc->poff = o;
 	return d;
 }
 
@@ -2802,12 +2805,14 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	if (conf->pfx_first[chain] && pfx_first_hit(conf, chain, sc))
 		return fast_verdict(cur, conf, conf->pfx_ctr[chain][0], conf->pfx_verdict[chain][0],
 				    conf->pfx_rejw[chain][0], sc);
+	sc->poff = 0;
 	d = conf->pfx_ntab[chain] ? pfx_ranges(sc, conf, chain) : ~0ULL;
+	off = sc->poff;
 	/* the rules the tables kept and the jumps (whose miss turns rules off),
 	 * in their order, a bounded loop: n <= BPFIPT_FAST_PFX_MAX */
 	sc->pctr = NO_SLOT;
 	nmask = n >= 64 ? ~0ULL : (1ULL << (n & 63)) - 1;
-	todo = (d | conf->pfx_visit[chain]) & ~conf->pfx_always[chain] & nmask;
+	todo = (d | conf->pfx_visit[chain]) & ~conf->pfx_plain[chain] & nmask;
 	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
 		/* the chain's arrays addressed again each rule: hoisted, their
 		 * addresses took this frame the stack of the deepest calls */
@@ -2861,14 +2866,14 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		}
 		/* the rules every packet goes on from, before it: those that
 		 * no rule turned off (a rule turns off only later ones) */
-		sc->pnote = note | (conf->pfx_always[chain] & ~off & ((1ULL << j) - 1));
+		sc->pnote = note | (conf->pfx_plain[chain] & d & ~off & ((1ULL << j) - 1));
 		ctr = sc->pctr;
 		/* its verdict and counter as the conf keeps them (no slot
 		 * looked up) */
 		return fast_verdict(cur, conf, ctr != NO_SLOT ? ctr : conf->pfx_ctr[chain][j],
 				    conf->pfx_verdict[chain][j], conf->pfx_rejw[chain][j], sc);
 	}
-	sc->pnote = note | (conf->pfx_always[chain] & ~off & nmask);
+	sc->pnote = note | (conf->pfx_plain[chain] & d & ~off & nmask);
 	if (!(fast & BPFIPT_FAST_PFX_END)) {
 		sc->cursor = conf->pfx_next[chain];
 		return -1;
@@ -2887,7 +2892,9 @@ __noinline int bpfipt_fast_prefix(struct scratch *sc)
 	if (!sc || sc->chain >= BPFIPT_NCHAINS)
 		return -1;
 	cur = sc->cur;
-	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	/* the key in map memory: a slot of this frame fewer (the deepest calls
+	 * through it have no byte to spare) */
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &sc->cur);
 	if (!conf)
 		return -1;
 	return fast_prefix(cur, conf, sc->chain, sc);

@@ -569,7 +569,10 @@ enum bpfipt_stat {
 					 *     (pfx_first);
 					 * 48: the folded list searched
 					 *     from the prefix's loop
-					 *     (pfx_flist) */
+					 *     (pfx_flist); jumps and LOGs
+					 *     the tables decide never
+					 *     visited (pfx_plain, the
+					 *     tables' miss) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -894,8 +897,8 @@ struct bpfipt_conf {
 	 * (cut[0] 0, sorted; past the last cut, copies of it), bit j the j-th rule
 	 * (a rule without a range of the field: every mask). fast_prefix() ANDs
 	 * the masks of the packet's values, then tests only the rules left (their
-	 * other fields) and the jumps of pfx_visit[c] (a jump that does not match
-	 * turns its chain's rules off). */
+	 * other fields) and the jumps of pfx_visit[c] that are not plain (a jump
+	 * that does not match turns its chain's rules off). */
 	__u32 pfx_ntab[BPFIPT_NCHAINS];
 	__u32 pad_tab;
 	__u64 pfx_visit[BPFIPT_NCHAINS];
@@ -912,10 +915,12 @@ struct bpfipt_conf {
 	 * to test: its search there too */
 	__u64 pfx_tuple[BPFIPT_NCHAINS];
 	__u64 pfx_flist[BPFIPT_NCHAINS];
-	/* bit j: the j-th rule matches every packet, which goes on from it (a
-	 * jump or LOG without a field; pfx_cont) and skips nothing: not tested,
-	 * noted at the end when no rule before it turned it off */
-	__u64 pfx_always[BPFIPT_NCHAINS];
+	/* bit j: the j-th rule is one the packet goes on from (a jump, a LOG;
+	 * pfx_cont) that the tables decide alone (none of pfx_rest) and that
+	 * skips nothing when it matches: never visited; noted at the end when
+	 * the tables kept it and no rule turned it off, and a jump's miss turns
+	 * its chain's rules off from the tables (pfx_tab's miss) */
+	__u64 pfx_plain[BPFIPT_NCHAINS];
 	struct bpfipt_pfx_tab {
 		__u32 field;
 		__u16 quart, bin;	/* the search: 4-ary steps from quart
@@ -923,6 +928,11 @@ struct bpfipt_conf {
 					 * binary step of 1 when bin */
 		__u32 cut[BPFIPT_PFX_CUTS];
 		__u64 mask[BPFIPT_PFX_CUTS];
+		/* the rules turned off by the plain jumps (pfx_plain) whose
+		 * range of the field does not hold the cut: the OR of their
+		 * pfx_skip[c][j][0] (a jump misses when one of its ranges does,
+		 * so the OR over the tables is the OR of the misses') */
+		__u64 miss[BPFIPT_PFX_CUTS];
 		/* the cut of each value below BPFIPT_PFX_SMALL, without the
 		 * search (a protocol, a conntrack state, most interfaces) */
 		__u8 small[BPFIPT_PFX_SMALL];

@@ -2781,10 +2781,12 @@ static __always_inline __u64 pfx_ranges(struct scratch *sc, const struct bpfipt_
 }
 
 /* The slot prefix (bpfipt_conf.fast, BPFIPT_FAST_PFX_*), slots pfx_slot[chain][0],
- * [1], ...: the tables of its ranges (pfx_tab) give the rules whose ranges hold
- * the packet's values, of which those with a list, a tuple group, a vector or
- * extra matches are tested further (bpfipt_pfx_rest()); only those rules and
- * the jumps are visited, in their order (a prefix of sixty rules tests a few).
+ * [1], ...: a first rule that judges on ranges alone is compared first
+ * (pfx_first); else the tables of its ranges (pfx_tab) give the rules whose
+ * ranges hold the packet's values, of which those with a list, a tuple group, a
+ * vector or extra matches are tested further; only those rules and the jumps the
+ * tables do not decide are visited, in their order (a prefix of sixty rules
+ * tests a few), the plain jumps and LOGs (pfx_plain) noted from the tables.
  * The verdict of the first that matches, counted as
  * the walk would; when none does, the policy's if the prefix reaches it
  * (BPFIPT_FAST_PFX_END), else -1 (the walk then starts after them, sc->cursor).
@@ -2808,8 +2810,9 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	sc->poff = 0;
 	d = conf->pfx_ntab[chain] ? pfx_ranges(sc, conf, chain) : ~0ULL;
 	off = sc->poff;
-	/* the rules the tables kept and the jumps (whose miss turns rules off),
-	 * in their order, a bounded loop: n <= BPFIPT_FAST_PFX_MAX */
+	/* the rules the tables kept and the jumps whose miss they do not
+	 * decide (a plain jump's miss is in off already), in their order, a
+	 * bounded loop: n <= BPFIPT_FAST_PFX_MAX */
 	sc->pctr = NO_SLOT;
 	nmask = n >= 64 ? ~0ULL : (1ULL << (n & 63)) - 1;
 	todo = (d | conf->pfx_visit[chain]) & ~conf->pfx_plain[chain] & nmask;
@@ -2825,10 +2828,10 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		b = (d >> j) & 1;
 		if (b && ((conf->pfx_rest[chain] >> j) & 1)) {
 			if ((conf->pfx_tgrp[chain] >> j) & 1) {
-				/* a tuple group alone (most often): its hash
-				 * here (through bpfipt_pfx_rest(), ~4 ns more),
-				 * by the key's shape the conf keeps (its slot
-				 * looked up: ~3 ns more) */
+				/* a tuple group alone (most often): its hash,
+				 * by the key's shape the conf keeps (through
+				 * bpfipt_pfx_rest() ~4 ns more, its slot
+				 * looked up ~3 ns more) */
 				ctr = bpfipt_pfx_tgrp(sc, j);
 				b = ctr != BPFIPT_IVAL_NONE;
 				if (b)
@@ -2864,8 +2867,8 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 			note |= 1ULL << j;
 			continue;
 		}
-		/* the rules every packet goes on from, before it: those that
-		 * no rule turned off (a rule turns off only later ones) */
+		/* the plain rules before it that the tables kept and no rule
+		 * turned off (a rule turns off only later ones): noted */
 		sc->pnote = note | (conf->pfx_plain[chain] & d & ~off & ((1ULL << j) - 1));
 		ctr = sc->pctr;
 		/* its verdict and counter as the conf keeps them (no slot

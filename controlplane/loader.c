@@ -3479,6 +3479,11 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 		}
 	}
 	cf->pfx_rest[c] = cf->pfx_group[c] | cf->pfx_vec[c] | cf->pfx_extra[c];
+	/* a group is searched from the prefix's loop alone (pfx_tgrp,
+	 * pfx_tuple, pfx_flist), bpfipt_pfx_rest() tests the rest: pfx_rule()
+	 * gives a group no other test */
+	if (cf->pfx_group[c] & (cf->pfx_vec[c] | cf->pfx_extra[c]))
+		return -1;
 	/* the first rule compared before the tables when ranges decide it
 	 * alone and it judges */
 	cf->pfx_first[c] = n && !((cf->pfx_rest[c] | cf->pfx_cont[c]) & 1);
@@ -3489,7 +3494,7 @@ static int pfx_tables(struct bpfipt_conf *cf, __u32 c, __u32 n)
 	cf->pfx_tuple[c] = 0;
 	cf->pfx_flist[c] = 0;
 	for (j = 0; j < n; j++)
-		if (cf->pfx_group[c] & ~cf->pfx_vec[c] & ~cf->pfx_extra[c] & (1ULL << j)) {
+		if (cf->pfx_group[c] & (1ULL << j)) {
 			if (BPFIPT_FAST_PFX_FIELD(cf->pfx[c], j, 0) != BPFIPT_FAST_PFX_LIST)
 				cf->pfx_tuple[c] |= 1ULL << j;
 			else

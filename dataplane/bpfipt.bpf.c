@@ -318,8 +318,8 @@ struct scratch {
 				 * which the packet goes on (a LOG), matched: counted
 				 * and noted by classify() once the prefix ended
 				 * (bpfipt_pfx_notes()) */
-	__u64 poff;		/* fast_prefix(): bit j, its j-th rule, skipped (a
-				 * rule of a chain not called, or left by a RETURN) */
+	__u64 poff;		/* pfx_ranges(): the rules the plain jumps' misses
+				 * skip (the tables' miss), for fast_prefix() */
 	__u32 pval[BPFIPT_PVALS];	/* ... the packet's value of each field a range
 					 * decides (bpfipt_conf.pfx_direct), by field */
 	__u64 pword[BPFIPT_PVALS];	/* ... word 0 of chunk 0 of the packet's vector of
@@ -2486,27 +2486,6 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	return 0;
 }
 
-/* The search of chain sc->chain's folded list on field d (generation sc->cur),
- * where the slot prefix reaches it: 0, or -1 on an internal error. A global
- * function, verified once. */
-__noinline int bpfipt_pfx_list(struct scratch *sc, __u32 d)
-{
-	const struct bpfipt_conf *conf;
-	__u32 cur, chain;
-
-	if (!sc)
-		return -1;
-	chain = sc->chain;
-	if (chain >= BPFIPT_NCHAINS)
-		return -1;
-	cur = sc->cur;
-	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
-	if (!conf)
-		return -1;
-	fold_once(cur, conf, chain, d, sc);
-	return 0;
-}
-
 /* bpfipt_pfx_flist()'s internal error (no counter, not BPFIPT_IVAL_NONE) */
 #define PFX_BROKEN	(BPFIPT_IVAL_NONE - 1)
 
@@ -2634,15 +2613,15 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 }
 
 /* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
- * the tables passed, tested for the rest (bit j of bpfipt_conf.pfx_rest): a
- * list's or tuple group's search (pfx_group: a hit's counter in sc->pctr), its
- * fields that a vector decides (pfx_vec), its extra matches (pfx_extra). 1 when
- * they hold, 0 when not, -1 on an internal error. A global function, verified
- * once (in the prefix's loop, its paths were verified for each rule). */
+ * the tables passed, tested for the rest (bit j of bpfipt_conf.pfx_rest, not a
+ * group: those are searched from the loop): its fields that a vector decides
+ * (pfx_vec), its extra matches (pfx_extra). 1 when they hold, 0 when not, -1 on
+ * an internal error. A global function, verified once (in the prefix's loop, its
+ * paths were verified for each rule). */
 __noinline int bpfipt_pfx_rest(struct scratch *sc, __u32 j)
 {
 	const struct bpfipt_conf *conf;
-	__u32 chain, x;
+	__u32 chain;
 	int b = 1;
 
 	if (!sc)
@@ -2652,28 +2631,6 @@ __noinline int bpfipt_pfx_rest(struct scratch *sc, __u32 j)
 	conf = sc_conf(sc);
 	if (!conf || chain >= BPFIPT_NCHAINS)
 		return -1;
-	if ((conf->pfx_group[chain] >> j) & 1) {
-		__u32 slot = conf->pfx_slot[chain][j];
-
-		if (BPFIPT_FAST_PFX_FIELD(conf->pfx[chain], j, 0) == BPFIPT_FAST_PFX_LIST) {
-			/* the folded list: its search, once a packet
-			 * (bpfipt_pfx_list(), sc->gdone) */
-			__u32 d = conf->gfold[chain][1] == slot + 1;
-
-			if (!(sc->gdone & (1u << d)) && bpfipt_pfx_list(sc, d))
-				return -1;
-			x = sc->gctr[d & 1];
-			/* a hit counted on the entry's counter */
-			if (x == BPFIPT_IVAL_NONE)
-				return 0;
-			sc->pctr = x;
-		} else if (!pfx_tuple_hit(sc, conf->slot_base[chain] + slot)) {
-			return 0;
-		}
-	}
-	conf = sc_conf(sc);
-	if (!conf)
-		return -1;
 	if ((conf->pfx_vec[chain] >> j) & 1) {
 		b = bpfipt_pfx_vec(sc, j);
 		conf = sc_conf(sc);
@@ -2682,9 +2639,6 @@ __noinline int bpfipt_pfx_rest(struct scratch *sc, __u32 j)
 	}
 	if (b > 0 && ((conf->pfx_extra[chain] >> j) & 1))
 		b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + conf->pfx_slot[chain][j]);
-	if (!b)
-		sc->pctr = NO_SLOT;	/* its group's hit is not the rule's (the
-					 * loader gives a group no other test) */
 	return b;
 }
 
@@ -2960,7 +2914,6 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		 * does not judge */
 		if (v < 0 && BPFIPT_FAST_PFX_N(fast) && sc->cursor == first) {
 			sc->pnote = 0;
-			sc->poff = 0;
 			v = bpfipt_fast_prefix(sc);
 			/* its rules that let the packet go on, counted now; not
 			 * after an error (the walk starts from the top and counts

@@ -57,7 +57,8 @@
  * a.b.c.d/p becomes 2001:db8:aabb:ccdd::/(32 + p), so every prefix relation is
  * kept, and host's ICMP echo rule is ICMPv6's; rows are named mixed6, dense6,
  * deny6, host6, ...
- * The floor: a program that only returns pass, XDP and tc.
+ * The floor: a program that only returns pass, XDP and tc; and one that makes ten
+ * calls first (row floor,10,calls: what a call and its return cost here).
  *
  * Output, CSV on stdout: ruleset,rules,packet,hook,ct,ns,install_ms,map_bytes
  * (ns: the best of --runs (8) runs of --repeat packets, 40 ms apart, the runs of one
@@ -761,7 +762,11 @@ static void run_cells(void)
 		dp_inst_free(&insts[j]);
 }
 
-/* The floor: programs that only return "pass". */
+/* The floor: programs that only return "pass"; and an XDP one that first calls
+ * a function of its own FLOOR_CALLS times (a call and its return: where the
+ * kernel's returns are costly, AMD's Safe RET, each call of the data plane's
+ * global functions and each map lookup it does not inline costs that). */
+#define FLOOR_CALLS 10
 static void floor_progs(void)
 {
 	struct bpf_insn xdp[] = {
@@ -772,18 +777,32 @@ static void floor_progs(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = TC_ACT_OK },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
+	struct bpf_insn calls[FLOOR_CALLS + 4];
 	int fx = bpf_prog_load(BPF_PROG_TYPE_XDP, "floor_xdp", "GPL", xdp, 2, NULL);
 	int ft = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "floor_tc", "GPL", tc, 2, NULL);
+	int fc;
 	__u8 buf[128];
 	size_t len = packet(buf, a4(192, 168, 1, 1), 0, 40000, 53);
 
-	if (fx < 0 || ft < 0)
+	/* the calls, return pass; the function after them: r0 = 0, return */
+	for (int i = 0; i < FLOOR_CALLS; i++)
+		calls[i] = (struct bpf_insn){ .code = BPF_JMP | BPF_CALL,
+					      .src_reg = BPF_PSEUDO_CALL,
+					      .imm = FLOOR_CALLS + 1 - i };
+	calls[FLOOR_CALLS] = xdp[0];
+	calls[FLOOR_CALLS + 1] = xdp[1];
+	calls[FLOOR_CALLS + 2] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K };
+	calls[FLOOR_CALLS + 3] = xdp[1];
+	fc = bpf_prog_load(BPF_PROG_TYPE_XDP, "floor_calls", "GPL", calls, FLOOR_CALLS + 4, NULL);
+	if (fx < 0 || ft < 0 || fc < 0)
 		die("loading the floor programs");
 	printf("floor,0,any,xdp,off,%.1f,0,0\n", run(fx, true, buf, len, XDP_PASS));
 	printf("floor,0,any,tc,off,%.1f,0,0\n", run(ft, false, buf, len, TC_ACT_OK));
+	printf("floor,%d,calls,xdp,off,%.1f,0,0\n", FLOOR_CALLS, run(fc, true, buf, len, XDP_PASS));
 	fflush(stdout);
 	close(fx);
 	close(ft);
+	close(fc);
 }
 
 static void netns(void)

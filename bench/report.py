@@ -177,7 +177,11 @@ if pk:
     ns = pk_ns(pk)
     inst = pk_inst(pk)
     floor_x, floor_t = ns.get(("floor", 0, "any", "xdp", "off")), ns.get(("floor", 0, "any", "tc", "off"))
-    P(f"Floor (a program returning pass): XDP {fmt(floor_x)} ns, tc {fmt(floor_t)} ns.")
+    calls = ns.get(("floor", 10, "calls", "xdp", "off"))
+    P(f"Floor (a program returning pass): XDP {fmt(floor_x)} ns, tc {fmt(floor_t)} ns." +
+      (f" One making 10 calls to a function first: {fmt(calls)} ns, a call and its return "
+       f"{(calls - floor_x) / 10:.1f} ns (the data plane's global functions, and each map "
+       f"lookup the verifier does not inline, pay it)." if calls and floor_x else ""))
     P("")
     pk_tables(ns, inst)
     series = []

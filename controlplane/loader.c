@@ -103,7 +103,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_IVAL6, OM_TUPLE, OM_TUPLE6,
+	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX,
 	OM_MAX,
 };
 
@@ -147,6 +147,8 @@ static const struct om_def {
 		       sizeof(struct bpfipt_tuple_key), 4, BPF_F_NO_PREALLOC },
 	[OM_TUPLE6] = { "bpfipt_tuple6", "g_tuple6", BPF_MAP_TYPE_HASH,
 			sizeof(struct bpfipt_tuple6_key), 4, BPF_F_NO_PREALLOC },
+	[OM_CNTFX] = { "bpfipt_cntfx", "g_cntfx", BPF_MAP_TYPE_ARRAY, 4,
+		       sizeof(struct bpfipt_counter), BPF_F_MMAPABLE, BPFIPT_CNT_FIXED },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -177,7 +179,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 11, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 12, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 12, "im_names covers every instance map");
 
@@ -2307,6 +2309,13 @@ static size_t cnt_map_entries(const struct bpfipt_conf *cf)
 	return cnt_entries(cf) + (cf->ncounters + 3) / 4;
 }
 
+/* The map that holds a generation's counters (bpfipt.h): the fixed-size one
+ * when they fit in it (BPFIPT_C_CNT_FIXED, set by gen_conf()) */
+static enum om cnt_om(const struct bpfipt_conf *cf)
+{
+	return cf->flags & BPFIPT_C_CNT_FIXED ? OM_CNTFX : OM_COUNTERS;
+}
+
 /* Flatten every set and place it: the large ones in pages of their own, then the
  * small ones in windows of shared pages (largest first, so each window is aligned
  * to its size and no window straddles two pages). Pages: cf->npages. */
@@ -3747,6 +3756,8 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	}
 	cf->ncpus = in->ncpus;
 	cnt_layout(cc, cf);
+	if (cnt_map_entries(cf) <= BPFIPT_CNT_FIXED)
+		cf->flags |= BPFIPT_C_CNT_FIXED;
 	cf->nifs = cc->iif.n + cc->oif.n;
 	memset(cv, 0xff, (size_t)BPFIPT_NCHAINS * nwords * 8);
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
@@ -4196,7 +4207,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
-	    (r = inner_get(in, OM_COUNTERS, slot, cnt_map_entries(cf), 0, g, err)))
+	    (r = inner_get(in, cnt_om(cf), slot, cnt_map_entries(cf), 0, g, err)))
 		goto out;
 	gen_outer_begin(in, slot, g);
 	cf->ntuple = cc->ntuples;
@@ -4310,7 +4321,7 @@ pool_done:
 	/* counters: one row per CPU, the carried row, the shared ones; seeded;
 	 * then their origins */
 	g->cnt_len = cnt_map_entries(cf) * sizeof(struct bpfipt_counter);
-	g->cnt = map_mmap(g->fd[OM_COUNTERS], g->cnt_len, true, err);
+	g->cnt = map_mmap(g->fd[cnt_om(cf)], g->cnt_len, true, err);
 	if (!g->cnt) {
 		r = -ENOMEM;
 		goto out;
@@ -4342,7 +4353,7 @@ static struct bpfipt_counter *cnt_map(const struct dp_inst *in, __u32 slot,
 	__u32 id;
 	int fd;
 
-	if (bpf_map_lookup_elem(in->outer[OM_COUNTERS], &slot, &id)) {
+	if (bpf_map_lookup_elem(in->outer[cnt_om(cf)], &slot, &id)) {
 		dp_fail(err, -errno, "no counters in generation %u", slot);
 		return NULL;
 	}
@@ -5285,7 +5296,7 @@ int dp_zero_counters(struct ipt_err *err)
 		goto out;
 	if ((r = read_cur(in, &cur, &cf, err)) || !cf.nwords || !cf.ncounters)
 		goto out;
-	if (bpf_map_lookup_elem(in->outer[OM_COUNTERS], &cur, &id) ||
+	if (bpf_map_lookup_elem(in->outer[cnt_om(&cf)], &cur, &id) ||
 	    (fd = bpf_map_get_fd_by_id(id)) < 0) {
 		r = dp_fail(err, -errno, "cannot open the counters");
 		goto out;

@@ -446,6 +446,14 @@ OUTER(bpfipt_limits, VAR_ARRAY(struct bpfipt_limit_state, 0));
  * the last CPU holds the values carried over from earlier generations; only
  * userspace touches it. */
 OUTER(bpfipt_counters, VAR_ARRAY(struct bpfipt_counter, BPF_F_MMAPABLE));
+/* ... the same, BPFIPT_CNT_FIXED entries: a small generation's (BPFIPT_C_CNT_FIXED) */
+OUTER(bpfipt_cntfx, struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BPFIPT_CNT_FIXED);
+	__type(key, __u32);
+	__type(value, struct bpfipt_counter);
+});
 
 /* clang 14 emits only forward declarations for the key and value types of inner
  * map templates; libbpf needs their sizes and the kernel the spin lock's place.
@@ -1895,39 +1903,67 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 	return v ? counter + *v : BPFIPT_IVAL_NONE;
 }
 
-/* count() with generation cur's counters map m and the CPU known */
-static __always_inline void count_in(void *m, const struct bpfipt_conf *conf, __u32 cpu,
+/* One packet of len bytes on counter c: per-CPU, or shared (atomic) */
+static __always_inline void ctr_add(struct bpfipt_counter *c, bool shared, __u32 len)
+{
+	if (shared) {
+		__sync_fetch_and_add(&c->packets, 1);
+		__sync_fetch_and_add(&c->bytes, len);
+	} else {
+		c->packets += 1;
+		c->bytes += len;
+	}
+}
+
+/* One packet of len bytes on entry e of generation cur's counters map:
+ * bpfipt_cntfx, whose lookup the verifier inlines, when its conf says so
+ * (BPFIPT_C_CNT_FIXED); else bpfipt_counters, of the generation's size,
+ * looked up through a call (bpfipt.h). Each map its own lookup: one the
+ * compiler merged for both, its map not known to the verifier, would go
+ * through the generic helper (the two asm statements differ, so the two calls
+ * do not merge). The flag read each time: kept in a register, the branch made
+ * it exact and the verifier followed the rest of a loop (bpfipt_pfx_notes())
+ * once for each value. */
+static __always_inline void ctr_count(__u32 cur, const struct bpfipt_conf *conf, __u32 e,
+				      bool shared, __u32 len)
+{
+	struct bpfipt_counter *c = NULL;
+	void *m;
+
+	if (RD(conf->flags) & BPFIPT_C_CNT_FIXED) {
+		m = bpf_map_lookup_elem(&bpfipt_cntfx, &cur);
+		if (m)
+			c = bpf_map_lookup_elem(m, &e);
+		asm volatile("" : "+r"(c));
+		if (c)
+			ctr_add(c, shared, len);
+		return;
+	}
+	m = bpf_map_lookup_elem(&bpfipt_counters, &cur);
+	if (m)
+		c = bpf_map_lookup_elem(m, &e);
+	asm volatile("" : "+r"(c) : : "memory");
+	if (c)
+		ctr_add(c, shared, len);
+}
+
+/* count() with the CPU known */
+static __always_inline void count_in(__u32 cur, const struct bpfipt_conf *conf, __u32 cpu,
 				     __u32 idx, const struct pkt *p)
 {
-	struct bpfipt_counter *c;
+	bool shared;
 
 	if (idx >= conf->ncounters || cpu >= conf->ncpus)
 		return;
-	if (idx < conf->nper) {
-		idx += cpu * conf->nper;
-		c = bpf_map_lookup_elem(m, &idx);
-		if (c) {
-			c->packets += 1;
-			c->bytes += p->len;
-		}
-		return;
-	}
-	/* a shared counter (bpfipt.h) */
-	idx += conf->ncpus * conf->nper;
-	c = bpf_map_lookup_elem(m, &idx);
-	if (c) {
-		__sync_fetch_and_add(&c->packets, 1);
-		__sync_fetch_and_add(&c->bytes, p->len);
-	}
+	/* a shared counter (bpfipt.h) past the per-CPU rows */
+	shared = idx >= conf->nper;
+	ctr_count(cur, conf, idx + (shared ? conf->ncpus : cpu) * conf->nper, shared, p->len);
 }
 
 static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u32 idx,
 				  const struct pkt *p)
 {
-	void *m = bpf_map_lookup_elem(&bpfipt_counters, &cur);
-
-	if (m)
-		count_in(m, conf, bpf_get_smp_processor_id(), idx, p);
+	count_in(cur, conf, bpf_get_smp_processor_id(), idx, p);
 }
 
 #include "log.bpf.h"
@@ -2452,7 +2488,6 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	const struct bpfipt_conf *conf;
 	__u32 cur, chain, base, cpu, j;
 	__u64 m;
-	void *cm;
 	int it;
 
 	if (!sc)
@@ -2467,9 +2502,6 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	if (!conf)
 		return -1;
 	base = conf->slot_base[chain];
-	cm = bpf_map_lookup_elem(&bpfipt_counters, &cur);
-	if (!cm)
-		return -1;
 	cpu = bpf_get_smp_processor_id();
 	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
 		if (!m)
@@ -2481,7 +2513,7 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 		if (conf->pfx_log[chain] & (1ULL << j))
 			bpfipt_pfx_note(sc, base + conf->pfx_slot[chain][j]);
 		else
-			count_in(cm, conf, cpu, conf->pfx_ctr[chain][j], &sc->p);
+			count_in(cur, conf, cpu, conf->pfx_ctr[chain][j], &sc->p);
 	}
 	return 0;
 }

@@ -432,7 +432,15 @@ struct bpfipt_limit_state {
  * The members of large groups (deny lists) get shared counters: a 1M-entry list
  * costs 16 bytes per entry, not 16 x (CPUs + 1); a group member is one rule of
  * many, where per-CPU rows would cost most and buy least.
+ *
+ * The map is bpfipt_counters (sized per generation) or, when the counters and
+ * their origins fit in BPFIPT_CNT_FIXED entries, bpfipt_cntfx
+ * (BPFIPT_C_CNT_FIXED): an inner array of one size for all generations, whose
+ * lookups the verifier inlines. One of varying size (BPF_F_INNER_MAP) is
+ * looked up through a call, and where the kernel's returns are costly (AMD's
+ * Safe RET, spec_rstack_overflow) a call cost ~8 ns, a packet's counter one.
  */
+#define BPFIPT_CNT_FIXED	16384	/* entries: 256 KiB */
 struct bpfipt_counter {
 	__u64 packets;
 	__u64 bytes;
@@ -478,7 +486,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		48	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		49	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -572,7 +580,10 @@ enum bpfipt_stat {
 					 *     (pfx_flist); jumps and LOGs
 					 *     the tables decide never
 					 *     visited (pfx_plain, the
-					 *     tables' miss) */
+					 *     tables' miss);
+					 * 49: small counters maps of a
+					 *     fixed size (bpfipt_cntfx,
+					 *     BPFIPT_C_CNT_FIXED) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -630,7 +641,8 @@ _Static_assert(64 * BPFIPT_TOP_WORDS <= 256, "a window's lo and n fit 8 bits");
  *                  stored BPFIPT_PACK ids per map entry
  *   bpfipt_ifs     hash, struct bpfipt_if_key: .chain = chain (input interface) or
  *                  chain | BPFIPT_KEY_OIF (output interface)
- *   bpfipt_pool, bpfipt_slots, bpfipt_extras, bpfipt_limits, bpfipt_counters */
+ *   bpfipt_pool, bpfipt_slots, bpfipt_extras, bpfipt_limits, bpfipt_counters,
+ *   bpfipt_cntfx (struct bpfipt_counter) */
 #define BPFIPT_KEY_OIF		0x10
 #define BPFIPT_PACK		16
 #define BPFIPT_KEYS_PROTO	256
@@ -965,6 +977,7 @@ enum {
 	BPFIPT_C_RECENT	= 1 << 3,	/* userspace: a rule has -m recent (BPFIPT_X_RECENT) */
 	BPFIPT_C_LOG	= 1 << 4,	/* userspace: a rule logs (-j LOG, NFLOG) */
 	BPFIPT_C_REJECT	= 1 << 5,	/* userspace: a rule rejects (-j REJECT) */
+	BPFIPT_C_CNT_FIXED = 1 << 6,	/* the counters in bpfipt_cntfx */
 };
 
 /* ------------------------------------------------------------ conntrack ----

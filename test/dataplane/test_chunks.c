@@ -690,7 +690,7 @@ static int inst_map(const struct dp_inst *in, const char *name)
 static void late_count(const struct dp_inst *in, __u32 id, __u64 bytes)
 {
 	int ifd = inst_map(in, "bpfipt_inst"), cfd = inst_map(in, "bpfipt_conf");
-	int ofd = inst_map(in, "bpfipt_counters"), fd;
+	int ofd, fd;
 	struct bpfipt_inst iv;
 	struct bpfipt_conf cf;
 	struct bpfipt_counter *p;
@@ -700,6 +700,7 @@ static void late_count(const struct dp_inst *in, __u32 id, __u64 bytes)
 	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
 	old = iv.cur[0] ^ 1;
 	ck_assert_int_eq(bpf_map_lookup_elem(cfd, &old, &cf), 0);
+	ofd = inst_map(in, cf.flags & BPFIPT_C_CNT_FIXED ? "bpfipt_cntfx" : "bpfipt_counters");
 	ck_assert_int_eq(bpf_map_lookup_elem(ofd, &old, &mid), 0);
 	fd = bpf_map_get_fd_by_id(mid);
 	ck_assert_int_ge(fd, 0);
@@ -855,12 +856,132 @@ START_TEST(t_shared_counters)
 }
 END_TEST
 
-/* The generation maps of slot `slot`: bit m for outer map names[m]. */
+/* INPUT of rules 0 .. n-1 (rule()) */
+static struct ipt_table *input_rules(unsigned int n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct ipt_table *t;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < n; i++)
+		rule(&sb, "INPUT", i);
+	sb_adds(&sb, "COMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	return t;
+}
+
+/* packets to rules 0 .. 11 of rule(), and to none */
+static void send_first(struct dp_inst *in, struct ipt_table *t, int n)
+{
+	for (int k = 0; k < n; k++) {
+		unsigned int i = rnd() % 13;
+		struct cp_packet p = {
+			.saddr = htonl(0xac100005u | i << 8), .daddr = inet_addr("10.0.0.1"),
+			.proto = 17, .has_ports = true, .sport = 40000,
+			.dport = i < 12 ? 1024 + i : 80, .len = 50,
+		};
+
+		send_checked(in, t, &p);
+	}
+}
+
+/* counter ids i of the rules both rulesets begin with, the policies' at the
+ * end: new id -> old */
+static __u32 *carry_first(const struct cp_compiled *to, const struct cp_compiled *from,
+			  unsigned int nsame)
+{
+	__u32 *carry = calloc(to->ncounters, sizeof(*carry));
+
+	for (unsigned int i = 0; i < to->ncounters; i++)
+		carry[i] = i < nsame ? i
+			   : i >= to->ncounters - BPFIPT_NCHAINS
+			   ? i - to->ncounters + from->ncounters : BPFIPT_NO_COUNTER;
+	return carry;
+}
+
+/*
+ * Counters in the fixed-size map (BPFIPT_C_CNT_FIXED) while they fit, in one
+ * of the generation's size when they do not, and carried across both
+ * switches: each packet's verdict and counters against the reference, and the
+ * counts of the rules kept read back after each switch.
+ */
+START_TEST(t_counters_fixed)
+{
+	struct ipt_table *ts = input_rules(12), *tb = NULL;
+	struct cp_compiled *cs = NULL, *cb = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	__u64 (*a)[2], (*b)[2];
+	unsigned int na, nb, big;
+	__u32 *carry;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(cp_compile(ts, &env, &cs, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cs, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert(cf.flags & BPFIPT_C_CNT_FIXED);
+	send_first(in, ts, 60);
+
+	/* more per-CPU counters than the fixed map holds */
+	big = BPFIPT_CNT_FIXED / (cf.ncpus + 1) + 64;
+	tb = input_rules(big);
+	ck_assert_msg(cp_compile(tb, &env, &cb, &err) == 0, "compile: %s", err.msg);
+	carry = carry_first(cb, cs, 12);
+	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
+	ck_assert_msg(dp_inst_install(in, cb, NULL, 0, carry, cb->ncounters, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_msg(!(cf.flags & BPFIPT_C_CNT_FIXED), "%u counters, %u per-CPU: in the fixed map",
+		      cf.ncounters, cf.nper);
+	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
+	for (unsigned int i = 0; i < nb; i++)
+		ck_assert_msg(b[i][0] == (carry[i] == BPFIPT_NO_COUNTER ? 0 : a[carry[i]][0]) &&
+			      b[i][1] == (carry[i] == BPFIPT_NO_COUNTER ? 0 : a[carry[i]][1]),
+			      "counter %u: %llu, carried from %u", i, (unsigned long long)b[i][0],
+			      carry[i]);
+	send_first(in, tb, 60);
+	free(a);
+	free(b);
+	free(carry);
+
+	/* and back */
+	carry = carry_first(cs, cb, 12);
+	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
+	ck_assert_msg(dp_inst_install(in, cs, NULL, 0, carry, cs->ncounters, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert(cf.flags & BPFIPT_C_CNT_FIXED);
+	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
+	ck_assert_uint_eq(nb, cs->ncounters);
+	for (unsigned int i = 0; i < nb; i++)
+		ck_assert_msg(b[i][0] == a[carry[i]][0] && b[i][1] == a[carry[i]][1] &&
+			      (i >= 12 || b[i][0] > 0),
+			      "counter %u: %llu, carried from %u", i, (unsigned long long)b[i][0],
+			      carry[i]);
+	send_first(in, ts, 60);
+	free(a);
+	free(b);
+	free(carry);
+	dp_inst_free(&in);
+	cp_compiled_free(&cs);
+	cp_compiled_free(&cb);
+	ipt_table_free(&ts);
+	ipt_table_free(&tb);
+}
+END_TEST
+
+/* The generation maps of slot `slot`: bit m for outer map names[m]; the
+ * counters' bit 7 for either of their maps (bpfipt.h: a small generation's in
+ * bpfipt_cntfx). */
 static const char *const gen_outer[] = {
 	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
-	"bpfipt_tuple6",
+	"bpfipt_tuple6", "bpfipt_cntfx",
 };
+#define GEN_CNTFX	11
 #define GEN_TUPLE	(1u << 9)
 #define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6, tuple6 */
 
@@ -873,7 +994,7 @@ static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 		__u32 id;
 
 		if (!bpf_map_lookup_elem(fd, &slot, &id))
-			mask |= 1u << m;
+			mask |= 1u << (m == GEN_CNTFX ? 7 : m);
 		close(fd);
 	}
 	return mask;
@@ -2869,6 +2990,7 @@ int main(void)
 	tcase_add_test(tc, t_walk_seen_chunks);
 	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);
+	tcase_add_test(tc, t_counters_fixed);
 	tcase_add_test(tc, t_spare_drop);
 	tcase_add_test(tc, t_twins);
 	tcase_add_test(tc, t_ifs_reuse);

@@ -2836,6 +2836,13 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 				b = ctr != BPFIPT_IVAL_NONE;
 				if (b)
 					sc->pctr = ctr;
+			} else if (!((conf->pfx_vec[chain] >> j) & 1)) {
+				/* extra matches alone (ufw's -m limit,
+				 * addrtype): not through bpfipt_pfx_rest() */
+				b = bpfipt_pfx_extra(sc, conf->slot_base[chain] +
+							     conf->pfx_slot[chain][j]);
+				if (b < 0)
+					return -1;
 			} else {
 				b = bpfipt_pfx_rest(sc, j);
 				if (b < 0)

@@ -214,8 +214,6 @@ struct dp_inst {
 	int prog[DP_PROG_MAX];		/* -1: not loaded */
 	int map[IM_MAX];
 	int outer[OM_MAX];
-	int btf_fd;			/* BTF holding struct bpfipt_limit_state */
-	__u32 limit_tid, u32_tid;
 	int ncpus;
 	__u32 tag;			/* written with the switch (dp_opts.tag) */
 	size_t spare_keep;		/* spare_drop(): dp_opts.spare_keep */
@@ -255,7 +253,6 @@ static struct dp_inst *inst_alloc(void)
 		in->map[i] = -1;
 	for (i = 0; i < OM_MAX; i++)
 		in->outer[i] = -1;
-	in->btf_fd = -1;
 	in->ncpus = libbpf_num_possible_cpus();
 	in->spare_keep = DP_SPARE_KEEP;
 	in->ct_max = BPFIPT_CT_MAX_DEFAULT;
@@ -280,7 +277,6 @@ void dp_inst_free(struct dp_inst **pin)
 		fd_close(&in->map[i]);
 	for (i = 0; i < OM_MAX; i++)
 		fd_close(&in->outer[i]);
-	fd_close(&in->btf_fd);
 	for (i = 0; i < LZ_MAX; i++)
 		fd_close(&in->lazy_fd[i]);
 	free(in);
@@ -382,19 +378,7 @@ static bool grace_wait(void)
 
 /* -------------------------------------------------------- loading ---- */
 
-static int btf_types(struct dp_inst *in, const struct btf *b, struct ipt_err *err)
-{
-	int t = btf__find_by_name_kind(b, "bpfipt_limit_state", BTF_KIND_STRUCT);
-	int u = btf__find_by_name_kind(b, "unsigned int", BTF_KIND_INT);
-
-	if (t <= 0 || u <= 0)
-		return dp_fail(err, -ENOENT, "no BTF for struct bpfipt_limit_state");
-	in->limit_tid = t;
-	in->u32_tid = u;
-	return 0;
-}
-
-/* Create the instance's maps and take their fds and BTF, with the maps-only
+/* Create the instance's maps and take their fds, with the maps-only
  * object (dataplane/bpf.cmake): no program, so libbpf does not read the kernel's
  * BTF, which the programs' objects each read when they are loaded into these
  * maps. */
@@ -423,14 +407,7 @@ static int inst_create_maps(struct dp_inst *in, struct ipt_err *err)
 			goto out;
 		}
 	}
-	in->btf_fd = dup_fd(btf__fd(bpf_object__btf(obj)));
-	if (in->btf_fd < 0) {
-		r = dp_fail(err, -errno, "no BTF");
-		goto out;
-	}
-	r = btf_types(in, bpf_object__btf(obj), err);
-	if (!r)
-		dp_log(DP_DEBUG, "created the maps");
+	dp_log(DP_DEBUG, "created the maps");
 out:
 	bpfipt_maps_bpf__destroy(skel);
 	return r;
@@ -776,12 +753,11 @@ static int inst_abi_check(struct dp_inst *in, struct ipt_err *err)
 	return 0;
 }
 
-/* The maps (and BTF) of a running instance, from its programs (prog2: -1 or a
- * second one). */
+/* The maps of a running instance, from its programs (prog2: -1 or a second
+ * one). */
 static int inst_maps_from_prog(struct dp_inst *in, int prog_fd, int prog2, struct ipt_err *err)
 {
-	__u32 ids[128], n = 0, i, btf_id = 0;
-	struct btf *b;
+	__u32 ids[128], n = 0, i;
 	int r = 0, j, p;
 
 	for (p = 0; p < 2; p++) {
@@ -796,8 +772,6 @@ static int inst_maps_from_prog(struct dp_inst *in, int prog_fd, int prog2, struc
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))
 			return dp_fail(err, -errno, "cannot read the running program");
 		n += info.nr_map_ids < 64 ? info.nr_map_ids : 64;
-		if (!btf_id)
-			btf_id = info.btf_id;
 	}
 	for (i = 0; i < n; i++) {
 		struct bpf_map_info mi = {};
@@ -831,15 +805,6 @@ static int inst_maps_from_prog(struct dp_inst *in, int prog_fd, int prog2, struc
 		if (in->outer[j] < 0)
 			return dp_fail(err, -ENOENT, "running data plane: no map %s",
 				       om_defs[j].outer);
-	if (!btf_id)
-		return dp_fail(err, -ENOENT, "running data plane: no BTF");
-	in->btf_fd = bpf_btf_get_fd_by_id(btf_id);
-	b = btf__load_from_kernel_by_id(btf_id);
-	if (in->btf_fd < 0 || !b)
-		r = dp_fail(err, -errno ? -errno : -ENOENT, "running data plane: cannot read BTF");
-	else
-		r = btf_types(in, b, err);
-	btf__free(b);
 	return r;
 }
 
@@ -1971,12 +1936,6 @@ static int inner_create(const struct dp_inst *in, enum om m, size_t entries, str
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = d->flags);
 	int fd;
 
-	if (m == OM_LIMITS) {
-		/* the spin lock's place comes from BTF */
-		o.btf_fd = in->btf_fd;
-		o.btf_key_type_id = in->u32_tid;
-		o.btf_value_type_id = in->limit_tid;
-	}
 	if (entries > 0xffffffffu / 2 || entries * d->value_size > (1ull << 40))
 		return dp_fail(err, -E2BIG, "map %s: %zu entries", d->inner, entries);
 	fd = bpf_map_create(d->type, d->inner, d->key_size, d->value_size, entries, &o);
@@ -4309,7 +4268,7 @@ pool_done:
 		munmap(p, page_round(bytes));
 	}
 	for (i = 0; i < cc->nextras; i++) {
-		struct bpfipt_limit_state ls = { .credit = cc->extras[i].limit_credit_cap };
+		struct bpfipt_limit_state ls = { 0 };	/* full credit */
 		__u32 key = i;
 
 		if (bpf_map_update_elem(g->fd[OM_LIMITS], &key, &ls, BPF_ANY)) {

@@ -456,7 +456,7 @@ OUTER(bpfipt_cntfx, struct {
 });
 
 /* clang 14 emits only forward declarations for the key and value types of inner
- * map templates; libbpf needs their sizes and the kernel the spin lock's place.
+ * map templates; libbpf needs their sizes.
  * Variables of the full types in a section libbpf does not load fix the BTF. */
 struct btf_anchor {
 	struct bpfipt_ival_page ival;
@@ -1752,6 +1752,8 @@ out:
 
 enum { X_FAIL, X_OK, X_BROKEN };
 
+#define LIMIT_TRIES	4	/* a -m limit's compare and exchange */
+
 /* All extra checks of a candidate slot (BPFIPT_X_*, except the group bits). */
 static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, struct scratch *sc)
 {
@@ -1759,8 +1761,8 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 	__u32 xf = sl->xflags, idx = sl->extra;
 	struct bpfipt_limit_state *ls;
 	struct bpfipt_extra *e;
-	__u64 now, credit;
-	int ok = X_FAIL;
+	__u64 now, cap, cost;
+	int try;
 	void *m;
 
 	m = bpf_map_lookup_elem(&bpfipt_extras, &cur);
@@ -1784,8 +1786,11 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 	}
 	if (!(xf & BPFIPT_X_LIMIT))
 		return X_OK;
-	/* Last, so that a token is spent only on a packet the rest matched: iptables'
-	 * credit algorithm (xt_limit), in nanoseconds. */
+	/* Last, so that a token is spent only on a packet the rest matched:
+	 * iptables' credit algorithm (xt_limit), in nanoseconds, as the time its
+	 * credit is next full (bpfipt_limit_state), changed by a compare and
+	 * exchange: no lock, whose two helper calls cost more than the rest
+	 * where returns are costly */
 	m = bpf_map_lookup_elem(&bpfipt_limits, &cur);
 	if (!m)
 		return X_BROKEN;
@@ -1793,18 +1798,19 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 	if (!ls)
 		return X_BROKEN;
 	now = bpf_ktime_get_ns();
-	bpf_spin_lock(&ls->lock);
-	credit = ls->credit + (now - ls->last_ns);
-	if (credit > e->limit_credit_cap)
-		credit = e->limit_credit_cap;
-	ls->last_ns = now;
-	if (credit >= e->limit_cost) {
-		credit -= e->limit_cost;
-		ok = X_OK;
+	cap = e->limit_credit_cap;
+	cost = e->limit_cost;
+#pragma unroll
+	for (try = 0; try < LIMIT_TRIES; try++) {
+		__u64 full = RD(ls->full), from = full > now ? full : now;
+
+		/* the credit now, cap - (from - now), less than a packet's cost */
+		if (from - now + cost > cap)
+			return X_FAIL;
+		if (__sync_val_compare_and_swap(&ls->full, full, from + cost) == full)
+			return X_OK;
 	}
-	ls->credit = credit;
-	bpf_spin_unlock(&ls->lock);
-	return ok;
+	return X_FAIL;	/* LIMIT_TRIES other CPUs took tokens meanwhile */
 }
 
 /* The counter of a matched slot: a group slot counts on the rule of the run that

@@ -412,12 +412,12 @@ struct bpfipt_extra {
 	__u8 rc_flags, rc_invert, rc_side, rc_pad;
 };
 
-/* Token-bucket state of a limit slot (a plain array, updated with a spin lock). */
+/* A -m limit's state (bpfipt_limits, an entry per extra): the time (bpf_ktime_get_ns()) at which its credit is
+ * full again. xt_limit's credit at time t is cap - (full - t), cap at most: a
+ * packet at t takes a token when that is at least its cost, and full becomes
+ * max(full, t) + cost; 0 at first (full credit). */
 struct bpfipt_limit_state {
-	struct bpf_spin_lock lock;
-	__u32 pad;
-	__u64 credit;
-	__u64 last_ns;
+	__u64 full;
 };
 
 /*
@@ -486,7 +486,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		49	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		50	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -583,7 +583,9 @@ enum bpfipt_stat {
 					 *     tables' miss);
 					 * 49: small counters maps of a
 					 *     fixed size (bpfipt_cntfx,
-					 *     BPFIPT_C_CNT_FIXED) */
+					 *     BPFIPT_C_CNT_FIXED);
+					 * 50: a -m limit's state one time,
+					 *     no spin lock */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

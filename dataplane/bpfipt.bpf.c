@@ -312,6 +312,9 @@ struct scratch {
 	__u32 gdone;		/* bit d: gfold's search on field d done */
 	__u32 pctr;		/* fast_prefix(): the folded list's counter, kept in
 				 * map memory: the verifier need not follow it */
+	__u32 tpre, tpre_ctr;	/* fast_prefix(): the rule of the one tuple group
+				 * the tables kept (BPFIPT_FAST_PFX_MAX: none), its
+				 * search's answer */
 	struct bpfipt_tuple_key tk;	/* tuple_counter()'s key (in map memory: no
 					 * frame of the prefix's holds it) */
 	__u64 pnote;		/* fast_prefix(): bit j, its j-th rule, one after
@@ -2575,9 +2578,11 @@ static __always_inline int pfx_tuple_hit(struct scratch *sc, __u32 gi)
 /* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), a tuple
  * group alone (bit j of bpfipt_conf.pfx_tgrp): its hash searched with the
  * key's shape and counter the conf keeps, no slot looked up; the rule's
- * counter for the packet, BPFIPT_IVAL_NONE on a miss. A global function
- * (inline, the prefix's frame grew by 56 bytes, past the deepest calls'
- * 512). */
+ * counter for the packet, BPFIPT_IVAL_NONE on a miss. A global function for
+ * a chain whose tables keep more than one group (inline in the prefix's loop,
+ * its frame grew by 40 bytes and the verifier followed the search for each
+ * rule, +15k instructions; the one group kept is searched inline before the
+ * loop). */
 __noinline __u32 bpfipt_pfx_tgrp(struct scratch *sc, __u32 j)
 {
 	const struct bpfipt_conf *conf;
@@ -2648,36 +2653,6 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 			return 0;
 	}
 	return 1;
-}
-
-/* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
- * the tables passed, tested for the rest (bit j of bpfipt_conf.pfx_rest, not a
- * group: those are searched from the loop): its fields that a vector decides
- * (pfx_vec), its extra matches (pfx_extra). 1 when they hold, 0 when not, -1 on
- * an internal error. A global function, verified once (in the prefix's loop, its
- * paths were verified for each rule). */
-__noinline int bpfipt_pfx_rest(struct scratch *sc, __u32 j)
-{
-	const struct bpfipt_conf *conf;
-	__u32 chain;
-	int b = 1;
-
-	if (!sc)
-		return -1;
-	j &= BPFIPT_FAST_PFX_MAX - 1;
-	chain = sc->chain;
-	conf = sc_conf(sc);
-	if (!conf || chain >= BPFIPT_NCHAINS)
-		return -1;
-	if ((conf->pfx_vec[chain] >> j) & 1) {
-		b = bpfipt_pfx_vec(sc, j);
-		conf = sc_conf(sc);
-		if (!conf)
-			return -1;
-	}
-	if (b > 0 && ((conf->pfx_extra[chain] >> j) & 1))
-		b = bpfipt_pfx_extra(sc, conf->slot_base[chain] + conf->pfx_slot[chain][j]);
-	return b;
 }
 
 /* s when the 32-bit value x is at or above cut c, else 0, without a branch */
@@ -2808,6 +2783,21 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	sc->pctr = NO_SLOT;
 	nmask = n >= 64 ? ~0ULL : (1ULL << (n & 63)) - 1;
 	todo = (d | conf->pfx_visit[chain]) & ~conf->pfx_plain[chain] & nmask;
+	/* the one tuple group the tables kept (mixed rules behind a few plain
+	 * ones): searched here, inline, the loop takes the answer (a call and
+	 * its return fewer; in the loop the verifier followed it for each
+	 * rule, +15k instructions) */
+	sc->tpre = BPFIPT_FAST_PFX_MAX;
+	w = d & conf->pfx_tgrp[chain] & nmask;
+	if (w && !(w & (w - 1))) {
+		const struct bpfipt_pfx_tup *t;
+
+		j = ctz64(w) & (BPFIPT_FAST_PFX_MAX - 1);
+		t = &conf->pfx_tup[chain][j];
+		sc->tpre_ctr = tuple_counter(cur, t->group, conf->pfx_ctr[chain][j], t->splen,
+					     t->dplen, t->ports, &sc->p, sc);
+		sc->tpre = j;
+	}
 	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
 		/* the chain's arrays addressed again each rule: hoisted, their
 		 * addresses took this frame the stack of the deepest calls */
@@ -2821,10 +2811,10 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		if (b && ((conf->pfx_rest[chain] >> j) & 1)) {
 			if ((conf->pfx_tgrp[chain] >> j) & 1) {
 				/* a tuple group alone (most often): its hash,
-				 * by the key's shape the conf keeps (through
-				 * bpfipt_pfx_rest() ~4 ns more, its slot
-				 * looked up ~3 ns more) */
-				ctr = bpfipt_pfx_tgrp(sc, j);
+				 * by the key's shape the conf keeps (its slot
+				 * looked up ~3 ns more), searched before the
+				 * loop when it is the only one kept */
+				ctr = j == sc->tpre ? sc->tpre_ctr : bpfipt_pfx_tgrp(sc, j);
 				b = ctr != BPFIPT_IVAL_NONE;
 				if (b)
 					sc->pctr = ctr;
@@ -2834,25 +2824,30 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 							  conf->pfx_slot[chain][j]);
 			} else if ((conf->pfx_flist[chain] >> j) & 1) {
 				/* the folded list alone: its search, once a
-				 * packet, a hit counted on the entry's counter
-				 * (through bpfipt_pfx_rest(), ~4 ns more) */
+				 * packet, a hit counted on the entry's counter */
 				ctr = bpfipt_pfx_flist(sc, j);
 				if (ctr == PFX_BROKEN)
 					return -1;
 				b = ctr != BPFIPT_IVAL_NONE;
 				if (b)
 					sc->pctr = ctr;
-			} else if (!((conf->pfx_vec[chain] >> j) & 1)) {
-				/* extra matches alone (ufw's -m limit,
-				 * addrtype): not through bpfipt_pfx_rest() */
-				b = bpfipt_pfx_extra(sc, conf->slot_base[chain] +
-							     conf->pfx_slot[chain][j]);
-				if (b < 0)
-					return -1;
 			} else {
-				b = bpfipt_pfx_rest(sc, j);
-				if (b < 0)
-					return -1;
+				/* its vectors, then its extra matches: called
+				 * from here (through a function of both, a
+				 * call and its return more a rule, ~7 ns where
+				 * returns are costly, and its frame on the
+				 * deepest calls' path) */
+				if ((conf->pfx_vec[chain] >> j) & 1) {
+					b = bpfipt_pfx_vec(sc, j);
+					if (b < 0)
+						return -1;
+				}
+				if (b && ((conf->pfx_extra[chain] >> j) & 1)) {
+					b = bpfipt_pfx_extra(sc, conf->slot_base[chain] +
+								     conf->pfx_slot[chain][j]);
+					if (b < 0)
+						return -1;
+				}
 			}
 		}
 		/* a jump that does not match: its chain's rules skipped; a RETURN

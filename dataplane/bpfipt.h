@@ -486,7 +486,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		50	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		51	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -585,7 +585,11 @@ enum bpfipt_stat {
 					 *     fixed size (bpfipt_cntfx,
 					 *     BPFIPT_C_CNT_FIXED);
 					 * 50: a -m limit's state one time,
-					 *     no spin lock */
+					 *     no spin lock;
+					 * 51: the one tuple group the
+					 *     prefix's tables keep searched
+					 *     before its loop (scratch's
+					 *     tpre) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

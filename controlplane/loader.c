@@ -103,7 +103,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX,
+	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS,
 	OM_MAX,
 };
 
@@ -149,6 +149,8 @@ static const struct om_def {
 			sizeof(struct bpfipt_tuple6_key), 4, BPF_F_NO_PREALLOC },
 	[OM_CNTFX] = { "bpfipt_cntfx", "g_cntfx", BPF_MAP_TYPE_ARRAY, 4,
 		       sizeof(struct bpfipt_counter), BPF_F_MMAPABLE, BPFIPT_CNT_FIXED },
+	[OM_TBITS] = { "bpfipt_tbits", "g_tbits", BPF_MAP_TYPE_ARRAY, 4, 8, BPF_F_MMAPABLE,
+		       BPFIPT_TBITS_WORDS },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -179,7 +181,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 12, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 13, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 12, "im_names covers every instance map");
 
@@ -3717,6 +3719,8 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	cnt_layout(cc, cf);
 	if (cnt_map_entries(cf) <= BPFIPT_CNT_FIXED)
 		cf->flags |= BPFIPT_C_CNT_FIXED;
+	if (cc->family != AF_INET6 && cc->ntuples)
+		cf->flags |= BPFIPT_C_TBITS;	/* written by gen_build() */
 	cf->nifs = cc->iif.n + cc->oif.n;
 	memset(cv, 0xff, (size_t)BPFIPT_NCHAINS * nwords * 8);
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
@@ -3886,6 +3890,28 @@ static int fill_tuples(int fd, const struct cp_compiled *cc, struct ipt_err *err
 	free(k);
 	free(v);
 	return r ? dp_fail(err, r, "cannot fill map g_tuple") : 0;
+}
+
+/* The tuple bitmap of an IPv4 cc (bpfipt.h, bpfipt_tbit()): the bit of each of
+ * its keys set, the rest clear. */
+static int tbits_write(int fd, const struct cp_compiled *cc, struct ipt_err *err)
+{
+	size_t len = (size_t)BPFIPT_TBITS_WORDS * 8;
+	__u64 *w = map_mmap(fd, len, true, err);
+
+	if (!w)
+		return -ENOMEM;
+	memset(w, 0, len);
+	for (__u32 i = 0; i < cc->ntuples; i++) {
+		struct bpfipt_tuple_key k;
+		__u32 b;
+
+		tkey_to_map(&cc->tuples[i].k, false, &k);
+		b = bpfipt_tbit(&k);
+		w[b / 64] |= 1ULL << (b % 64);
+	}
+	munmap(w, page_round(len));
+	return 0;
 }
 
 struct tuple_ent {
@@ -4166,13 +4192,16 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
-	    (r = inner_get(in, cnt_om(cf), slot, cnt_map_entries(cf), 0, g, err)))
+	    (r = inner_get(in, cnt_om(cf), slot, cnt_map_entries(cf), 0, g, err)) ||
+	    ((cf->flags & BPFIPT_C_TBITS) &&
+	     (r = inner_get(in, OM_TBITS, slot, BPFIPT_TBITS_WORDS, 0, g, err))))
 		goto out;
 	gen_outer_begin(in, slot, g);
 	cf->ntuple = cc->ntuples;
 	cf->tuple_sum = cc->tuple_sum;
 	cp_crash_point("map-write");
-	if ((r = tuple_get(in, slot, old, cc, g, err)))
+	if ((r = tuple_get(in, slot, old, cc, g, err)) ||
+	    ((cf->flags & BPFIPT_C_TBITS) && (r = tbits_write(g->fd[OM_TBITS], cc, err))))
 		goto out;
 
 	if ((r = sets_write(g->fd[v6 ? OM_IVAL6 : OM_IVAL], &sets, cf, err)))
@@ -4752,11 +4781,12 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	size_t len = 0;
 	int m;
 
-	/* not the tuple hash: the next command keeps its entries as they are, or
+	/* not the tuple hash (nor its bitmap): the next command keeps its entries as they are, or
 	 * changes the few that differ (tuple_get()), where filling a new one
 	 * doubled an -A into 100 000 rules of tuple groups (88 -> 195 ms) */
 	for (m = 0; m < OM_MAX; m++) {
-		drop[m] = m != OM_TUPLE && m != OM_TUPLE6 && (b = inner_bytes(in, m, old)) > 0;
+		drop[m] = m != OM_TUPLE && m != OM_TUPLE6 && m != OM_TBITS &&
+			  (b = inner_bytes(in, m, old)) > 0;
 		total += drop[m] ? b : 0;
 	}
 	if (total <= in->spare_keep)

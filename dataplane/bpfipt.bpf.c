@@ -317,6 +317,7 @@ struct scratch {
 				 * search's answer */
 	struct bpfipt_tuple_key tk;	/* tuple_counter()'s key (in map memory: no
 					 * frame of the prefix's holds it) */
+	__u32 tbw;		/* ... and its bitmap's word (the same) */
 	__u64 pnote;		/* fast_prefix(): bit j, its j-th rule, one after
 				 * which the packet goes on (a LOG), matched: counted
 				 * and noted by classify() once the prefix ended
@@ -425,6 +426,14 @@ OUTER(bpfipt_tuple, struct {
 	__uint(max_entries, 1);
 	__type(key, struct bpfipt_tuple_key);
 	__type(value, __u32);
+});
+/* ... its bitmap (bpfipt.h, bpfipt_tbit()) */
+OUTER(bpfipt_tbits, struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BPFIPT_TBITS_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
 });
 OUTER(bpfipt_tuple6, struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1890,7 +1899,7 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 {
 	struct bpfipt_tuple_key *k = &sc->tk;
 	__u32 *v, off;
-	void *m;
+	void *m, *bm;
 
 	if ((ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff)
 		return BPFIPT_IVAL_NONE;
@@ -1898,9 +1907,6 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 		off = bpfipt_tuple6_find(sc, group, splen, dplen, ports);
 		return off == BPFIPT_IVAL_NONE ? off : counter + off;
 	}
-	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
-	if (!m)
-		return BPFIPT_IVAL_NONE;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->group = group;
 	k->src = splen ? p->saddr & bpf_htonl(~0u << ((32 - splen) & 31)) : 0;
@@ -1908,6 +1914,23 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 	k->sport = ports & BPFIPT_TP_SPORT ? p->sport : 0;
 	k->dport = ports & BPFIPT_TP_DPORT ? p->dport : 0;
 	k->proto = ports & BPFIPT_TP_PROTO ? p->proto : 0;
+	/* a key whose bit is clear is in no group: no search (the loader
+	 * writes the bitmap of every generation that has tuple groups, next to
+	 * their hash, BPFIPT_C_TBITS; one without them never gets here) */
+	bm = bpf_map_lookup_elem(&bpfipt_tbits, &cur);
+	if (bm) {
+		__u32 b = bpfipt_tbit(k);
+		__u64 *w;
+
+		sc->tbw = b / 64;
+		w = bpf_map_lookup_elem(bm, &sc->tbw);
+
+		if (w && !((*w >> (b & 63)) & 1))
+			return BPFIPT_IVAL_NONE;
+	}
+	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
+	if (!m)
+		return BPFIPT_IVAL_NONE;
 	v = bpf_map_lookup_elem(m, k);
 	return v ? counter + *v : BPFIPT_IVAL_NONE;
 }

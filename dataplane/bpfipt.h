@@ -277,6 +277,30 @@ struct bpfipt_tuple_key {
 	__u8 pad[3];
 };
 
+/*
+ * The tuple bitmap (bpfipt_tbits, an IPv4 generation with tuple groups): bit
+ * bpfipt_tbit(k) is set for every key k of the generation's tuple hash, so a
+ * packet whose key's bit is clear is in no group without the hash's search
+ * (three calls in the kernel). One size for every generation, so that the
+ * verifier inlines its lookup: 2^20 bits, 128 KiB; at 100 000 keys one bit in
+ * ten is set. The same function in the data plane and the loader.
+ */
+#define BPFIPT_TBITS_LOG	20
+#define BPFIPT_TBITS_WORDS	(1u << (BPFIPT_TBITS_LOG - 6))
+
+static inline __attribute__((always_inline)) __u32
+bpfipt_tbit(const struct bpfipt_tuple_key *k)
+{
+	__u64 h = (__u64)k->group * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (__u64)k->src * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (__u64)k->dst * 0x165667b19e3779f9ULL;
+	h ^= ((__u64)k->sport << 24 | (__u64)k->dport << 8 | k->proto) * 0x27d4eb2f165667c5ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return (__u32)(h >> (64 - BPFIPT_TBITS_LOG));
+}
+
 struct bpfipt_tuple6_key {
 	__u32 group;
 	__be32 src[4], dst[4];	/* masked to tp_splen / tp_dplen bits */
@@ -486,7 +510,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		51	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		52	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -589,7 +613,9 @@ enum bpfipt_stat {
 					 * 51: the one tuple group the
 					 *     prefix's tables keep searched
 					 *     before its loop (scratch's
-					 *     tpre) */
+					 *     tpre);
+					 * 52: the tuple bitmap
+					 *     (bpfipt_tbits) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -984,6 +1010,7 @@ enum {
 	BPFIPT_C_LOG	= 1 << 4,	/* userspace: a rule logs (-j LOG, NFLOG) */
 	BPFIPT_C_REJECT	= 1 << 5,	/* userspace: a rule rejects (-j REJECT) */
 	BPFIPT_C_CNT_FIXED = 1 << 6,	/* the counters in bpfipt_cntfx */
+	BPFIPT_C_TBITS	= 1 << 7,	/* the tuple bitmap written (bpfipt_tbits) */
 };
 
 /* ------------------------------------------------------------ conntrack ----

@@ -1836,6 +1836,45 @@ static void tp_bounds(struct dp_inst *in, struct ipt_table *t, const struct bpfi
 	ck_assert_uint_eq(hits, 9);
 }
 
+/* The running generation's tuple bitmap (bpfipt.h): written (BPFIPT_C_TBITS),
+ * the bit of each of cc's keys set, and not much more than one bit a key. */
+static void tbits_check(const struct dp_inst *in, const struct cp_compiled *cc,
+			const struct bpfipt_conf *cf)
+{
+	int ifd = inst_map(in, "bpfipt_inst"), ofd = inst_map(in, "bpfipt_tbits"), fd;
+	size_t len = (size_t)BPFIPT_TBITS_WORDS * 8, set = 0;
+	struct bpfipt_inst iv;
+	__u32 zero = 0, cur, id;
+	__u64 *w;
+
+	ck_assert(cf->flags & BPFIPT_C_TBITS);
+	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
+	cur = iv.cur[0];
+	ck_assert_int_eq(bpf_map_lookup_elem(ofd, &cur, &id), 0);
+	fd = bpf_map_get_fd_by_id(id);
+	ck_assert_int_ge(fd, 0);
+	w = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert(w != MAP_FAILED);
+	for (__u32 i = 0; i < cc->ntuples; i++) {
+		struct bpfipt_tuple_key k = {
+			.group = cc->tuples[i].k.group, .src = cc->tuples[i].k.src[0],
+			.dst = cc->tuples[i].k.dst[0], .sport = cc->tuples[i].k.sport,
+			.dport = cc->tuples[i].k.dport, .proto = cc->tuples[i].k.proto,
+		};
+		__u32 b = bpfipt_tbit(&k);
+
+		ck_assert_msg((w[b / 64] >> (b % 64)) & 1, "tuple %u: bit %u clear", i, b);
+	}
+	for (__u32 i = 0; i < BPFIPT_TBITS_WORDS; i++)
+		set += (size_t)__builtin_popcountll(w[i]);
+	ck_assert_uint_le(set, cc->ntuples);
+	ck_assert_uint_ge(set, cc->ntuples * 9 / 10);
+	munmap(w, len);
+	close(fd);
+	close(ofd);
+	close(ifd);
+}
+
 START_TEST(t_tuple)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1868,6 +1907,7 @@ START_TEST(t_tuple)
 	t = install_text(&sb, &cc, &in, &cf);
 	ck_assert_uint_eq(cc->ntgroups, 3);
 	ck_assert_uint_eq(cc->ntuples, 4999 + 4200 + 4100);
+	tbits_check(in, cc, &cf);
 	/* INPUT: the run, then -p udp --dport 1030, the jump (-p tcp) and svc's
 	 * group (slot 4, after the policy) as a slot prefix that reaches the
 	 * policy; a packet the jump does not take skips the group */

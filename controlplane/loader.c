@@ -3719,7 +3719,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 	cnt_layout(cc, cf);
 	if (cnt_map_entries(cf) <= BPFIPT_CNT_FIXED)
 		cf->flags |= BPFIPT_C_CNT_FIXED;
-	if (cc->family != AF_INET6 && cc->ntuples)
+	if (cc->ntuples)
 		cf->flags |= BPFIPT_C_TBITS;	/* written by gen_build() */
 	cf->nifs = cc->iif.n + cc->oif.n;
 	memset(cv, 0xff, (size_t)BPFIPT_NCHAINS * nwords * 8);
@@ -3892,8 +3892,8 @@ static int fill_tuples(int fd, const struct cp_compiled *cc, struct ipt_err *err
 	return r ? dp_fail(err, r, "cannot fill map g_tuple") : 0;
 }
 
-/* The tuple bitmap of an IPv4 cc (bpfipt.h, bpfipt_tbit()): the bit of each of
- * its keys set, the rest clear. */
+/* The tuple bitmap of cc (bpfipt.h, bpfipt_tbit(), bpfipt_tbit6()): the bit of
+ * each of its keys set, the rest clear. */
 static int tbits_write(int fd, const struct cp_compiled *cc, struct ipt_err *err)
 {
 	size_t len = (size_t)BPFIPT_TBITS_WORDS * 8;
@@ -3903,11 +3903,16 @@ static int tbits_write(int fd, const struct cp_compiled *cc, struct ipt_err *err
 		return -ENOMEM;
 	memset(w, 0, len);
 	for (__u32 i = 0; i < cc->ntuples; i++) {
-		struct bpfipt_tuple_key k;
 		__u32 b;
 
-		tkey_to_map(&cc->tuples[i].k, false, &k);
-		b = bpfipt_tbit(&k);
+		if (cc->family == AF_INET6) {
+			b = bpfipt_tbit6(&cc->tuples[i].k);
+		} else {
+			struct bpfipt_tuple_key k;
+
+			tkey_to_map(&cc->tuples[i].k, false, &k);
+			b = bpfipt_tbit(&k);
+		}
 		w[b / 64] |= 1ULL << (b % 64);
 	}
 	munmap(w, page_round(len));

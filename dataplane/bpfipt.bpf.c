@@ -1860,7 +1860,7 @@ __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen
 {
 	struct bpfipt_tuple6_key k;
 	__u32 cur, *v, h;
-	void *m;
+	void *m, *bm;
 	__u64 a;
 
 	if (!sc)
@@ -1883,6 +1883,17 @@ __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen
 	k.sport = ports & BPFIPT_TP_SPORT ? sc->p.sport : 0;
 	k.dport = ports & BPFIPT_TP_DPORT ? sc->p.dport : 0;
 	k.proto = ports & BPFIPT_TP_PROTO ? sc->p.proto : 0;
+	/* the key's bit clear: in no group (tuple_counter()) */
+	bm = bpf_map_lookup_elem(&bpfipt_tbits, &cur);
+	if (bm) {
+		__u32 b = bpfipt_tbit6(&k);
+		__u64 *w;
+
+		sc->tbw = b / 64;
+		w = bpf_map_lookup_elem(bm, &sc->tbw);
+		if (w && !((*w >> (b & 63)) & 1))
+			return BPFIPT_IVAL_NONE;
+	}
 	v = bpf_map_lookup_elem(m, &k);
 	return v ? *v : BPFIPT_IVAL_NONE;
 }

@@ -278,8 +278,9 @@ struct bpfipt_tuple_key {
 };
 
 /*
- * The tuple bitmap (bpfipt_tbits, an IPv4 generation with tuple groups): bit
- * bpfipt_tbit(k) is set for every key k of the generation's tuple hash, so a
+ * The tuple bitmap (bpfipt_tbits, a generation with tuple groups): bit
+ * bpfipt_tbit(k) (IPv6: bpfipt_tbit6()) is set for every key k of the
+ * generation's tuple hash, so a
  * packet whose key's bit is clear is in no group without the hash's search
  * (three calls in the kernel). One size for every generation, so that the
  * verifier inlines its lookup: 2^20 bits, 128 KiB; at 100 000 keys one bit in
@@ -308,6 +309,21 @@ struct bpfipt_tuple6_key {
 	__u8 proto;
 	__u8 pad[3];
 };
+
+static inline __attribute__((always_inline)) __u32
+bpfipt_tbit6(const struct bpfipt_tuple6_key *k)
+{
+	__u64 h = (__u64)k->group * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ((__u64)k->src[0] << 32 | k->src[1]) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= ((__u64)k->src[2] << 32 | k->src[3]) * 0x165667b19e3779f9ULL;
+	h ^= ((__u64)k->dst[0] << 32 | k->dst[1]) * 0x94d049bb133111ebULL;
+	h ^= ((__u64)k->dst[2] << 32 | k->dst[3]) * 0xff51afd7ed558ccdULL;
+	h ^= ((__u64)k->sport << 24 | (__u64)k->dport << 8 | k->proto) * 0x27d4eb2f165667c5ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return (__u32)(h >> (64 - BPFIPT_TBITS_LOG));
+}
 
 /* The bounds of a tuple group's keys (struct bpfipt_tfast): source, destination,
  * source port, destination port. An IPv6 address is bounded by its 32-bit word
@@ -510,7 +526,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		52	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		53	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -615,7 +631,8 @@ enum bpfipt_stat {
 					 *     before its loop (scratch's
 					 *     tpre);
 					 * 52: the tuple bitmap
-					 *     (bpfipt_tbits) */
+					 *     (bpfipt_tbits);
+					 * 53: ... of IPv6 too */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

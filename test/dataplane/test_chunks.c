@@ -900,6 +900,41 @@ static __u32 *carry_first(const struct cp_compiled *to, const struct cp_compiled
 	return carry;
 }
 
+/* `to` installed over the running `from`, whose first nsame rules it begins
+ * with, counters carried: in the fixed-size map or not (fixed), each the
+ * count of the one it continues (and, when counted, the first nsame moved). */
+static void install_carried(struct dp_inst *in, const struct cp_compiled *to,
+			    const struct cp_compiled *from, unsigned int nsame, bool fixed,
+			    bool counted)
+{
+	__u32 *carry = carry_first(to, from, nsame);
+	struct ipt_err err = { 0 };
+	__u64 (*a)[2], (*b)[2];
+	struct bpfipt_conf cf;
+	unsigned int na, nb;
+
+	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
+	ck_assert_msg(dp_inst_install(in, to, NULL, 0, carry, to->ncounters, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_msg(!(cf.flags & BPFIPT_C_CNT_FIXED) == !fixed,
+		      "%u counters, %u per-CPU: in the fixed map %d, want %d", cf.ncounters,
+		      cf.nper, !!(cf.flags & BPFIPT_C_CNT_FIXED), fixed);
+	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
+	ck_assert_uint_eq(nb, to->ncounters);
+	for (unsigned int i = 0; i < nb; i++) {
+		__u64 wp = carry[i] == BPFIPT_NO_COUNTER ? 0 : a[carry[i]][0];
+		__u64 wb = carry[i] == BPFIPT_NO_COUNTER ? 0 : a[carry[i]][1];
+
+		ck_assert_msg(b[i][0] == wp && b[i][1] == wb && (!counted || i >= nsame || wp > 0),
+			      "counter %u: %llu, carried from %u", i, (unsigned long long)b[i][0],
+			      carry[i]);
+	}
+	free(a);
+	free(b);
+	free(carry);
+}
+
 /*
  * Counters in the fixed-size map (BPFIPT_C_CNT_FIXED) while they fit, in one
  * of the generation's size when they do not, and carried across both
@@ -913,9 +948,6 @@ START_TEST(t_counters_fixed)
 	struct dp_inst *in = NULL;
 	struct ipt_err err = { 0 };
 	struct bpfipt_conf cf;
-	__u64 (*a)[2], (*b)[2];
-	unsigned int na, nb, big;
-	__u32 *carry;
 
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	ck_assert_msg(cp_compile(ts, &env, &cs, &err) == 0, "compile: %s", err.msg);
@@ -925,46 +957,13 @@ START_TEST(t_counters_fixed)
 	ck_assert(cf.flags & BPFIPT_C_CNT_FIXED);
 	send_first(in, ts, 60);
 
-	/* more per-CPU counters than the fixed map holds */
-	big = BPFIPT_CNT_FIXED / (cf.ncpus + 1) + 64;
-	tb = input_rules(big);
+	/* more per-CPU counters than the fixed map holds, and back */
+	tb = input_rules(BPFIPT_CNT_FIXED / (cf.ncpus + 1) + 64);
 	ck_assert_msg(cp_compile(tb, &env, &cb, &err) == 0, "compile: %s", err.msg);
-	carry = carry_first(cb, cs, 12);
-	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
-	ck_assert_msg(dp_inst_install(in, cb, NULL, 0, carry, cb->ncounters, &err) == 0, "%s",
-		      err.msg);
-	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
-	ck_assert_msg(!(cf.flags & BPFIPT_C_CNT_FIXED), "%u counters, %u per-CPU: in the fixed map",
-		      cf.ncounters, cf.nper);
-	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
-	for (unsigned int i = 0; i < nb; i++)
-		ck_assert_msg(b[i][0] == (carry[i] == BPFIPT_NO_COUNTER ? 0 : a[carry[i]][0]) &&
-			      b[i][1] == (carry[i] == BPFIPT_NO_COUNTER ? 0 : a[carry[i]][1]),
-			      "counter %u: %llu, carried from %u", i, (unsigned long long)b[i][0],
-			      carry[i]);
+	install_carried(in, cb, cs, 12, false, false);
 	send_first(in, tb, 60);
-	free(a);
-	free(b);
-	free(carry);
-
-	/* and back */
-	carry = carry_first(cs, cb, 12);
-	ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
-	ck_assert_msg(dp_inst_install(in, cs, NULL, 0, carry, cs->ncounters, &err) == 0, "%s",
-		      err.msg);
-	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
-	ck_assert(cf.flags & BPFIPT_C_CNT_FIXED);
-	ck_assert_int_eq(dp_inst_counters(in, &b, &nb, &err), 0);
-	ck_assert_uint_eq(nb, cs->ncounters);
-	for (unsigned int i = 0; i < nb; i++)
-		ck_assert_msg(b[i][0] == a[carry[i]][0] && b[i][1] == a[carry[i]][1] &&
-			      (i >= 12 || b[i][0] > 0),
-			      "counter %u: %llu, carried from %u", i, (unsigned long long)b[i][0],
-			      carry[i]);
+	install_carried(in, cs, cb, 12, true, true);
 	send_first(in, ts, 60);
-	free(a);
-	free(b);
-	free(carry);
 	dp_inst_free(&in);
 	cp_compiled_free(&cs);
 	cp_compiled_free(&cb);

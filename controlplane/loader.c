@@ -4786,9 +4786,10 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	size_t len = 0;
 	int m;
 
-	/* not the tuple hash (nor its bitmap): the next command keeps its entries as they are, or
-	 * changes the few that differ (tuple_get()), where filling a new one
-	 * doubled an -A into 100 000 rules of tuple groups (88 -> 195 ms) */
+	/* not the tuple hash (nor its bitmap): the next command keeps its
+	 * entries as they are, or changes the few that differ (tuple_get()),
+	 * where filling a new one doubled an -A into 100 000 rules of tuple
+	 * groups (88 -> 195 ms) */
 	for (m = 0; m < OM_MAX; m++) {
 		drop[m] = m != OM_TUPLE && m != OM_TUPLE6 && m != OM_TBITS &&
 			  (b = inner_bytes(in, m, old)) > 0;

@@ -918,13 +918,19 @@ static __always_inline __u32 ctz64(__u64 x)
 
 #include "ival.bpf.h"
 
-/* Address a (host order), an IPv4 set. A global function: checked once, on its
- * own, whatever calls it. */
-__noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
+/* Address a (host order), an IPv4 set of generation cur. */
+static __always_inline __u32 ival_find4(__u32 cur, __u32 desc, __u32 a)
 {
 	void *m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
 
 	return m ? IVAL_FIND4(m, desc, a) : BPFIPT_IVAL_NONE;
+}
+
+/* ival_find4() as a global function: checked once, on its own, whatever calls
+ * it. */
+__noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
+{
+	return ival_find4(cur, desc, a);
 }
 
 /* An address field: the vector id of the chain's set, 0 when there is none
@@ -1852,6 +1858,29 @@ static __always_inline __u64 mask6_half(__u64 a, __u32 plen, __u32 h)
 	return bits >= 64 ? a : bits ? a & bpf_cpu_to_be64(~0ULL << ((64 - bits) & 63)) : 0;
 }
 
+/* The bit of key k (IPv6: k6; the other NULL) in generation cur's tuple bitmap
+ * (bpfipt.h, bpfipt_tbit()) is clear: the key is in no group, no search of the
+ * hash (the loader writes the bitmap of every generation that has tuple groups,
+ * next to their hash; one without them never asks). The bit taken after the
+ * map's lookup, the word's index in map memory: kept across the lookup, or in
+ * the frame, they grew the deepest calls' stack past 512 bytes. The caller's
+ * cur by address: a copy of it in a stack slot of its own cost the verifier
+ * 29k more instructions (bpfipt_fast_prefix()). */
+static __always_inline bool tbit_clear(const __u32 *cur, const struct bpfipt_tuple_key *k,
+				       const struct bpfipt_tuple6_key *k6, struct scratch *sc)
+{
+	void *bm = bpf_map_lookup_elem(&bpfipt_tbits, cur);
+	__u32 b;
+	__u64 *w;
+
+	if (!bm)
+		return false;
+	b = k6 ? bpfipt_tbit6(k6) : bpfipt_tbit(k);
+	sc->tbw = b / 64;
+	w = bpf_map_lookup_elem(bm, &sc->tbw);
+	return w && !((*w >> (b & 63)) & 1);
+}
+
 /* IPv6: the offset of the packet's tuple in tuple group `group` (from the run's
  * first rule), struct bpfipt_tuple6_key in bpfipt_tuple6, BPFIPT_IVAL_NONE
  * without one (tuple_counter()). A global function: checked once. */
@@ -1860,7 +1889,7 @@ __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen
 {
 	struct bpfipt_tuple6_key k;
 	__u32 cur, *v, h;
-	void *m, *bm;
+	void *m;
 	__u64 a;
 
 	if (!sc)
@@ -1883,17 +1912,8 @@ __noinline __u32 bpfipt_tuple6_find(struct scratch *sc, __u32 group, __u32 splen
 	k.sport = ports & BPFIPT_TP_SPORT ? sc->p.sport : 0;
 	k.dport = ports & BPFIPT_TP_DPORT ? sc->p.dport : 0;
 	k.proto = ports & BPFIPT_TP_PROTO ? sc->p.proto : 0;
-	/* the key's bit clear: in no group (tuple_counter()) */
-	bm = bpf_map_lookup_elem(&bpfipt_tbits, &cur);
-	if (bm) {
-		__u32 b = bpfipt_tbit6(&k);
-		__u64 *w;
-
-		sc->tbw = b / 64;
-		w = bpf_map_lookup_elem(bm, &sc->tbw);
-		if (w && !((*w >> (b & 63)) & 1))
-			return BPFIPT_IVAL_NONE;
-	}
+	if (tbit_clear(&cur, NULL, &k, sc))
+		return BPFIPT_IVAL_NONE;
 	v = bpf_map_lookup_elem(m, &k);
 	return v ? *v : BPFIPT_IVAL_NONE;
 }
@@ -1910,7 +1930,7 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 {
 	struct bpfipt_tuple_key *k = &sc->tk;
 	__u32 *v, off;
-	void *m, *bm;
+	void *m;
 
 	if ((ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff)
 		return BPFIPT_IVAL_NONE;
@@ -1925,20 +1945,8 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 	k->sport = ports & BPFIPT_TP_SPORT ? p->sport : 0;
 	k->dport = ports & BPFIPT_TP_DPORT ? p->dport : 0;
 	k->proto = ports & BPFIPT_TP_PROTO ? p->proto : 0;
-	/* a key whose bit is clear is in no group: no search (the loader
-	 * writes the bitmap of every generation that has tuple groups, next to
-	 * their hash, BPFIPT_C_TBITS; one without them never gets here) */
-	bm = bpf_map_lookup_elem(&bpfipt_tbits, &cur);
-	if (bm) {
-		__u32 b = bpfipt_tbit(k);
-		__u64 *w;
-
-		sc->tbw = b / 64;
-		w = bpf_map_lookup_elem(bm, &sc->tbw);
-
-		if (w && !((*w >> (b & 63)) & 1))
-			return BPFIPT_IVAL_NONE;
-	}
+	if (tbit_clear(&cur, k, NULL, sc))
+		return BPFIPT_IVAL_NONE;
 	m = bpf_map_lookup_elem(&bpfipt_tuple, &cur);
 	if (!m)
 		return BPFIPT_IVAL_NONE;
@@ -2227,12 +2235,8 @@ static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf
 
 	if (sc->p.family == 6) {
 		c = bpfipt_ival6_find(sc, set, d);
-	} else if (inl) {
-		void *m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
-
-		c = m ? IVAL_FIND4(m, set, a) : BPFIPT_IVAL_NONE;
 	} else {
-		c = bpfipt_ival_find(cur, set, a);
+		c = inl ? ival_find4(cur, set, a) : bpfipt_ival_find(cur, set, a);
 	}
 	sc->gctr[d & 1] = c;
 	if (c == BPFIPT_IVAL_NONE) {
@@ -2617,6 +2621,20 @@ static __always_inline int pfx_tuple_hit(struct scratch *sc, __u32 gi)
 	return 1;
 }
 
+/* The search of the j-th rule of chain's slot prefix, a tuple group alone
+ * (bpfipt_conf.pfx_tgrp), with the key's shape and counter the conf keeps:
+ * the rule's counter for the packet, BPFIPT_IVAL_NONE on a miss. */
+static __always_inline __u32 pfx_tgrp_find(__u32 cur, const struct bpfipt_conf *conf,
+					   __u32 chain, __u32 j, struct scratch *sc)
+{
+	const struct bpfipt_pfx_tup *t;
+
+	j &= BPFIPT_FAST_PFX_MAX - 1;
+	t = &conf->pfx_tup[chain][j];
+	return tuple_counter(cur, t->group, conf->pfx_ctr[chain][j], t->splen, t->dplen, t->ports,
+			     &sc->p, sc);
+}
+
 /* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), a tuple
  * group alone (bit j of bpfipt_conf.pfx_tgrp): its hash searched with the
  * key's shape and counter the conf keeps, no slot looked up; the rule's
@@ -2628,7 +2646,6 @@ static __always_inline int pfx_tuple_hit(struct scratch *sc, __u32 gi)
 __noinline __u32 bpfipt_pfx_tgrp(struct scratch *sc, __u32 j)
 {
 	const struct bpfipt_conf *conf;
-	const struct bpfipt_pfx_tup *t;
 	__u32 cur, chain;
 
 	if (!sc)
@@ -2638,10 +2655,7 @@ __noinline __u32 bpfipt_pfx_tgrp(struct scratch *sc, __u32 j)
 	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
 	if (!conf || chain >= BPFIPT_NCHAINS)
 		return BPFIPT_IVAL_NONE;
-	j &= BPFIPT_FAST_PFX_MAX - 1;
-	t = &conf->pfx_tup[chain][j];
-	return tuple_counter(cur, t->group, conf->pfx_ctr[chain][j], t->splen, t->dplen, t->ports,
-			     &sc->p, sc);
+	return pfx_tgrp_find(cur, conf, chain, j, sc);
 }
 
 /* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), which
@@ -2832,12 +2846,8 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 	sc->tpre = BPFIPT_FAST_PFX_MAX;
 	w = d & conf->pfx_tgrp[chain] & nmask;
 	if (w && !(w & (w - 1))) {
-		const struct bpfipt_pfx_tup *t;
-
 		j = ctz64(w) & (BPFIPT_FAST_PFX_MAX - 1);
-		t = &conf->pfx_tup[chain][j];
-		sc->tpre_ctr = tuple_counter(cur, t->group, conf->pfx_ctr[chain][j], t->splen,
-					     t->dplen, t->ports, &sc->p, sc);
+		sc->tpre_ctr = pfx_tgrp_find(cur, conf, chain, j, sc);
 		sc->tpre = j;
 	}
 	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {

@@ -289,6 +289,16 @@ struct bpfipt_tuple_key {
 #define BPFIPT_TBITS_LOG	20
 #define BPFIPT_TBITS_WORDS	(1u << (BPFIPT_TBITS_LOG - 6))
 
+/* ... the ports and protocol mixed into the addresses' hash h, and its bit */
+static inline __attribute__((always_inline)) __u32
+bpfipt_tbit_mix(__u64 h, __u16 sport, __u16 dport, __u8 proto)
+{
+	h ^= ((__u64)sport << 24 | (__u64)dport << 8 | proto) * 0x27d4eb2f165667c5ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return (__u32)(h >> (64 - BPFIPT_TBITS_LOG));
+}
+
 static inline __attribute__((always_inline)) __u32
 bpfipt_tbit(const struct bpfipt_tuple_key *k)
 {
@@ -296,10 +306,7 @@ bpfipt_tbit(const struct bpfipt_tuple_key *k)
 
 	h ^= (__u64)k->src * 0xc2b2ae3d27d4eb4fULL;
 	h ^= (__u64)k->dst * 0x165667b19e3779f9ULL;
-	h ^= ((__u64)k->sport << 24 | (__u64)k->dport << 8 | k->proto) * 0x27d4eb2f165667c5ULL;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return (__u32)(h >> (64 - BPFIPT_TBITS_LOG));
+	return bpfipt_tbit_mix(h, k->sport, k->dport, k->proto);
 }
 
 struct bpfipt_tuple6_key {
@@ -319,10 +326,7 @@ bpfipt_tbit6(const struct bpfipt_tuple6_key *k)
 	h ^= ((__u64)k->src[2] << 32 | k->src[3]) * 0x165667b19e3779f9ULL;
 	h ^= ((__u64)k->dst[0] << 32 | k->dst[1]) * 0x94d049bb133111ebULL;
 	h ^= ((__u64)k->dst[2] << 32 | k->dst[3]) * 0xff51afd7ed558ccdULL;
-	h ^= ((__u64)k->sport << 24 | (__u64)k->dport << 8 | k->proto) * 0x27d4eb2f165667c5ULL;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return (__u32)(h >> (64 - BPFIPT_TBITS_LOG));
+	return bpfipt_tbit_mix(h, k->sport, k->dport, k->proto);
 }
 
 /* The bounds of a tuple group's keys (struct bpfipt_tfast): source, destination,

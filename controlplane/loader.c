@@ -2164,6 +2164,18 @@ static void lpm_slice(const struct cp_lpm *l, __u32 k, size_t *b, size_t *e)
 	*e = lo;
 }
 
+/* Group g's prefixes: entries b .. e - 1 of the list returned (a group is a -s
+ * run or a -d run: its entries are in one of the two). */
+static const struct cp_lpm *group_slice(const struct cp_compiled *cc, __u32 g, size_t *b,
+					size_t *e)
+{
+	lpm_slice(&cc->group_src, g, b, e);
+	if (*b != *e)
+		return &cc->group_src;
+	lpm_slice(&cc->group_dst, g, b, e);
+	return &cc->group_dst;
+}
+
 /* ------------------------------------------------------------ counters ---- */
 
 /* The shared counters of cc (bpfipt.h, struct bpfipt_counter): the id ranges of
@@ -2309,15 +2321,7 @@ static int sets_flatten(const struct cp_compiled *cc, struct bpfipt_conf *cf, st
 			l = d ? &cc->dst : &cc->src;
 			lpm_slice(l, c, &b, &e);
 		} else {
-			__u32 g = i - 2 * BPFIPT_NCHAINS;
-
-			/* a group is a -s run or a -d run: the entries are in one list */
-			lpm_slice(&cc->group_src, g, &b, &e);
-			l = &cc->group_src;
-			if (b == e) {
-				lpm_slice(&cc->group_dst, g, &b, &e);
-				l = &cc->group_dst;
-			}
+			l = group_slice(cc, (__u32)(i - 2 * BPFIPT_NCHAINS), &b, &e);
 		}
 		if (s->v6 ? cp_ival_flatten6(l->e6 + b, e - b, &s->iv6[i])
 			  : cp_ival_flatten(l->e + b, e - b, &s->iv[i]))
@@ -3699,6 +3703,65 @@ static size_t pool_chunks(const struct cp_compiled *cc, const struct bpfipt_conf
 
 /* The conf of cc: sizes, and the fields that never vary in a chain (never looked
  * up: folded into one vector per chain, written to cv). */
+/* The share of addresses a filter level of n blocks of g bits passes (n over
+ * the 2^g blocks, at most 1). */
+static double level_pass(size_t n, unsigned int g)
+{
+	double f = (double)n;
+
+	for (unsigned int k = 0; k < g && f >= 1e-30; k++)
+		f /= 2;
+	return f < 1 ? f : 1;
+}
+
+/* The folded lists' filters (bpfipt.h, bpfipt_ghash()), for each list that fits
+ * the bitmap: the first level g1, its shortest prefix; and the second g2 (one
+ * of its longer prefix lengths, its prefixes of g2 bits or more there, the
+ * others at g1) that lets the fewest addresses through, if any lets fewer
+ * than g1 alone. */
+static void fold_filters(const struct cp_compiled *cc, struct bpfipt_conf *cf)
+{
+	for (__u32 c = 0; c < BPFIPT_NCHAINS; c++) {
+		for (__u32 d = 0; d < 2; d++) {
+			size_t b, e, nlen[129] = { 0 }, below = 0;
+			unsigned int g1 = 129, g2 = 0;
+			const struct cp_lpm *l;
+			double best;
+
+			if (!cf->gfold[c][d])
+				continue;
+			l = group_slice(cc, cc->slots[c][cf->gfold[c][d] - 1].group, &b, &e);
+			if (b == e || e - b > BPFIPT_GBIT_MAX)
+				continue;
+			for (size_t i = b; i < e; i++) {
+				unsigned int plen = l->e ? l->e[i].plen : l->e6[i].plen;
+
+				nlen[plen]++;
+				if (plen < g1)
+					g1 = plen;
+			}
+			if (!g1)
+				continue;
+			best = level_pass(e - b, g1);
+			for (unsigned int g = g1 + 1; g <= 128; g++) {
+				double pass;
+
+				below += nlen[g - 1];
+				if (!nlen[g])
+					continue;
+				pass = level_pass(below, g1) + level_pass(e - b - below, g);
+				if (pass < best) {
+					best = pass;
+					g2 = g;
+				}
+			}
+			cf->gfold_g[c][d][0] = (__u8)g1;
+			cf->gfold_g[c][d][1] = (__u8)g2;
+			cf->flags |= BPFIPT_C_TBITS;
+		}
+	}
+}
+
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		    struct bpfipt_conf *cf, __u64 *cv, struct ipt_err *err)
 {
@@ -3815,6 +3878,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		else if (!(cf->fast[c] & BPFIPT_FAST_MISS))	/* after the group slot 0 */
 			cf->fast[c] |= prefix_of(cc, c, 1, cf);
 	}
+	fold_filters(cc, cf);
 	return 0;
 }
 
@@ -3892,9 +3956,26 @@ static int fill_tuples(int fd, const struct cp_compiled *cc, struct ipt_err *err
 	return r ? dp_fail(err, r, "cannot fill map g_tuple") : 0;
 }
 
+/* The address of entry i of list l as bpfipt_ghash() takes it: high and low
+ * 64 bits, host order (IPv4: the high 32 bits). */
+static void entry_hilo(const struct cp_lpm *l, size_t i, __u64 *hi, __u64 *lo)
+{
+	*hi = *lo = 0;
+	if (l->e) {
+		*hi = (__u64)ntohl(l->e[i].addr) << 32;
+		return;
+	}
+	for (int k = 0; k < 8; k++) {
+		*hi = *hi << 8 | l->e6[i].addr[k];
+		*lo = *lo << 8 | l->e6[i].addr[8 + k];
+	}
+}
+
 /* The tuple bitmap of cc (bpfipt.h, bpfipt_tbit(), bpfipt_tbit6()): the bit of
- * each of its keys set, the rest clear. */
-static int tbits_write(int fd, const struct cp_compiled *cc, struct ipt_err *err)
+ * each of its keys set, and each folded list's bits (bpfipt_gprefix(), cf's
+ * filters, s the generation's sets), the rest clear. */
+static int tbits_write(int fd, const struct cp_compiled *cc, const struct bpfipt_conf *cf,
+		       const struct sets *s, struct ipt_err *err)
 {
 	size_t len = (size_t)BPFIPT_TBITS_WORDS * 8;
 	__u64 *w = map_mmap(fd, len, true, err);
@@ -3902,6 +3983,27 @@ static int tbits_write(int fd, const struct cp_compiled *cc, struct ipt_err *err
 	if (!w)
 		return -ENOMEM;
 	memset(w, 0, len);
+	for (__u32 c = 0; c < BPFIPT_NCHAINS; c++) {
+		for (__u32 d = 0; d < 2; d++) {
+			__u32 grp, g1 = cf->gfold_g[c][d][0], g2 = cf->gfold_g[c][d][1];
+			const struct cp_lpm *l;
+			size_t b, e;
+
+			if (!g1)
+				continue;
+			grp = cc->slots[c][cf->gfold[c][d] - 1].group;
+			l = group_slice(cc, grp, &b, &e);
+			for (size_t i = b; i < e; i++) {
+				__u64 hi, lo, bit;
+				__u32 word;
+
+				entry_hilo(l, i, &hi, &lo);
+				bpfipt_gprefix(s->gdesc[grp], g1, g2, l->e ? l->e[i].plen : l->e6[i].plen,
+					       hi, lo, &word, &bit);
+				w[word] |= bit;
+			}
+		}
+	}
 	for (__u32 i = 0; i < cc->ntuples; i++) {
 		__u32 b;
 
@@ -4205,11 +4307,12 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	cf->ntuple = cc->ntuples;
 	cf->tuple_sum = cc->tuple_sum;
 	cp_crash_point("map-write");
-	if ((r = tuple_get(in, slot, old, cc, g, err)) ||
-	    ((cf->flags & BPFIPT_C_TBITS) && (r = tbits_write(g->fd[OM_TBITS], cc, err))))
+	if ((r = tuple_get(in, slot, old, cc, g, err)))
 		goto out;
 
-	if ((r = sets_write(g->fd[v6 ? OM_IVAL6 : OM_IVAL], &sets, cf, err)))
+	if ((r = sets_write(g->fd[v6 ? OM_IVAL6 : OM_IVAL], &sets, cf, err)) ||
+	    ((cf->flags & BPFIPT_C_TBITS) &&
+	     (r = tbits_write(g->fd[OM_TBITS], cc, cf, &sets, err))))
 		goto out;
 	if ((r = fill_ifs(g->fd[OM_IFS], &cc->iif, &cc->oif, err)))
 		goto out;

@@ -309,7 +309,8 @@ struct scratch {
 	__u32 gctr[2];
 	__u32 gskip_w[2];
 	__u64 gskip_b[2];
-	__u32 gdone;		/* bit d: gfold's search on field d done */
+	__u32 gdone;		/* bit d: gfold's search on field d done; bit 2 + d:
+				 * its filter passed the address (fold_search()) */
 	__u32 pctr;		/* fast_prefix(): the folded list's counter, kept in
 				 * map memory: the verifier need not follow it */
 	__u32 tpre, tpre_ctr;	/* fast_prefix(): the rule of the one tuple group
@@ -318,6 +319,9 @@ struct scratch {
 	struct bpfipt_tuple_key tk;	/* tuple_counter()'s key (in map memory: no
 					 * frame of the prefix's holds it) */
 	__u32 tbw;		/* ... and its bitmap's word (the same) */
+	__u64 tbm;		/* ... the bits to test there (TBITS_CLEAR(); kept
+				 * across the word's lookup in a register, they
+				 * cost the frames that inline it a slot) */
 	__u64 pnote;		/* fast_prefix(): bit j, its j-th rule, one after
 				 * which the packet goes on (a LOG), matched: counted
 				 * and noted by classify() once the prefix ended
@@ -1866,19 +1870,29 @@ static __always_inline __u64 mask6_half(__u64 a, __u32 plen, __u32 h)
  * the frame, they grew the deepest calls' stack past 512 bytes. The caller's
  * cur by address: a copy of it in a stack slot of its own cost the verifier
  * 29k more instructions (bpfipt_fast_prefix()). */
+#define TBITS_CLEAR(cur, SETUP, sc)						\
+	({									\
+		void *bm_;							\
+		bool clear_ = false;						\
+		__u64 *w_;							\
+		SETUP;								\
+		bm_ = bpf_map_lookup_elem(&bpfipt_tbits, cur);			\
+		if (bm_) {							\
+			w_ = bpf_map_lookup_elem(bm_, &(sc)->tbw);		\
+			clear_ = w_ && !(*w_ & (sc)->tbm);			\
+		}								\
+		clear_;								\
+	})
+
 static __always_inline bool tbit_clear(const __u32 *cur, const struct bpfipt_tuple_key *k,
 				       const struct bpfipt_tuple6_key *k6, struct scratch *sc)
 {
-	void *bm = bpf_map_lookup_elem(&bpfipt_tbits, cur);
 	__u32 b;
-	__u64 *w;
 
-	if (!bm)
-		return false;
-	b = k6 ? bpfipt_tbit6(k6) : bpfipt_tbit(k);
-	sc->tbw = b / 64;
-	w = bpf_map_lookup_elem(bm, &sc->tbw);
-	return w && !((*w >> (b & 63)) & 1);
+	return TBITS_CLEAR(cur,
+			   (b = k6 ? bpfipt_tbit6(k6) : bpfipt_tbit(k), sc->tbw = b / 64,
+			    sc->tbm = 1ULL << (b & 63)),
+			   sc);
 }
 
 /* IPv6: the offset of the packet's tuple in tuple group `group` (from the run's
@@ -2223,48 +2237,106 @@ __noinline int bpfipt_step(struct scratch *sc)
 	}
 }
 
-/* Folded group slot d of the chain (bpfipt_conf.gfold): its counter for the
- * packet, or its word and bit to mask out of the walk. inl (a constant): an
- * IPv4 set searched here rather than by bpfipt_ival_find(), a call fewer (in a
- * global function that has the stack for it). */
-static __always_inline int fold_search(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
-				       __u32 d, struct scratch *sc, bool inl)
+/* The word (sc->tbw) and bits (sc->tbm) of the packet's address d (0 source,
+ * 1 destination) in the filter of chain's folded list on that field (bpfipt.h,
+ * bpfipt_ghash()), levels g1 and g2. */
+static __always_inline void fold_bits(const struct bpfipt_conf *conf, __u32 chain, __u32 d,
+				      __u32 g1, __u32 g2, struct scratch *sc)
+{
+	__u32 set = conf->gfold_set[chain][d & 1];
+	const __be32 *a;
+
+	if (sc->p.family != 6) {
+		bpfipt_gaddr(set, g1, g2, (__u64)bpf_ntohl(d ? sc->p.daddr : sc->p.saddr) << 32, 0,
+			     &sc->tbw, &sc->tbm);
+		return;
+	}
+	a = d ? sc->p.daddr6 : sc->p.saddr6;
+	bpfipt_gaddr(set, g1, g2, (__u64)bpf_ntohl(a[0]) << 32 | bpf_ntohl(a[1]),
+		     (__u64)bpf_ntohl(a[2]) << 32 | bpf_ntohl(a[3]), &sc->tbw, &sc->tbm);
+}
+
+/* The packet's address d is in none of the prefixes of chain's folded list on
+ * that field: its bits in the list's filter are clear (bpfipt_conf.gfold_g; a
+ * list without a filter: false, search it). */
+static __always_inline bool fold_clear(const __u32 *cur, const struct bpfipt_conf *conf,
+				       __u32 chain, __u32 d, struct scratch *sc)
+{
+	__u32 g1 = conf->gfold_g[chain][d & 1][0];
+
+	return g1 && TBITS_CLEAR(cur,
+				 fold_bits(conf, chain, d, g1, conf->gfold_g[chain][d & 1][1], sc),
+				 sc);
+}
+
+/* How fold_search() searches a list (a constant): FOLD_SEARCH, its filter and
+ * then its set (IPv4 here, IPv6 through bpfipt_ival6_find()); FOLD_FILTER, its
+ * filter only: an address the filter rules out is answered (a miss), any
+ * other is left for later. */
+enum { FOLD_SEARCH, FOLD_FILTER };
+
+/* Folded group slot d of the chain (bpfipt_conf.gfold), once per packet
+ * (sc->gdone): its counter for the packet, or its word and bit to mask out of
+ * the walk. */
+static __always_inline void fold_search(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+					__u32 d, struct scratch *sc, int how)
 {
 	__u32 gs = conf->gfold[chain][d & 1] - 1, set = conf->gfold_set[chain][d & 1], c;
-	__u32 a = bpf_ntohl(d ? sc->p.daddr : sc->p.saddr);
 
-	if (sc->p.family == 6) {
+	if (sc->gdone & (1u << (d & 1)))
+		return;
+	if (how == FOLD_FILTER && sc->p.family == 6)
+		return;	/* IPv6's filter in bpfipt_fold(): its registers spill here */
+	if (!(sc->gdone & (4u << (d & 1))) && fold_clear(&cur, conf, chain, d, sc)) {
+		c = BPFIPT_IVAL_NONE;
+	} else if (how == FOLD_FILTER) {
+		sc->gdone |= 4u << (d & 1);	/* the filter passed it: not again */
+		return;
+	} else if (sc->p.family == 6)
 		c = bpfipt_ival6_find(sc, set, d);
-	} else {
-		c = inl ? ival_find4(cur, set, a) : bpfipt_ival_find(cur, set, a);
-	}
+	else
+		c = ival_find4(cur, set, bpf_ntohl(d ? sc->p.daddr : sc->p.saddr));
 	sc->gctr[d & 1] = c;
 	if (c == BPFIPT_IVAL_NONE) {
 		sc->gskip_w[d & 1] = gs / 64;
 		sc->gskip_b[d & 1] = 1ULL << (gs & 63);
 	}
-	return 0;
+	sc->gdone |= 1u << (d & 1);
 }
 
-/* The search of chain's folded group slot on field d, once per packet
- * (sc->gdone). */
-static __always_inline void fold_once(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
-				      __u32 d, struct scratch *sc, bool inl)
+/* bpfipt_fold()'s internal error (no counter, not BPFIPT_IVAL_NONE) */
+#define PFX_BROKEN	(BPFIPT_IVAL_NONE - 1)
+
+/* Chain sc->chain's folded list on field d (generation sc->cur): its search,
+ * once a packet (fold_search()); the entry's counter on a hit,
+ * BPFIPT_IVAL_NONE on a miss, PFX_BROKEN on an internal error. A global
+ * function, called from the walk and the prefix's loop: the filter and the
+ * search in a frame of their own, checked once. */
+__noinline __u32 bpfipt_fold(struct scratch *sc, __u32 d)
 {
-	if (!(sc->gdone & (1u << (d & 1)))) {
-		fold_search(cur, conf, chain, d, sc, inl);
-		sc->gdone |= 1u << (d & 1);
-	}
+	const struct bpfipt_conf *conf;
+	__u32 cur, chain;
+
+	if (!sc)
+		return PFX_BROKEN;
+	cur = sc->cur;
+	chain = sc->chain;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	if (!conf || chain >= BPFIPT_NCHAINS)
+		return PFX_BROKEN;
+	fold_search(cur, conf, chain, d & 1, sc, FOLD_SEARCH);
+	return sc->gctr[d & 1];
 }
 
-/* The searches of chain's folded group slots (bpfipt_conf.gfold). */
-static __always_inline void fold_searches(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+/* The searches of chain's folded group slots (bpfipt_conf.gfold; chain and
+ * generation sc->chain and sc->cur). */
+static __always_inline void fold_searches(const struct bpfipt_conf *conf, __u32 chain,
 					  struct scratch *sc)
 {
-	if (conf->gfold[chain][0])
-		fold_once(cur, conf, chain, 0, sc, false);
-	if (conf->gfold[chain][1])
-		fold_once(cur, conf, chain, 1, sc, false);
+	if (conf->gfold[chain][0] && !(sc->gdone & 1))
+		bpfipt_fold(sc, 0);
+	if (conf->gfold[chain][1] && !(sc->gdone & 2))
+		bpfipt_fold(sc, 1);
 }
 
 /* Slot gi of generation cur's slots map, NULL if none. */
@@ -2573,32 +2645,6 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	return 0;
 }
 
-/* bpfipt_pfx_flist()'s internal error (no counter, not BPFIPT_IVAL_NONE) */
-#define PFX_BROKEN	(BPFIPT_IVAL_NONE - 1)
-
-/* The j-th rule of chain sc->chain's slot prefix (generation sc->cur), the
- * chain's folded list with nothing else to test (bit j of
- * bpfipt_conf.pfx_flist): its search, once a packet (sc->gdone); the entry's
- * counter on a hit, BPFIPT_IVAL_NONE on a miss, PFX_BROKEN on an internal
- * error. A global function, called from the prefix's loop (its frame has no
- * room for the search's values across the call). */
-__noinline __u32 bpfipt_pfx_flist(struct scratch *sc, __u32 j)
-{
-	const struct bpfipt_conf *conf;
-	__u32 cur, chain, d;
-
-	if (!sc)
-		return PFX_BROKEN;
-	cur = sc->cur;
-	chain = sc->chain;
-	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
-	if (!conf || chain >= BPFIPT_NCHAINS)
-		return PFX_BROKEN;
-	d = conf->gfold[chain][1] == conf->pfx_slot[chain][j & (BPFIPT_FAST_PFX_MAX - 1)] + 1;
-	fold_once(cur, conf, chain, d, sc, true);
-	return sc->gctr[d & 1];
-}
-
 /* The generation's conf of scratch sc (found again after each call: kept
  * across calls, it costs a frame the stack that the deepest calls need). */
 static __always_inline const struct bpfipt_conf *sc_conf(const struct scratch *sc)
@@ -2818,7 +2864,7 @@ static __always_inline __u64 pfx_ranges(struct scratch *sc, const struct bpfipt_
 static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc)
 {
-	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), ctr, j;
+	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), ctr, j, fl;
 	__u64 d, todo, off = 0, note = 0, w, nmask;
 	int it, b;
 
@@ -2850,6 +2896,15 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		sc->tpre_ctr = pfx_tgrp_find(cur, conf, chain, j, sc);
 		sc->tpre = j;
 	}
+	/* the folded lists' filters: an address they rule out answered here,
+	 * no call in the loop (fail2ban's jail, when the packet's source is
+	 * not in it) */
+	if (d & conf->pfx_flist[chain] & nmask) {
+		if (conf->gfold[chain][0])
+			fold_search(cur, conf, chain, 0, sc, FOLD_FILTER);
+		if (conf->gfold[chain][1])
+			fold_search(cur, conf, chain, 1, sc, FOLD_FILTER);
+	}
 	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
 		/* the chain's arrays addressed again each rule: hoisted, their
 		 * addresses took this frame the stack of the deepest calls */
@@ -2876,8 +2931,10 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 							  conf->pfx_slot[chain][j]);
 			} else if ((conf->pfx_flist[chain] >> j) & 1) {
 				/* the folded list alone: its search, once a
-				 * packet, a hit counted on the entry's counter */
-				ctr = bpfipt_pfx_flist(sc, j);
+				 * packet, a hit counted on the entry's counter
+				 * (an address its filter has not: no call) */
+				fl = conf->gfold[chain][1] == conf->pfx_slot[chain][j] + 1;
+				ctr = (sc->gdone >> fl) & 1 ? sc->gctr[fl] : bpfipt_fold(sc, fl);
 				if (ctr == PFX_BROKEN)
 					return -1;
 				b = ctr != BPFIPT_IVAL_NONE;
@@ -2999,7 +3056,12 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		if (fast & BPFIPT_FAST_TUPLE) {
 			v = fast_tuple(cur, conf, chain, sc);
 		} else if (first) {
-			fold_searches(cur, conf, chain, sc);
+			/* a miss the filter decides: no call */
+			if (conf->gfold[chain][0])
+				fold_search(cur, conf, chain, 0, sc, FOLD_FILTER);
+			if (conf->gfold[chain][1])
+				fold_search(cur, conf, chain, 1, sc, FOLD_FILTER);
+			fold_searches(conf, chain, sc);
 			v = fast_judge(cur, conf, chain, sc);
 		}
 		/* the prefix, at the top or after the group's miss that the policy
@@ -3016,7 +3078,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		if (v >= 0)
 			return v;
 	}
-	fold_searches(cur, conf, chain, sc);
+	fold_searches(conf, chain, sc);
 
 	/* One lookup per field that varies in this chain and that the prefix did
 	 * not look up: its vector id. */

@@ -278,7 +278,8 @@ struct bpfipt_tuple_key {
 };
 
 /*
- * The tuple bitmap (bpfipt_tbits, a generation with tuple groups): bit
+ * The tuple bitmap (bpfipt_tbits, a generation with tuple groups or a folded
+ * list's filter, below): bit
  * bpfipt_tbit(k) (IPv6: bpfipt_tbit6()) is set for every key k of the
  * generation's tuple hash, so a
  * packet whose key's bit is clear is in no group without the hash's search
@@ -327,6 +328,69 @@ bpfipt_tbit6(const struct bpfipt_tuple6_key *k)
 	h ^= ((__u64)k->dst[0] << 32 | k->dst[1]) * 0x94d049bb133111ebULL;
 	h ^= ((__u64)k->dst[2] << 32 | k->dst[3]) * 0xff51afd7ed558ccdULL;
 	return bpfipt_tbit_mix(h, k->sport, k->dport, k->proto);
+}
+
+/*
+ * The folded list's filter (bpfipt_conf.gfold_g, in the same bitmap): a list
+ * that is not too long for the bitmap (BPFIPT_GBIT_MAX prefixes) has a bit set
+ * for each of its prefixes, in the word of the /g1 block holding it, g1 the
+ * list's shortest prefix (>= 1). Which bit: that of the /g1 block, or, when
+ * the loader chose a second level g2 and the prefix has g2 bits or more, that
+ * of its /g2 block (a deny list of /32s and /24s among a few /16s: 16 and 24;
+ * the word of a block of 2^(32-16) addresses, its bit for each /24 there).
+ * bpfipt_ghash(set, g, hi, lo) is the hash of the /g block holding address
+ * hi, lo (its high and low 64 bits in host order; IPv4: the address in hi's
+ * high 32 bits) in the list whose descriptor is set; BPFIPT_GWORD() of the
+ * /g1 block's hash is the word, BPFIPT_GBIT() of the level's hash the bit. An
+ * address whose word has neither of its two bits (one of each level) is in
+ * none of the list's prefixes, and its search is spared: the packets a
+ * fail2ban jail or a deny list does not name, most of them. An address near a
+ * listed one (in its block, or in one whose bit a collision set) is searched.
+ * One word, one lookup, for both levels.
+ */
+#define BPFIPT_GBIT_MAX		(1u << (BPFIPT_TBITS_LOG - 3))	/* one bit in eight */
+#define BPFIPT_GWORD(h)		((__u32)((h) >> (64 - (BPFIPT_TBITS_LOG - 6))))
+#define BPFIPT_GBIT(h)		(1ULL << ((h) & 63))
+
+static inline __attribute__((always_inline)) __u64
+bpfipt_ghash(__u32 set, __u32 g, __u64 hi, __u64 lo)
+{
+	__u64 h = ((__u64)set << 8 | g) * 0x9e3779b97f4a7c15ULL;
+
+	if (g <= 64) {
+		hi &= ~0ULL << ((64 - g) & 63);
+		lo = 0;
+	} else {
+		lo &= ~0ULL << ((128 - g) & 63);
+	}
+	h ^= hi * 0xc2b2ae3d27d4eb4fULL;
+	h ^= lo * 0x165667b19e3779f9ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+/* The word and bit of a list's prefix of plen bits at hi, lo (the loader),
+ * in the filter of levels g1, g2 of the list whose descriptor is set. */
+static inline __attribute__((always_inline)) void
+bpfipt_gprefix(__u32 set, __u32 g1, __u32 g2, __u32 plen, __u64 hi, __u64 lo, __u32 *word,
+	       __u64 *bit)
+{
+	__u64 h = bpfipt_ghash(set, g1, hi, lo);
+
+	*word = BPFIPT_GWORD(h);
+	*bit = BPFIPT_GBIT(g2 && plen >= g2 ? bpfipt_ghash(set, g2, hi, lo) : h);
+}
+
+/* ... and of an address (the data plane): its word, and its bits of both
+ * levels (one when g2 is 0) */
+static inline __attribute__((always_inline)) void
+bpfipt_gaddr(__u32 set, __u32 g1, __u32 g2, __u64 hi, __u64 lo, __u32 *word, __u64 *bits)
+{
+	__u64 h = bpfipt_ghash(set, g1, hi, lo);
+
+	*word = BPFIPT_GWORD(h);
+	*bits = BPFIPT_GBIT(h) | (g2 ? BPFIPT_GBIT(bpfipt_ghash(set, g2, hi, lo)) : 0);
 }
 
 /* The bounds of a tuple group's keys (struct bpfipt_tfast): source, destination,
@@ -530,7 +594,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		53	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		54	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -636,7 +700,9 @@ enum bpfipt_stat {
 					 *     tpre);
 					 * 52: the tuple bitmap
 					 *     (bpfipt_tbits);
-					 * 53: ... of IPv6 too */
+					 * 53: ... of IPv6 too;
+					 * 54: the folded list's filter
+					 *     (bpfipt_conf.gfold_g) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -875,6 +941,11 @@ struct bpfipt_conf {
 	 * address is not in the list. */
 	__u32 gfold[BPFIPT_NCHAINS][2];
 	__u32 gfold_set[BPFIPT_NCHAINS][2];
+	/* ... and its filter's levels (bpfipt_ghash(), BPFIPT_C_TBITS): [c][d][0]
+	 * the list's shortest prefix, 0 when there is no filter (search every
+	 * address); [c][d][1] the second level, 0 when there is none */
+	__u8 gfold_g[BPFIPT_NCHAINS][2][2];
+	__u8 pad_gfold[4];
 	/* BPFIPT_FAST_*: a chain that begins with its folded group slot (a deny
 	 * list at the top of the chain) is judged by that search alone when it
 	 * can be, without the walk (classify(), fast_judge()); else the slot

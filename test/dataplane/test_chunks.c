@@ -1835,25 +1835,47 @@ static void tp_bounds(struct dp_inst *in, struct ipt_table *t, const struct bpfi
 	ck_assert_uint_eq(hits, 9);
 }
 
+/* The running generation's bitmap (bpfipt_tbits), mapped read-only (length
+ * BPFIPT_TBITS_WORDS * 8); *fd to close. */
+static __u64 *tbits_map(const struct dp_inst *in, int *fd)
+{
+	int ifd = inst_map(in, "bpfipt_inst"), ofd = inst_map(in, "bpfipt_tbits");
+	struct bpfipt_inst iv;
+	__u32 zero = 0, cur, id;
+	__u64 *w;
+
+	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
+	cur = iv.cur[0];
+	ck_assert_int_eq(bpf_map_lookup_elem(ofd, &cur, &id), 0);
+	*fd = bpf_map_get_fd_by_id(id);
+	ck_assert_int_ge(*fd, 0);
+	w = mmap(NULL, (size_t)BPFIPT_TBITS_WORDS * 8, PROT_READ, MAP_SHARED, *fd, 0);
+	ck_assert(w != MAP_FAILED);
+	close(ofd);
+	close(ifd);
+	return w;
+}
+
+static size_t tbits_count(const __u64 *w)
+{
+	size_t set = 0;
+
+	for (__u32 i = 0; i < BPFIPT_TBITS_WORDS; i++)
+		set += (size_t)__builtin_popcountll(w[i]);
+	return set;
+}
+
 /* The running generation's tuple bitmap (bpfipt.h): written (BPFIPT_C_TBITS),
  * the bit of each of cc's keys set, and not much more than one bit a key. */
 static void tbits_check(const struct dp_inst *in, const struct cp_compiled *cc,
 			const struct bpfipt_conf *cf)
 {
-	int ifd = inst_map(in, "bpfipt_inst"), ofd = inst_map(in, "bpfipt_tbits"), fd;
-	size_t len = (size_t)BPFIPT_TBITS_WORDS * 8, set = 0;
-	struct bpfipt_inst iv;
-	__u32 zero = 0, cur, id;
+	size_t set;
 	__u64 *w;
+	int fd;
 
 	ck_assert(cf->flags & BPFIPT_C_TBITS);
-	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
-	cur = iv.cur[0];
-	ck_assert_int_eq(bpf_map_lookup_elem(ofd, &cur, &id), 0);
-	fd = bpf_map_get_fd_by_id(id);
-	ck_assert_int_ge(fd, 0);
-	w = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-	ck_assert(w != MAP_FAILED);
+	w = tbits_map(in, &fd);
 	for (__u32 i = 0; i < cc->ntuples; i++) {
 		struct bpfipt_tuple_key k = {
 			.group = cc->tuples[i].k.group, .src = cc->tuples[i].k.src[0],
@@ -1864,15 +1886,127 @@ static void tbits_check(const struct dp_inst *in, const struct cp_compiled *cc,
 
 		ck_assert_msg((w[b / 64] >> (b % 64)) & 1, "tuple %u: bit %u clear", i, b);
 	}
-	for (__u32 i = 0; i < BPFIPT_TBITS_WORDS; i++)
-		set += (size_t)__builtin_popcountll(w[i]);
+	set = tbits_count(w);
 	ck_assert_uint_le(set, cc->ntuples);
 	ck_assert_uint_ge(set, cc->ntuples * 9 / 10);
-	munmap(w, len);
+	munmap(w, (size_t)BPFIPT_TBITS_WORDS * 8);
 	close(fd);
-	close(ofd);
-	close(ifd);
 }
+
+/* The filter of chain c's folded list on field d (bpfipt_gprefix()): its levels
+ * are g1 (the shortest prefix) and g2 (0: none), and the bit of every prefix's
+ * block on its level is set in the running generation's bitmap; the list's
+ * prefixes, returned. */
+static unsigned int gbits_check(const struct dp_inst *in, const struct cp_compiled *cc,
+				const struct bpfipt_conf *cf, __u32 c, __u32 d, unsigned int g1,
+				unsigned int g2)
+{
+	const struct cp_lpm *l = d ? &cc->group_dst : &cc->group_src;
+	__u32 grp = cc->slots[c][cf->gfold[c][d] - 1].group;
+	unsigned int n = 0, n2 = 0;
+	__u64 *w;
+	int fd;
+
+	ck_assert(cf->flags & BPFIPT_C_TBITS);
+	ck_assert_uint_eq(cf->gfold_g[c][d][0], g1);
+	ck_assert_uint_eq(cf->gfold_g[c][d][1], g2);
+	w = tbits_map(in, &fd);
+	for (unsigned int i = 0; i < l->n; i++) {
+		__u64 bit;
+		__u32 word;
+
+		if (l->e[i].key != grp)
+			continue;
+		bpfipt_gprefix(cf->gfold_set[c][d], g1, g2, l->e[i].plen,
+			       (__u64)ntohl(l->e[i].addr) << 32, 0, &word, &bit);
+		ck_assert_uint_ge(l->e[i].plen, g1);
+		ck_assert_msg(w[word] & bit, "chain %u list %u: prefix %u: word %u bit %#llx clear",
+			      c, d, i, word, (unsigned long long)bit);
+		n++;
+		n2 += g2 && l->e[i].plen >= g2;
+	}
+	ck_assert_uint_gt(n, 0);
+	ck_assert(!g2 || (n2 > 0 && n2 < n));	/* both levels hold prefixes */
+	munmap(w, (size_t)BPFIPT_TBITS_WORDS * 8);
+	close(fd);
+	return n;
+}
+
+/* The folded lists' filters (bpfipt_conf.gfold_g, bpfipt_ghash()). INPUT's
+ * slot prefix jumps to f2b, a list of 300 sources (/32s, every tenth a /24,
+ * every fiftieth a /20: levels 20 and 24), then RETURNs; FORWARD walks to its list of the
+ * same sources after a rule of five fields; OUTPUT begins with a list of 200
+ * destinations, /32s (g 32), judged by its search alone. Every list's blocks
+ * have their bits, and no more bits are set than the lists have prefixes.
+ * Packets from listed addresses, from addresses near them (in a listed block
+ * and not listed, or in a listed /24) and far from them: verdicts and counters
+ * against the reference. */
+START_TEST(t_fold_filter)
+{
+	static const __u32 chains[] = { BPFIPT_INPUT, BPFIPT_FORWARD, BPFIPT_OUTPUT };
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	unsigned int n = 0, hits = 0, near = 0;
+	__u64 *w;
+	int fd;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":f2b - [0:0]\n-A INPUT -i lo -j ACCEPT\n-A INPUT -p udp -j f2b\n"
+		"-A INPUT -p udp --dport 53 -j ACCEPT\n"
+		"-A FORWARD -s 10.0.0.0/8 -d 10.0.0.0/8 -p udp --sport 40000 --dport 8 "
+		"-m length --length 20:1500 -j ACCEPT\n");
+	for (unsigned int i = 0; i < 300; i++) {
+		unsigned int plen = i % 50 == 0 ? 20 : i % 10 == 0 ? 24 : 32;
+		struct in_addr a = { DENY(i) & htonl(~0u << (32 - plen)) };
+
+		sb_addf(&sb, "-A f2b -s %s/%u -j REJECT\n", inet_ntoa(a), plen);
+		sb_addf(&sb, "-A FORWARD -s %s/%u -j DROP\n", inet_ntoa(a), plen);
+		if (i < 200)
+			sb_addf(&sb, "-A OUTPUT -d %s/32 -j DROP\n", inet_ntoa(a));
+	}
+	sb_adds(&sb, "-A f2b -j RETURN\n-A FORWARD -p udp --dport 9 -j DROP\nCOMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	ck_assert_uint_eq(BPFIPT_FAST_PFX_FIELD(cf.pfx[BPFIPT_INPUT], 2, 0), BPFIPT_FAST_PFX_LIST);
+	ck_assert_uint_eq(cf.fast[BPFIPT_FORWARD] & 0xff, 0);
+	ck_assert(cf.fast[BPFIPT_OUTPUT] & BPFIPT_FAST_HIT);
+	n += gbits_check(in, cc, &cf, BPFIPT_INPUT, 0, 20, 24);
+	n += gbits_check(in, cc, &cf, BPFIPT_FORWARD, 0, 20, 24);
+	n += gbits_check(in, cc, &cf, BPFIPT_OUTPUT, 1, 32, 0);
+	ck_assert_uint_eq(n, 300 + 300 + 200);
+	w = tbits_map(in, &fd);
+	ck_assert_uint_le(tbits_count(w), n);
+	munmap(w, (size_t)BPFIPT_TBITS_WORDS * 8);
+	close(fd);
+	for (int k = 0; k < 6000; k++) {
+		unsigned int i = rnd() % 400, kind = rnd() % 3, c = k % 3;
+		__be32 a = kind == 0 ? DENY(i)
+			   : kind == 1 ? (DENY(i) & htonl(0xfffff000)) | htonl(rnd() % 4096)
+				       : htonl(0xac100000u | (rnd() & 0xfffff));
+		struct cp_packet p = {
+			.saddr = c == 2 ? inet_addr("10.0.0.1") : a,
+			.daddr = c == 2 ? a : inet_addr("10.0.0.1"), .proto = 17,
+			.has_ports = true, .sport = 40000, .dport = (unsigned int[]){ 8, 9, 53 }[rnd() % 3],
+			.len = 50, .iif = 2,
+		};
+		struct cp_trace rt;
+		unsigned int owner = 0;
+		int rule_no = ref_rule(t, chains[c], &p, &rt, &owner);
+
+		send_chain(in, t, &p, chains[c]);
+		hits += rule_no >= 0 && owner != 0 && kind != 0;
+		near += kind == 1 && rule_no < 0;
+	}
+	ck_assert_uint_gt(hits, 100);	/* near ones that a /24 or /20 holds */
+	ck_assert_uint_gt(near, 100);	/* ... and that no prefix holds */
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
 
 START_TEST(t_tuple)
 {
@@ -3051,6 +3185,7 @@ int main(void)
 	tcase_add_test(tc, t_prefix_random);
 	tcase_add_test(tc, t_prefix_long);
 	tcase_add_test(tc, t_tuple_update);
+	tcase_add_test(tc, t_fold_filter);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

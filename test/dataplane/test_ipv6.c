@@ -565,6 +565,67 @@ START_TEST(t_group)
 }
 END_TEST
 
+/* The folded lists' filters (bpfipt_conf.gfold_g, bpfipt_ghash()) of IPv6: a
+ * list on -s of /128s, every tenth a /64 (g 64: the address's high word), then
+ * one on -d of /128s, every tenth a /100 (g 100: its low word too). Addresses
+ * listed, near a listed one (in its /g block) and far from all of them. */
+START_TEST(t_fold_filter6)
+{
+	struct ipt_table *t = table6();
+	struct dp_inst *in = inst_new();
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
+	struct cp_compiled *cc;
+	char a[64];
+
+	for (int i = 0; i < 100; i++) {
+		if (i % 10)
+			snprintf(a, sizeof(a), "2001:db8:a:%x::%x/128", i, i + 1);
+		else
+			snprintf(a, sizeof(a), "2001:db8:a:%x::/64", i);
+		add(t, "INPUT", rule(a, NULL, -1, DRP));
+	}
+	for (int i = 0; i < 100; i++) {
+		if (i % 10 == 3)
+			snprintf(a, sizeof(a), "2001:db8:b::%x:1000:0/100", i);
+		else
+			snprintf(a, sizeof(a), "2001:db8:b::%x:1000:%x/128", i, i + 1);
+		add(t, "INPUT", rule(NULL, a, -1, DRP));
+	}
+	cc = compile(t);
+	install(in, cc);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert(cf.gfold[BPFIPT_INPUT][0] && cf.gfold[BPFIPT_INPUT][1]);
+	ck_assert_uint_eq(cf.gfold_g[BPFIPT_INPUT][0][0], 64);	/* /64 and /128 */
+	ck_assert_uint_eq(cf.gfold_g[BPFIPT_INPUT][0][1], 128);
+	ck_assert_uint_eq(cf.gfold_g[BPFIPT_INPUT][1][0], 100);	/* /100 and /128 */
+	ck_assert_uint_eq(cf.gfold_g[BPFIPT_INPUT][1][1], 128);
+	ck_assert(cf.flags & BPFIPT_C_TBITS);
+
+	struct tc6 cs[] = {
+		{ "-s /128", P6(.src = "2001:db8:a:5::6"), DRP, C(5) },
+		{ "-s /64", P6(.src = "2001:db8:a:14::77"), DRP, C(20) },
+		{ "-s near a /128", P6(.src = "2001:db8:a:5::7"), ACC, C(200) },
+		{ "-s far", P6(.src = "2001:db8:c::1"), ACC, C(200) },
+		{ "-d /100", P6(.src = "2001:db8:c::1", .dst = "2001:db8:b::3:1fff:abcd"), DRP,
+		  C(103) },
+		{ "-d /128", P6(.src = "2001:db8:c::1", .dst = "2001:db8:b::7:1000:8"), DRP,
+		  C(107) },
+		{ "-d near a /128", P6(.src = "2001:db8:c::1", .dst = "2001:db8:b::7:1000:9"), ACC,
+		  C(200) },
+		{ "-d far", P6(.src = "2001:db8:c::1", .dst = "2001:db8:b::7:2000:8"), ACC, C(200) },
+		{ "both: -s first", P6(.src = "2001:db8:a:5::6", .dst = "2001:db8:b::7:1000:8"), DRP,
+		  C(5) },
+		{ "-s near, -d", P6(.src = "2001:db8:a:5::7", .dst = "2001:db8:b::63:1000:64"), DRP,
+		  C(199) },
+	};
+	run6(in, cs, N(cs));
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* Two lists on the source in one chain (two fail2ban jails, the second's sources
  * overlapping the first's): neither is the chain's folded one, so the slot
  * prefix searches each one's own set (loader.c list_alone(),
@@ -1564,6 +1625,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_truncated);
 	tcase_add_test(t, t_addresses);
 	tcase_add_test(t, t_group);
+	tcase_add_test(t, t_fold_filter6);
 	tcase_add_test(t, t_group_deep);
 	tcase_add_test(t, t_lists_prefix6);
 	tcase_add_test(t, t_families);

@@ -51,7 +51,13 @@
  * the tc egress program, before the runs): ESTABLISHED; "last" a new flow to
  * udp 53, accepted (NEW: its connection exists but saw no reply); "none" a new
  * flow to a closed port, dropped by the policy (no connection is written);
- * "listed" a source of the deny list.
+ * "listed" a source of the deny list. "spread" (deny, denyacc, host and the
+ * mixed rules among others, mixedhead): SPREAD_N sources drawn at random from
+ * the deny list's range (11.0.0.0 - 191.255.255.255, the same sources in every
+ * run and row), what a packet from anywhere costs on average, a folded list's
+ * filter included (its collisions, the blocks its prefixes share with other
+ * addresses); its ns is the mean of the sources' (each --repeat packets), its
+ * verdicts not checked (a source may be listed).
  * Conntrack on: "-m conntrack --ctstate INVALID -j DROP" after the N rules.
  * --family 6: the same rulesets and packets in IPv6 (bpf-ip6tables): IPv4 address
  * a.b.c.d/p becomes 2001:db8:aabb:ccdd::/(32 + p), so every prefix relation is
@@ -68,7 +74,7 @@
  * lookup then walks the FIB for every packet the route memo does not answer.
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
  *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
- *                [--packets first,last,none,none-worst,listed] [--hook xdp|tc]
+ *                [--packets first,last,none,none-worst,listed,spread] [--hook xdp|tc]
  *                [--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b]
  *                [--head-sizes a,b] [--head RULES] [--tail RULES]
  *                (root; a namespace of its own)
@@ -210,8 +216,22 @@ struct pk {
 
 /* The packets of a ruleset: first, last, none, none-worst, listed (.src = 0:
  * not defined for it). */
-enum { P_FIRST, P_LAST, P_NONE, P_WORST, P_LISTED, P_MAX };
-static const char *const pk_name[P_MAX] = { "first", "last", "none", "none-worst", "listed" };
+enum { P_FIRST, P_LAST, P_NONE, P_WORST, P_LISTED, P_SPREAD, P_MAX };
+static const char *const pk_name[P_MAX] = { "first", "last", "none", "none-worst", "listed",
+					     "spread" };
+
+/* "spread": its sources, source i of SPREAD_N (network order) */
+#define SPREAD_N	32
+
+static __be32 spread_src(unsigned int i)
+{
+	__u64 h = (i + 1) * 0x9e3779b97f4a7c15ULL;
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return htonl(0x0b000000 + (__u32)(h % (0xc0000000u - 0x0b000000u)));
+}
 
 static __be32 a4(unsigned a, unsigned b, unsigned c, unsigned d)
 {
@@ -391,6 +411,8 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 					  .sport = 40000, .dport = p };
 		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1),
 					  .sport = 40000, .dport = 1024 };
+		if (k == HEAD)
+			pk[P_SPREAD] = (struct pk){ .src = 1, .sport = 40000, .dport = 1024 };
 		/* source of rule 0, a port some rule uses, never with that source */
 		p = unused_port(n, 1021);
 		if (p)
@@ -453,12 +475,14 @@ static char *ruleset(enum kind k, unsigned int n, bool ct, struct pk pk[P_MAX])
 					  .sport = 40000, .dport = 9999, .drop = true };
 		pk[P_LISTED] = (struct pk){ .src = last,
 					    .sport = 40000, .dport = 53, .drop = true };
+		pk[P_SPREAD] = (struct pk){ .src = 1, .sport = 40000, .dport = 9999 };
 		return sb.buf;
 	default:
 		pk[P_LAST] = (struct pk){ .src = last, .sport = 40000, .dport = 53 };
 		pk[P_NONE] = (struct pk){ .src = a4(192, 168, 1, 1), .sport = 40000, .dport = 53 };
 		pk[P_FIRST].sport = 40000;
 		pk[P_FIRST].dport = 53;
+		pk[P_SPREAD] = (struct pk){ .src = 1, .sport = 40000, .dport = 53 };
 		break;
 	}
 	pk[P_FIRST].drop = pk[P_LAST].drop = true;	/* every rule is -j DROP */
@@ -635,8 +659,9 @@ struct cell {
 	unsigned int n;
 	bool ct, xdp;
 	int p, fd, want;
-	size_t len;
-	__u8 buf[128];
+	unsigned int nbuf;		/* its packets: 1, or SPREAD_N ("spread") */
+	size_t len[SPREAD_N];
+	__u8 buf[SPREAD_N][128];
 	double install_ms, best;
 	unsigned long long bytes;
 };
@@ -721,8 +746,13 @@ static void measure(enum kind k, unsigned int n, bool ct)
 					    .fd = dp_inst_prog_fd(in, xdp ? DP_PROG_XDP : DP_PROG_TC_IN),
 					    .want = xdp ? (drop ? XDP_DROP : XDP_PASS)
 							: (drop ? TC_ACT_SHOT : TC_ACT_OK),
-					    .install_ms = install_ms, .bytes = bytes, .best = 1e18 };
-			c->len = packet(c->buf, pk[p].src, pk[p].dst, pk[p].sport, pk[p].dport);
+					    .install_ms = install_ms, .bytes = bytes, .best = 1e18,
+					    .nbuf = p == P_SPREAD ? SPREAD_N : 1 };
+			if (p == P_SPREAD)
+				c->want = -1;
+			for (unsigned int b = 0; b < c->nbuf; b++)
+				c->len[b] = packet(c->buf[b], p == P_SPREAD ? spread_src(b) : pk[p].src,
+						   pk[p].dst, pk[p].sport, pk[p].dport);
 		}
 	}
 	if (ninst % 16 == 0)
@@ -744,7 +774,10 @@ static void run_cells(void)
 			usleep(RUN_GAP_US);
 		for (size_t j = 0; j < ncells; j++) {
 			struct cell *c = &cells[j];
-			double ns = run_once(c->fd, c->xdp, c->buf, c->len, c->want);
+			double ns = 0;
+
+			for (unsigned int b = 0; b < c->nbuf; b++)
+				ns += run_once(c->fd, c->xdp, c->buf[b], c->len[b], c->want) / c->nbuf;
 
 			if (ns < c->best)
 				c->best = ns;

@@ -103,7 +103,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS,
+	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX,
 	OM_MAX,
 };
 
@@ -151,6 +151,8 @@ static const struct om_def {
 		       sizeof(struct bpfipt_counter), BPF_F_MMAPABLE, BPFIPT_CNT_FIXED },
 	[OM_TBITS] = { "bpfipt_tbits", "g_tbits", BPF_MAP_TYPE_ARRAY, 4, 8, BPF_F_MMAPABLE,
 		       BPFIPT_TBITS_WORDS },
+	[OM_IVALFX] = { "bpfipt_ivalfx", "g_ivalfx", BPF_MAP_TYPE_ARRAY, 4,
+			sizeof(struct bpfipt_ival_page), BPF_F_MMAPABLE, BPFIPT_IVAL_FIXED },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -181,7 +183,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 13, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 14, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 12, "im_names covers every instance map");
 
@@ -2369,6 +2371,13 @@ nomem:
 	return dp_fail(err, -ENOMEM, "out of memory");
 }
 
+/* The map of cf's address sets: IPv6's, or IPv4's of one size when they fit
+ * there (BPFIPT_C_IVAL_FIXED), else of their own size. */
+static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
+{
+	return v6 ? OM_IVAL6 : cf->flags & BPFIPT_C_IVAL_FIXED ? OM_IVALFX : OM_IVAL;
+}
+
 /* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
 static int sets_write(int fd, struct sets *s, struct bpfipt_conf *cf, struct ipt_err *err)
 {
@@ -4276,8 +4285,11 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	total = (size_t)cf->slot_base[BPFIPT_OUTPUT] + cc->nslots[BPFIPT_OUTPUT] +
 		cc->nmslots[BPFIPT_OUTPUT];
 
-	if ((r = sets_flatten(cc, cf, &sets, err)) ||
-	    (r = inner_get(in, v6 ? OM_IVAL6 : OM_IVAL, slot, cf->npages, 0, g, err)))
+	if ((r = sets_flatten(cc, cf, &sets, err)))
+		goto out;
+	if (!v6 && cf->npages <= BPFIPT_IVAL_FIXED)
+		cf->flags |= BPFIPT_C_IVAL_FIXED;
+	if ((r = inner_get(in, ival_om(cf, v6), slot, cf->npages, 0, g, err)))
 		goto out;
 	/* a generation that reads no field array has none: its slot keeps what
 	 * the spare had (a generation that needs one then finds it), empty at first */
@@ -4310,7 +4322,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	if ((r = tuple_get(in, slot, old, cc, g, err)))
 		goto out;
 
-	if ((r = sets_write(g->fd[v6 ? OM_IVAL6 : OM_IVAL], &sets, cf, err)) ||
+	if ((r = sets_write(g->fd[ival_om(cf, v6)], &sets, cf, err)) ||
 	    ((cf->flags & BPFIPT_C_TBITS) &&
 	     (r = tbits_write(g->fd[OM_TBITS], cc, cf, &sets, err))))
 		goto out;

@@ -422,6 +422,14 @@ struct pool_chunk {
 };
 
 OUTER(bpfipt_ival, VAR_ARRAY(struct bpfipt_ival_page, BPF_F_MMAPABLE));
+/* ... BPFIPT_IVAL_FIXED pages: a small generation's (BPFIPT_C_IVAL_FIXED) */
+OUTER(bpfipt_ivalfx, struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BPFIPT_IVAL_FIXED);
+	__type(key, __u32);
+	__type(value, struct bpfipt_ival_page);
+});
 OUTER(bpfipt_ival6, VAR_ARRAY(struct bpfipt_ival6_page, BPF_F_MMAPABLE));
 OUTER(bpfipt_fields, FIXED_ARRAY(BPFIPT_FB_END / BPFIPT_PACK));
 OUTER(bpfipt_tuple, struct {
@@ -922,11 +930,27 @@ static __always_inline __u32 ctz64(__u64 x)
 
 #include "ival.bpf.h"
 
-/* Address a (host order), an IPv4 set of generation cur. */
-static __always_inline __u32 ival_find4(__u32 cur, __u32 desc, __u32 a)
-{
-	void *m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
+/* A volatile read of scratch memory. Inside the verifier's loops every value
+ * that is loop-invariant is re-read from the map rather than kept by clang in a
+ * register or stack slot: a map load is an unknown scalar to the verifier, while
+ * a kept value that a branch made exact (look & bit: 0 or the bit) differs from
+ * path to path, and 12 such bits made 4096 states that never pruned. */
+#define RD(x) (*(volatile typeof(x) *)&(x))
 
+/* Address a (host order), an IPv4 set of generation cur (conf its conf): in
+ * the pages of one size when they fit there, their lookups inline (the search
+ * written twice, once per map: the verifier inlines a lookup only where it
+ * knows the map). */
+static __always_inline __u32 ival_find4(__u32 cur, const struct bpfipt_conf *conf, __u32 desc,
+					__u32 a)
+{
+	void *m;
+
+	if (RD(conf->flags) & BPFIPT_C_IVAL_FIXED) {
+		m = bpf_map_lookup_elem(&bpfipt_ivalfx, &cur);
+		return m ? IVAL_FIND4(m, desc, a) : BPFIPT_IVAL_NONE;
+	}
+	m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
 	return m ? IVAL_FIND4(m, desc, a) : BPFIPT_IVAL_NONE;
 }
 
@@ -934,7 +958,9 @@ static __always_inline __u32 ival_find4(__u32 cur, __u32 desc, __u32 a)
  * it. */
 __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 {
-	return ival_find4(cur, desc, a);
+	const struct bpfipt_conf *conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+
+	return conf ? ival_find4(cur, conf, desc, a) : BPFIPT_IVAL_NONE;
 }
 
 /* An address field: the vector id of the chain's set, 0 when there is none
@@ -980,13 +1006,6 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
 		}								\
 		ok_;								\
 	})
-
-/* A volatile read of scratch memory. Inside the verifier's loops every value
- * that is loop-invariant is re-read from the map rather than kept by clang in a
- * register or stack slot: a map load is an unknown scalar to the verifier, while
- * a kept value that a branch made exact (look & bit: 0 or the bit) differs from
- * path to path, and 12 such bits made 4096 states that never pruned. */
-#define RD(x) (*(volatile typeof(x) *)&(x))
 
 #define WIN_CVEC	BPFIPT_F_MAX	/* struct scratch's wword[]: the constant vector's */
 _Static_assert(WIN_CVEC < BPFIPT_PVALS, "a window per field and the constant vector's");
@@ -2295,7 +2314,7 @@ static __always_inline void fold_search(__u32 cur, const struct bpfipt_conf *con
 	} else if (sc->p.family == 6)
 		c = bpfipt_ival6_find(sc, set, d);
 	else
-		c = ival_find4(cur, set, bpf_ntohl(d ? sc->p.daddr : sc->p.saddr));
+		c = ival_find4(cur, conf, set, bpf_ntohl(d ? sc->p.daddr : sc->p.saddr));
 	sc->gctr[d & 1] = c;
 	if (c == BPFIPT_IVAL_NONE) {
 		sc->gskip_w[d & 1] = gs / 64;

@@ -114,6 +114,11 @@ enum bpfipt_field {
 #define BPFIPT_IVAL_WIN_SHIFT	26			/* 4 bits: w */
 #define BPFIPT_IVAL_DEPTH_SHIFT	30			/* 2 bits */
 #define BPFIPT_IVAL_NONE	0xffffffffu
+/* An IPv4 generation whose sets fit in BPFIPT_IVAL_FIXED pages keeps them in
+ * bpfipt_ivalfx, an inner array of that size in every generation, whose lookups
+ * the verifier inlines (BPFIPT_C_IVAL_FIXED); a larger one in bpfipt_ival, of
+ * its own size, each page's lookup a call. 135 KiB. */
+#define BPFIPT_IVAL_FIXED	64
 
 /* A page's separators: sep[j] repeats key[j * BPFIPT_IVAL_SEP], so that a search's
  * first four steps read one cache line (a line of IPv4 keys holds one group of
@@ -594,7 +599,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		54	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		55	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -702,7 +707,9 @@ enum bpfipt_stat {
 					 *     (bpfipt_tbits);
 					 * 53: ... of IPv6 too;
 					 * 54: the folded list's filter
-					 *     (bpfipt_conf.gfold_g) */
+					 *     (bpfipt_conf.gfold_g);
+					 * 55: IPv4 address sets of one size
+					 *     (bpfipt_ivalfx) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -1103,6 +1110,7 @@ enum {
 	BPFIPT_C_REJECT	= 1 << 5,	/* userspace: a rule rejects (-j REJECT) */
 	BPFIPT_C_CNT_FIXED = 1 << 6,	/* the counters in bpfipt_cntfx */
 	BPFIPT_C_TBITS	= 1 << 7,	/* the tuple bitmap written (bpfipt_tbits) */
+	BPFIPT_C_IVAL_FIXED = 1 << 8,	/* the address sets in bpfipt_ivalfx */
 };
 
 /* ------------------------------------------------------------ conntrack ----

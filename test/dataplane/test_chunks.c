@@ -972,15 +972,72 @@ START_TEST(t_counters_fixed)
 }
 END_TEST
 
+/*
+ * IPv4 address sets in the pages of one size (BPFIPT_C_IVAL_FIXED) while they
+ * fit, in a map of the generation's size when they do not, and back: a deny
+ * list of 3 000 sources (24 pages) becomes one of 20 000 (160), then of 3 000
+ * again, beside rules whose sources make the field's own set. After each
+ * switch, sources listed, unlisted and in those rules' /24s: verdicts and
+ * counters against the reference.
+ */
+START_TEST(t_ival_fixed)
+{
+	static const unsigned int sizes[] = { 3000, 20000, 3000 };
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (unsigned int r = 0; r < 3; r++) {
+		struct strbuf sb = STRBUF_INIT;
+		struct cp_compiled *cc = NULL;
+		struct bpfipt_conf cf;
+		struct ipt_table *t;
+
+		sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+			":OUTPUT ACCEPT [0:0]\n-A INPUT -p udp --dport 9 -j ACCEPT\n");
+		sb_list(&sb, "-A INPUT -s %s/32 -j DROP\n", 0, sizes[r]);
+		for (unsigned int i = 0; i < 40; i++)
+			sb_addf(&sb, "-A INPUT -s 172.16.%u.0/24 -p udp --dport %u -j %s\n", i,
+				53 + i % 2, i % 3 ? "ACCEPT" : "DROP");
+		sb_adds(&sb, "-A INPUT -p udp --dport 54 -j DROP\nCOMMIT\n");
+		t = parse(sb_str(&sb));
+		sb_free(&sb);
+		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		ck_assert_msg(!(cf.flags & BPFIPT_C_IVAL_FIXED) == (sizes[r] > 10000),
+			      "%u entries, %u pages: fixed %d", sizes[r], cf.npages,
+			      !!(cf.flags & BPFIPT_C_IVAL_FIXED));
+		ck_assert_uint_gt(cf.lookup[BPFIPT_INPUT] & (1u << BPFIPT_F_SRC), 0);
+		for (int k = 0; k < 600; k++) {
+			unsigned int i = rnd() % (sizes[r] + 3000), kind = rnd() % 3;
+			struct cp_packet p = {
+				.saddr = kind ? DENY(i) : htonl(0xac100005u | (rnd() % 48) << 8),
+				.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+				.sport = 40000, .dport = (unsigned int[]){ 9, 53, 54, 80 }[rnd() % 4],
+				.len = 50,
+			};
+
+			send_checked(in, t, &p);
+		}
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	dp_inst_free(&in);
+}
+END_TEST
+
 /* The generation maps of slot `slot`: bit m for outer map names[m]; the
  * counters' bit 7 for either of their maps (bpfipt.h: a small generation's in
- * bpfipt_cntfx). */
+ * bpfipt_cntfx), the address sets' bit 0 likewise (bpfipt_ivalfx). */
 static const char *const gen_outer[] = {
 	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
-	"bpfipt_tuple6", "bpfipt_cntfx",
+	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx",
 };
 #define GEN_CNTFX	11
+#define GEN_IVALFX	12
 #define GEN_TUPLE	(1u << 9)
 #define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6, tuple6 */
 
@@ -993,7 +1050,7 @@ static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 		__u32 id;
 
 		if (!bpf_map_lookup_elem(fd, &slot, &id))
-			mask |= 1u << (m == GEN_CNTFX ? 7 : m);
+			mask |= 1u << (m == GEN_CNTFX ? 7 : m == GEN_IVALFX ? 0 : m);
 		close(fd);
 	}
 	return mask;
@@ -3164,6 +3221,7 @@ int main(void)
 	tcase_add_test(tc, t_full_vec);
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_counters_fixed);
+	tcase_add_test(tc, t_ival_fixed);
 	tcase_add_test(tc, t_spare_drop);
 	tcase_add_test(tc, t_twins);
 	tcase_add_test(tc, t_ifs_reuse);

@@ -103,7 +103,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX,
+	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX, OM_POOLFX,
 	OM_MAX,
 };
 
@@ -153,6 +153,8 @@ static const struct om_def {
 		       BPFIPT_TBITS_WORDS },
 	[OM_IVALFX] = { "bpfipt_ivalfx", "g_ivalfx", BPF_MAP_TYPE_ARRAY, 4,
 			sizeof(struct bpfipt_ival_page), BPF_F_MMAPABLE, BPFIPT_IVAL_FIXED },
+	[OM_POOLFX] = { "bpfipt_poolfx", "g_poolfx", BPF_MAP_TYPE_ARRAY, 4, POOL_CHUNK_BYTES,
+			BPF_F_MMAPABLE, BPFIPT_POOL_FIXED },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -183,7 +185,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 14, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 15, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 12, "im_names covers every instance map");
 
@@ -2371,6 +2373,13 @@ nomem:
 	return dp_fail(err, -ENOMEM, "out of memory");
 }
 
+/* The map of cf's pool: of one size when it fits there (BPFIPT_C_POOL_FIXED),
+ * else of its own size. */
+static enum om pool_om(const struct bpfipt_conf *cf)
+{
+	return cf->flags & BPFIPT_C_POOL_FIXED ? OM_POOLFX : OM_POOL;
+}
+
 /* The map of cf's address sets: IPv6's, or IPv4's of one size when they fit
  * there (BPFIPT_C_IVAL_FIXED), else of their own size. */
 static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
@@ -4261,7 +4270,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 {
 	struct bpfipt_conf *cf = &g->conf;
 	struct sets sets = { 0 };
-	size_t total, bytes, i, k;
+	size_t total, bytes, i, k, npool;
 	__u32 nwords, nchunks, nvecs, rows[BPFIPT_NCHAINS];
 	__u64 *cv = NULL, *pool;
 	bool v6 = cc->family == AF_INET6, fields;
@@ -4303,11 +4312,13 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		rows[i] = conf_fields_read(cf, (__u32)i);
 		fields |= rows[i] != 0;
 	}
+	npool = pool_chunks(cc, cf) + (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows;
+	if (!(cf->flags & BPFIPT_C_WINDOWS) && !cf->nrows && npool >= BPFIPT_POOL_FIXED_MIN &&
+	    npool <= BPFIPT_POOL_FIXED)
+		cf->flags |= BPFIPT_C_POOL_FIXED;
 	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
-	    (r = inner_get(in, OM_POOL, slot,
-			   pool_chunks(cc, cf) + (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows, 0, g,
-			   err)) ||
+	    (r = inner_get(in, pool_om(cf), slot, npool, 0, g, err)) ||
 	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
@@ -4339,9 +4350,8 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant
 	 * vectors; then, of BPFIPT_ROWS_MIN chunks or more, each one's summary rows
 	 * (a windowed pool: pool_write_windows()) */
-	bytes = (pool_chunks(cc, cf) + (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows) *
-		POOL_CHUNK_BYTES;
-	pool = map_mmap(g->fd[OM_POOL], bytes, true, err);
+	bytes = npool * POOL_CHUNK_BYTES;
+	pool = map_mmap(g->fd[pool_om(cf)], bytes, true, err);
 	if (!pool) {
 		r = -ENOMEM;
 		goto out;

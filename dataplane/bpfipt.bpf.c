@@ -285,6 +285,7 @@ struct scratch {
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u32 windows;			/* the pool is windowed (BPFIPT_C_WINDOWS) */
+	__u32 poolfx;			/* ... in bpfipt_poolfx (BPFIPT_C_POOL_FIXED) */
 	__u64 first;			/* ... mask of the first word */
 	__u32 kc;			/* ... next chunk to consider */
 	__u32 top_ready;		/* top[] holds this packet's chunk bitmap */
@@ -462,6 +463,14 @@ OUTER(bpfipt_ifs, struct {
 	__type(value, __u32);
 });
 OUTER(bpfipt_pool, VAR_ARRAY(struct pool_chunk, BPF_F_MMAPABLE));
+/* ... BPFIPT_POOL_FIXED chunks: a small generation's (BPFIPT_C_POOL_FIXED) */
+OUTER(bpfipt_poolfx, struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BPFIPT_POOL_FIXED);
+	__type(key, __u32);
+	__type(value, struct pool_chunk);
+});
 OUTER(bpfipt_slots, VAR_ARRAY(struct bpfipt_slot, BPF_F_MMAPABLE));
 OUTER(bpfipt_extras, VAR_ARRAY(struct bpfipt_extra, BPF_F_MMAPABLE));
 OUTER(bpfipt_limits, VAR_ARRAY(struct bpfipt_limit_state, 0));
@@ -1430,7 +1439,7 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
  * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one).
  * A windowed pool's search is bpfipt_find_slot_win(), the same with windows. */
 static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom,
-				       const bool windows)
+				       const bool windows, const bool fx)
 {
 	__u32 cur, k, found;
 	void *pool;
@@ -1443,7 +1452,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
 	cur = sc->cur;
-	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	pool = fx ? bpf_map_lookup_elem(&bpfipt_poolfx, &cur) : bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return NO_SLOT - 1;
 	if (!windows && RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
@@ -1509,13 +1518,34 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 
 __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 {
-	return find_slot(sc, cursor, kfrom, false);
+	return find_slot(sc, cursor, kfrom, false, false);
 }
 
 __noinline __u32 bpfipt_find_slot_win(struct scratch *sc, __u32 cursor, __u32 kfrom)
 {
-	return find_slot(sc, cursor, kfrom, true);
+	return find_slot(sc, cursor, kfrom, true, false);
 }
+
+/* Generation *cur's pool, either map (a lookup in it then is a call: the
+ * verifier inlines one where it knows the map, bpfipt_find_slot_fx()) */
+static __always_inline void *pool_map(const struct scratch *sc, const __u32 *cur)
+{
+	return RD(sc->poolfx) ? bpf_map_lookup_elem(&bpfipt_poolfx, cur)
+			      : bpf_map_lookup_elem(&bpfipt_pool, cur);
+}
+
+/* ... of a pool of one size (BPFIPT_C_POOL_FIXED): its lookups inline */
+__noinline __u32 bpfipt_find_slot_fx(struct scratch *sc, __u32 cursor, __u32 kfrom)
+{
+	return find_slot(sc, cursor, kfrom, false, true);
+}
+
+/* The search of the step (sc->windows, sc->poolfx say which) */
+#define FIND_SLOT(sc, cursor, kfrom)						\
+	(FEAT(BPFIPT_FEAT_WINDOWS) && RD((sc)->windows) ?			\
+		 bpfipt_find_slot_win(sc, cursor, kfrom) :			\
+	 RD((sc)->poolfx) ? bpfipt_find_slot_fx(sc, cursor, kfrom) :		\
+			    bpfipt_find_slot(sc, cursor, kfrom))
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
  * itself is the BPFIPT_F_CTSTATE field). */
@@ -2068,7 +2098,7 @@ static __always_inline bool vec_bit(struct scratch *sc, void *pool, __u32 vid, _
 static __always_inline bool cut_fields_ok(struct scratch *sc, __u32 s)
 {
 	__u32 cur = sc->cur;
-	void *pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	void *pool = pool_map(sc, &cur);
 
 	if (!pool)
 		return false;
@@ -2130,8 +2160,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 			d = RD(sc->w0) * 64;
 	}
 	if (s == C0_UNSEEN)
-		s = FEAT(BPFIPT_FEAT_WINDOWS) && RD(sc->windows) ?
-			bpfipt_find_slot_win(sc, d, 0) : bpfipt_find_slot(sc, d, 0);
+		s = FIND_SLOT(sc, d, 0);
 	/* many candidate chunks: their candidate words, once per walk, and the
 	 * search again past the chunks the first call saw (called from here,
 	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
@@ -2145,9 +2174,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 		sc->rows_ready = 1;
 		stat_inc(BPFIPT_ST_ROWS);
 		d = RD(sc->kc);		/* the chunks before it were searched */
-		s = FEAT(BPFIPT_FEAT_WINDOWS) && RD(sc->windows) ?
-			bpfipt_find_slot_win(sc, sc->cursor, d) :
-			bpfipt_find_slot(sc, sc->cursor, d);
+		s = FIND_SLOT(sc, sc->cursor, d);
 	}
 	/* the policy slot always matches: only a broken table finds nothing */
 	if (s >= conf->nslots[chain])
@@ -2555,6 +2582,21 @@ static __always_inline int vec_word0(void *pool, const struct bpfipt_conf *conf,
 	return 0;
 }
 
+/* vec_word0() in generation *cur's pool, once per map (a pool of one size: the
+ * lookup inline) */
+static __always_inline int pool_word0(const struct scratch *sc, const __u32 *cur,
+				      const struct bpfipt_conf *conf, __u32 v, __u64 *out)
+{
+	void *pool;
+
+	if (RD(sc->poolfx)) {
+		pool = bpf_map_lookup_elem(&bpfipt_poolfx, cur);
+		return pool ? vec_word0(pool, conf, v, out) : -1;
+	}
+	pool = bpf_map_lookup_elem(&bpfipt_pool, cur);
+	return pool ? vec_word0(pool, conf, v, out) : -1;
+}
+
 /* The counter of the rule of tuple group slot gi (generation sc->cur) whose
  * tuple the packet has, BPFIPT_IVAL_NONE when none: the slot prefix's search of
  * a group (BPFIPT_FAST_PFX_TUPLE); of a list that is not the chain's folded one
@@ -2743,7 +2785,6 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 	for (k = 0; k < BPFIPT_FAST_PFX_FIELDS; k++) {
 		__u32 chain = sc->chain, f, fi, v, idx, cur;
 		const struct bpfipt_conf *conf;
-		void *pool;
 
 		asm volatile("" : "+r"(j));	/* nothing of it hoisted, spilled */
 		conf = sc_conf(sc);
@@ -2764,9 +2805,8 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 			cur = sc->cur;
 			chain = sc->chain;
 			conf = sc_conf(sc);
-			pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
-			if (!conf || !pool || chain >= BPFIPT_NCHAINS ||
-			    vec_word0(pool, conf, v, &sc->pword[fi]))
+			if (!conf || chain >= BPFIPT_NCHAINS ||
+			    pool_word0(sc, &cur, conf, v, &sc->pword[fi]))
 				return -1;
 			sc->phave |= 1u << fi;
 		}
@@ -3060,6 +3100,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->gskip_w[0] = NO_SLOT;
 	sc->gskip_w[1] = NO_SLOT;
 	sc->gdone = 0;
+	sc->poolfx = conf->flags & BPFIPT_C_POOL_FIXED;	/* the prefix's vectors too */
 	sc->t0set = 0;
 	sc->cursor = 0;
 	sc->chain = chain;

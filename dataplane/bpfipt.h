@@ -599,7 +599,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		55	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		56	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -709,7 +709,9 @@ enum bpfipt_stat {
 					 * 54: the folded list's filter
 					 *     (bpfipt_conf.gfold_g);
 					 * 55: IPv4 address sets of one size
-					 *     (bpfipt_ivalfx) */
+					 *     (bpfipt_ivalfx);
+					 * 56: ... and the pool
+					 *     (bpfipt_poolfx) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -750,6 +752,15 @@ enum bpfipt_stat {
  * with the chunk bitmap, from the entries its first step reads anyway. */
 #define BPFIPT_WIN_WORD		(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
 #define BPFIPT_POOL_WORDS	(BPFIPT_WIN_WORD + 1)
+/* A pool of BPFIPT_POOL_FIXED_MIN to BPFIPT_POOL_FIXED chunks, neither windowed
+ * nor with summary rows, sits in bpfipt_poolfx, an inner array of that size in
+ * every generation, whose lookups the verifier inlines (BPFIPT_C_POOL_FIXED; 2.2
+ * MiB: 2 048 rules of some 1 500 distinct values); a larger one, and a smaller
+ * one (a few hundred rules: the array would be most of their maps' memory, in
+ * each generation of each namespace), in bpfipt_pool, of its own size, each
+ * chunk's lookup a call. */
+#define BPFIPT_POOL_FIXED	2048
+#define BPFIPT_POOL_FIXED_MIN	256
 #define BPFIPT_WIN_LO(w)	((__u32)(w) & 0xff)
 #define BPFIPT_WIN_N(w)		((__u32)((w) >> 8) & 0xff)
 #define BPFIPT_WIN_FIRST(w)	((__u32)((w) >> 16) & 0xffffff)
@@ -1111,6 +1122,7 @@ enum {
 	BPFIPT_C_CNT_FIXED = 1 << 6,	/* the counters in bpfipt_cntfx */
 	BPFIPT_C_TBITS	= 1 << 7,	/* the tuple bitmap written (bpfipt_tbits) */
 	BPFIPT_C_IVAL_FIXED = 1 << 8,	/* the address sets in bpfipt_ivalfx */
+	BPFIPT_C_POOL_FIXED = 1 << 9,	/* the pool in bpfipt_poolfx */
 };
 
 /* ------------------------------------------------------------ conntrack ----

@@ -1028,16 +1028,63 @@ START_TEST(t_ival_fixed)
 }
 END_TEST
 
+/*
+ * The pool in the array of one size (BPFIPT_C_POOL_FIXED) while it fits, in one
+ * of the generation's size when it does not, and back: 2 000 rules (about 1 500
+ * vectors of one chunk), 5 000 (two chunks each: past 2 048 entries), 100 (too
+ * few for the array: their own size), 2 000 again; packets that the walk takes
+ * to the first, the last and no rule after each switch, against the reference.
+ */
+START_TEST(t_pool_fixed)
+{
+	static const unsigned int sizes[] = { 2000, 5000, 100, 2000 };
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (unsigned int r = 0; r < 4; r++) {
+		struct ipt_table *t = input_rules(sizes[r]);
+		struct cp_compiled *cc = NULL;
+		struct bpfipt_conf cf;
+
+		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		ck_assert_msg(!!(cf.flags & BPFIPT_C_POOL_FIXED) == (sizes[r] == 2000),
+			      "%u rules, %u chunks: fixed %d", sizes[r], cf.nchunks,
+			      !!(cf.flags & BPFIPT_C_POOL_FIXED));
+		ck_assert_uint_eq(cf.nrows, 0);
+		for (int k = 0; k < 400; k++) {
+			unsigned int i = rnd() % (sizes[r] + 100), s = i % 1021;
+			struct cp_packet p = {
+				.saddr = htonl(0xac100005u + ((s / 256) << 16 | (s % 256) << 8)),
+				.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+				.sport = 40000, .dport = 1024 + (k % 4 ? i % 509 : rnd() % 600),
+				.len = 50,
+			};
+
+			send_checked(in, t, &p);
+		}
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	dp_inst_free(&in);
+}
+END_TEST
+
 /* The generation maps of slot `slot`: bit m for outer map names[m]; the
  * counters' bit 7 for either of their maps (bpfipt.h: a small generation's in
- * bpfipt_cntfx), the address sets' bit 0 likewise (bpfipt_ivalfx). */
+ * bpfipt_cntfx), the address sets' bit 0 and the pool's bit 3 likewise
+ * (bpfipt_ivalfx, bpfipt_poolfx). */
 static const char *const gen_outer[] = {
 	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
-	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx",
+	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_poolfx",
 };
 #define GEN_CNTFX	11
 #define GEN_IVALFX	12
+#define GEN_POOLFX	13
 #define GEN_TUPLE	(1u << 9)
 #define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6, tuple6 */
 
@@ -1050,7 +1097,7 @@ static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 		__u32 id;
 
 		if (!bpf_map_lookup_elem(fd, &slot, &id))
-			mask |= 1u << (m == GEN_CNTFX ? 7 : m == GEN_IVALFX ? 0 : m);
+			mask |= 1u << (m == GEN_CNTFX ? 7 : m == GEN_IVALFX ? 0 : m == GEN_POOLFX ? 3 : m);
 		close(fd);
 	}
 	return mask;
@@ -3222,6 +3269,7 @@ int main(void)
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_counters_fixed);
 	tcase_add_test(tc, t_ival_fixed);
+	tcase_add_test(tc, t_pool_fixed);
 	tcase_add_test(tc, t_spare_drop);
 	tcase_add_test(tc, t_twins);
 	tcase_add_test(tc, t_ifs_reuse);

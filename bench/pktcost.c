@@ -750,9 +750,12 @@ static void measure(enum kind k, unsigned int n, bool ct)
 					    .nbuf = p == P_SPREAD ? SPREAD_N : 1 };
 			if (p == P_SPREAD)
 				c->want = -1;
-			for (unsigned int b = 0; b < c->nbuf; b++)
-				c->len[b] = packet(c->buf[b], p == P_SPREAD ? spread_src(b) : pk[p].src,
-						   pk[p].dst, pk[p].sport, pk[p].dport);
+			for (unsigned int b = 0; b < c->nbuf; b++) {
+				__be32 src = p == P_SPREAD ? spread_src(b) : pk[p].src;
+
+				c->len[b] = packet(c->buf[b], src, pk[p].dst, pk[p].sport,
+						   pk[p].dport);
+			}
 		}
 	}
 	if (ninst % 16 == 0)
@@ -777,7 +780,8 @@ static void run_cells(void)
 			double ns = 0;
 
 			for (unsigned int b = 0; b < c->nbuf; b++)
-				ns += run_once(c->fd, c->xdp, c->buf[b], c->len[b], c->want) / c->nbuf;
+				ns += run_once(c->fd, c->xdp, c->buf[b], c->len[b], c->want) /
+				      c->nbuf;
 
 			if (ns < c->best)
 				c->best = ns;

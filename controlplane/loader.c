@@ -103,7 +103,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX, OM_POOLFX,
+	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX, OM_POOLFX, OM_IVAL6FX,
 	OM_MAX,
 };
 
@@ -155,6 +155,8 @@ static const struct om_def {
 			sizeof(struct bpfipt_ival_page), BPF_F_MMAPABLE, BPFIPT_IVAL_FIXED },
 	[OM_POOLFX] = { "bpfipt_poolfx", "g_poolfx", BPF_MAP_TYPE_ARRAY, 4, POOL_CHUNK_BYTES,
 			BPF_F_MMAPABLE, BPFIPT_POOL_FIXED },
+	[OM_IVAL6FX] = { "bpfipt_ival6fx", "g_ival6fx", BPF_MAP_TYPE_ARRAY, 4,
+			 sizeof(struct bpfipt_ival6_page), BPF_F_MMAPABLE, BPFIPT_IVAL_FIXED },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -185,7 +187,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 15, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 16, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 12, "im_names covers every instance map");
 
@@ -2380,11 +2382,13 @@ static enum om pool_om(const struct bpfipt_conf *cf)
 	return cf->flags & BPFIPT_C_POOL_FIXED ? OM_POOLFX : OM_POOL;
 }
 
-/* The map of cf's address sets: IPv6's, or IPv4's of one size when they fit
+/* The map of cf's address sets (the family's): of one size when they fit
  * there (BPFIPT_C_IVAL_FIXED), else of their own size. */
 static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
 {
-	return v6 ? OM_IVAL6 : cf->flags & BPFIPT_C_IVAL_FIXED ? OM_IVALFX : OM_IVAL;
+	if (cf->flags & BPFIPT_C_IVAL_FIXED)
+		return v6 ? OM_IVAL6FX : OM_IVALFX;
+	return v6 ? OM_IVAL6 : OM_IVAL;
 }
 
 /* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
@@ -3719,8 +3723,6 @@ static size_t pool_chunks(const struct cp_compiled *cc, const struct bpfipt_conf
 	return win_chunks(cc);
 }
 
-/* The conf of cc: sizes, and the fields that never vary in a chain (never looked
- * up: folded into one vector per chain, written to cv). */
 /* The share of addresses a filter level of n blocks of g bits passes (n over
  * the 2^g blocks, at most 1). */
 static double level_pass(size_t n, unsigned int g)
@@ -3780,6 +3782,8 @@ static void fold_filters(const struct cp_compiled *cc, struct bpfipt_conf *cf)
 	}
 }
 
+/* The conf of cc: sizes, and the fields that never vary in a chain (never looked
+ * up: folded into one vector per chain, written to cv). */
 static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 		    struct bpfipt_conf *cf, __u64 *cv, struct ipt_err *err)
 {
@@ -4016,8 +4020,9 @@ static int tbits_write(int fd, const struct cp_compiled *cc, const struct bpfipt
 				__u32 word;
 
 				entry_hilo(l, i, &hi, &lo);
-				bpfipt_gprefix(s->gdesc[grp], g1, g2, l->e ? l->e[i].plen : l->e6[i].plen,
-					       hi, lo, &word, &bit);
+				bpfipt_gprefix(s->gdesc[grp], g1, g2,
+					       l->e ? l->e[i].plen : l->e6[i].plen, hi, lo, &word,
+					       &bit);
 				w[word] |= bit;
 			}
 		}
@@ -4296,7 +4301,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 
 	if ((r = sets_flatten(cc, cf, &sets, err)))
 		goto out;
-	if (!v6 && cf->npages <= BPFIPT_IVAL_FIXED)
+	if (cf->npages <= BPFIPT_IVAL_FIXED)
 		cf->flags |= BPFIPT_C_IVAL_FIXED;
 	if ((r = inner_get(in, ival_om(cf, v6), slot, cf->npages, 0, g, err)))
 		goto out;

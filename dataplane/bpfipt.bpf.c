@@ -432,6 +432,14 @@ OUTER(bpfipt_ivalfx, struct {
 	__type(value, struct bpfipt_ival_page);
 });
 OUTER(bpfipt_ival6, VAR_ARRAY(struct bpfipt_ival6_page, BPF_F_MMAPABLE));
+/* ... the same for IPv6 (344 KiB) */
+OUTER(bpfipt_ival6fx, struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BPFIPT_IVAL_FIXED);
+	__type(key, __u32);
+	__type(value, struct bpfipt_ival6_page);
+});
 OUTER(bpfipt_fields, FIXED_ARRAY(BPFIPT_FB_END / BPFIPT_PACK));
 OUTER(bpfipt_tuple, struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -985,13 +993,15 @@ __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
  * bpfipt_ival6. A global function, checked once. */
 __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
 {
+	const struct bpfipt_conf *conf;
 	__u64 hi, lo;
-	__u32 cur;
 	void *m;
 
 	if (!sc)
 		return BPFIPT_IVAL_NONE;
-	cur = sc->cur;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &sc->cur);
+	if (!conf)
+		return BPFIPT_IVAL_NONE;
 	if (dst) {
 		hi = (__u64)bpf_ntohl(sc->p.daddr6[0]) << 32 | bpf_ntohl(sc->p.daddr6[1]);
 		lo = (__u64)bpf_ntohl(sc->p.daddr6[2]) << 32 | bpf_ntohl(sc->p.daddr6[3]);
@@ -999,7 +1009,13 @@ __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
 		hi = (__u64)bpf_ntohl(sc->p.saddr6[0]) << 32 | bpf_ntohl(sc->p.saddr6[1]);
 		lo = (__u64)bpf_ntohl(sc->p.saddr6[2]) << 32 | bpf_ntohl(sc->p.saddr6[3]);
 	}
-	m = bpf_map_lookup_elem(&bpfipt_ival6, &cur);
+	/* the pages of one size when they fit there (BPFIPT_C_IVAL_FIXED): the
+	 * search once per map, its lookups inline in the first */
+	if (RD(conf->flags) & BPFIPT_C_IVAL_FIXED) {
+		m = bpf_map_lookup_elem(&bpfipt_ival6fx, &sc->cur);
+		return m ? IVAL_FIND6(m, desc, hi, lo) : BPFIPT_IVAL_NONE;
+	}
+	m = bpf_map_lookup_elem(&bpfipt_ival6, &sc->cur);
 	return m ? IVAL_FIND6(m, desc, hi, lo) : BPFIPT_IVAL_NONE;
 }
 
@@ -1452,7 +1468,8 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
 	cur = sc->cur;
-	pool = fx ? bpf_map_lookup_elem(&bpfipt_poolfx, &cur) : bpf_map_lookup_elem(&bpfipt_pool, &cur);
+	pool = fx ? bpf_map_lookup_elem(&bpfipt_poolfx, &cur)
+		  : bpf_map_lookup_elem(&bpfipt_pool, &cur);
 	if (!pool)
 		return NO_SLOT - 1;
 	if (!windows && RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
@@ -1911,14 +1928,13 @@ static __always_inline __u64 mask6_half(__u64 a, __u32 plen, __u32 h)
 	return bits >= 64 ? a : bits ? a & bpf_cpu_to_be64(~0ULL << ((64 - bits) & 63)) : 0;
 }
 
-/* The bit of key k (IPv6: k6; the other NULL) in generation cur's tuple bitmap
- * (bpfipt.h, bpfipt_tbit()) is clear: the key is in no group, no search of the
- * hash (the loader writes the bitmap of every generation that has tuple groups,
- * next to their hash; one without them never asks). The bit taken after the
- * map's lookup, the word's index in map memory: kept across the lookup, or in
- * the frame, they grew the deepest calls' stack past 512 bytes. The caller's
- * cur by address: a copy of it in a stack slot of its own cost the verifier
- * 29k more instructions (bpfipt_fast_prefix()). */
+/* The bits sc->tbm of word sc->tbw of generation *cur's bitmap (bpfipt_tbits),
+ * which SETUP writes, are all clear. The word and bits go through the scratch
+ * map, set before the lookups: kept across them in registers or the frame,
+ * they grew the frames of the functions that inline this (bpfipt_tc_in,
+ * bpfipt_tuple6_find) by 16-32 bytes, where the deepest calls have none to
+ * spare. The caller's cur by address: a copy of it in a stack slot of its own
+ * cost the verifier 29k more instructions (bpfipt_fast_prefix()). */
 #define TBITS_CLEAR(cur, SETUP, sc)						\
 	({									\
 		void *bm_;							\
@@ -1933,6 +1949,10 @@ static __always_inline __u64 mask6_half(__u64 a, __u32 plen, __u32 h)
 		clear_;								\
 	})
 
+/* The bit of key k (IPv6: k6; the other NULL) in generation cur's tuple bitmap
+ * (bpfipt.h, bpfipt_tbit()) is clear: the key is in no group, no search of the
+ * hash (the loader writes the bitmap of every generation that has tuple groups,
+ * next to their hash; one without them never asks). */
 static __always_inline bool tbit_clear(const __u32 *cur, const struct bpfipt_tuple_key *k,
 				       const struct bpfipt_tuple6_key *k6, struct scratch *sc)
 {

@@ -114,10 +114,11 @@ enum bpfipt_field {
 #define BPFIPT_IVAL_WIN_SHIFT	26			/* 4 bits: w */
 #define BPFIPT_IVAL_DEPTH_SHIFT	30			/* 2 bits */
 #define BPFIPT_IVAL_NONE	0xffffffffu
-/* An IPv4 generation whose sets fit in BPFIPT_IVAL_FIXED pages keeps them in
- * bpfipt_ivalfx, an inner array of that size in every generation, whose lookups
- * the verifier inlines (BPFIPT_C_IVAL_FIXED); a larger one in bpfipt_ival, of
- * its own size, each page's lookup a call. 135 KiB. */
+/* A generation whose sets fit in BPFIPT_IVAL_FIXED pages keeps them in
+ * bpfipt_ivalfx (IPv6: bpfipt_ival6fx), an inner array of that size in every
+ * generation, whose lookups the verifier inlines (BPFIPT_C_IVAL_FIXED); a larger
+ * one in bpfipt_ival (bpfipt_ival6), of its own size, each page's lookup a
+ * call. 135 KiB (IPv6: 344 KiB). */
 #define BPFIPT_IVAL_FIXED	64
 
 /* A page's separators: sep[j] repeats key[j * BPFIPT_IVAL_SEP], so that a search's
@@ -599,7 +600,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		56	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		57	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -711,7 +712,9 @@ enum bpfipt_stat {
 					 * 55: IPv4 address sets of one size
 					 *     (bpfipt_ivalfx);
 					 * 56: ... and the pool
-					 *     (bpfipt_poolfx) */
+					 *     (bpfipt_poolfx);
+					 * 57: ... and IPv6's sets
+					 *     (bpfipt_ival6fx) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -1121,7 +1124,7 @@ enum {
 	BPFIPT_C_REJECT	= 1 << 5,	/* userspace: a rule rejects (-j REJECT) */
 	BPFIPT_C_CNT_FIXED = 1 << 6,	/* the counters in bpfipt_cntfx */
 	BPFIPT_C_TBITS	= 1 << 7,	/* the tuple bitmap written (bpfipt_tbits) */
-	BPFIPT_C_IVAL_FIXED = 1 << 8,	/* the address sets in bpfipt_ivalfx */
+	BPFIPT_C_IVAL_FIXED = 1 << 8,	/* the address sets in bpfipt_ivalfx (ival6fx) */
 	BPFIPT_C_POOL_FIXED = 1 << 9,	/* the pool in bpfipt_poolfx */
 };
 

@@ -972,6 +972,20 @@ START_TEST(t_counters_fixed)
 }
 END_TEST
 
+/* t compiled and installed in instance in, as its next generation; that
+ * generation's conf in *cf */
+static struct cp_compiled *install_in(struct dp_inst *in, const struct ipt_table *t,
+				      struct bpfipt_conf *cf)
+{
+	struct cp_compiled *cc = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
+	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(dp_inst_conf(in, cf, &err), 0);
+	return cc;
+}
+
 /*
  * IPv4 address sets in the pages of one size (BPFIPT_C_IVAL_FIXED) while they
  * fit, in a map of the generation's size when they do not, and back: a deny
@@ -1003,9 +1017,7 @@ START_TEST(t_ival_fixed)
 		sb_adds(&sb, "-A INPUT -p udp --dport 54 -j DROP\nCOMMIT\n");
 		t = parse(sb_str(&sb));
 		sb_free(&sb);
-		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		cc = install_in(in, t, &cf);
 		ck_assert_msg(!(cf.flags & BPFIPT_C_IVAL_FIXED) == (sizes[r] > 10000),
 			      "%u entries, %u pages: fixed %d", sizes[r], cf.npages,
 			      !!(cf.flags & BPFIPT_C_IVAL_FIXED));
@@ -1048,9 +1060,7 @@ START_TEST(t_pool_fixed)
 		struct cp_compiled *cc = NULL;
 		struct bpfipt_conf cf;
 
-		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		cc = install_in(in, t, &cf);
 		ck_assert_msg(!!(cf.flags & BPFIPT_C_POOL_FIXED) == (sizes[r] == 2000),
 			      "%u rules, %u chunks: fixed %d", sizes[r], cf.nchunks,
 			      !!(cf.flags & BPFIPT_C_POOL_FIXED));
@@ -1075,16 +1085,17 @@ END_TEST
 
 /* The generation maps of slot `slot`: bit m for outer map names[m]; the
  * counters' bit 7 for either of their maps (bpfipt.h: a small generation's in
- * bpfipt_cntfx), the address sets' bit 0 and the pool's bit 3 likewise
- * (bpfipt_ivalfx, bpfipt_poolfx). */
+ * bpfipt_cntfx), the address sets' bits 0 and 8 and the pool's bit 3 likewise
+ * (bpfipt_ivalfx, bpfipt_ival6fx, bpfipt_poolfx). */
 static const char *const gen_outer[] = {
 	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
-	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_poolfx",
+	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_poolfx", "bpfipt_ival6fx",
 };
 #define GEN_CNTFX	11
 #define GEN_IVALFX	12
 #define GEN_POOLFX	13
+#define GEN_IVAL6FX	14
 #define GEN_TUPLE	(1u << 9)
 #define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6, tuple6 */
 
@@ -1097,7 +1108,11 @@ static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 		__u32 id;
 
 		if (!bpf_map_lookup_elem(fd, &slot, &id))
-			mask |= 1u << (m == GEN_CNTFX ? 7 : m == GEN_IVALFX ? 0 : m == GEN_POOLFX ? 3 : m);
+			mask |= 1u << (m == GEN_CNTFX	  ? 7
+				       : m == GEN_IVALFX  ? 0
+				       : m == GEN_POOLFX  ? 3
+				       : m == GEN_IVAL6FX ? 8
+							  : m);
 		close(fd);
 	}
 	return mask;
@@ -3011,9 +3026,7 @@ START_TEST(t_prefix_random)
 			if (rnd() % 3 == 0)
 				g[1] = 'g';
 		t = parse(sb_str(&sb));
-		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		cc = install_in(in, t, &cf);
 		nend += !!(cf.fast[fout ? BPFIPT_FORWARD : BPFIPT_INPUT] & BPFIPT_FAST_PFX_END);
 		for (int k = 0; k < 200; k++) {
 			unsigned int kind = rnd() % 5;
@@ -3108,9 +3121,7 @@ START_TEST(t_prefix_long)
 			long_rule(&sb, "c2", ports, 40, tc, 4);
 		sb_adds(&sb, "COMMIT\n");
 		t = parse(sb_str(&sb));
-		ck_assert_msg(cp_compile(t, &env, &cc, &err) == 0, "compile: %s", err.msg);
-		ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
-		ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+		cc = install_in(in, t, &cf);
 		fast = cf.fast[BPFIPT_INPUT];
 		nlong += BPFIPT_FAST_PFX_N(fast) > 16 && (fast & BPFIPT_FAST_PFX_END);
 		for (unsigned int k = 0; k < cf.pfx_ntab[BPFIPT_INPUT]; k++) {

@@ -601,6 +601,7 @@ START_TEST(t_fold_filter6)
 	ck_assert_uint_eq(cf.gfold_g[BPFIPT_INPUT][1][0], 100);	/* /100 and /128 */
 	ck_assert_uint_eq(cf.gfold_g[BPFIPT_INPUT][1][1], 128);
 	ck_assert(cf.flags & BPFIPT_C_TBITS);
+	ck_assert(cf.flags & BPFIPT_C_IVAL_FIXED);	/* bpfipt_ival6fx's pages */
 
 	struct tc6 cs[] = {
 		{ "-s /128", P6(.src = "2001:db8:a:5::6"), DRP, C(5) },
@@ -691,6 +692,8 @@ START_TEST(t_group_deep)
 	struct ipt_table *t = table6();
 	struct dp_inst *in = inst_new();
 	struct tc6 cs[2 * 60 + 12];
+	struct ipt_err err = { 0 };
+	struct bpfipt_conf cf;
 	struct cp_compiled *cc;
 	int n = 0, k;
 
@@ -704,6 +707,10 @@ START_TEST(t_group_deep)
 		add(t, "INPUT", rule(edge[k], NULL, -1, DRP));
 	cc = compile(t);
 	install(in, cc);
+	/* its pages in the array of their own size (not bpfipt_ival6fx) */
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	ck_assert_uint_gt(cf.npages, BPFIPT_IVAL_FIXED);
+	ck_assert_uint_eq(cf.flags & BPFIPT_C_IVAL_FIXED, 0);
 
 	for (k = 0; k < 60; k++) {
 		int i = k == 59 ? NL - 1 : k * (NL / 59);

@@ -2391,6 +2391,27 @@ static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
 	return v6 ? OM_IVAL6 : OM_IVAL;
 }
 
+/* Slot `slot` (the spare, which no packet reads) keeps only the maps of a pair
+ * (sized, one size) that its new generation cf reads: the other, left by an
+ * earlier generation, goes, so that a slot holds what its generation uses and
+ * no more (the 2.2 MiB pool array after the ruleset shrank past it, say). */
+static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
+			    bool v6)
+{
+	enum om unused[2] = {
+		ival_om(cf, v6) == (v6 ? OM_IVAL6 : OM_IVAL) ? (v6 ? OM_IVAL6FX : OM_IVALFX)
+							     : (v6 ? OM_IVAL6 : OM_IVAL),
+		pool_om(cf) == OM_POOL ? OM_POOLFX : OM_POOL,
+	};
+	__u32 id;
+
+	for (int i = 0; i < 2; i++)
+		if (!bpf_map_lookup_elem(in->outer[unused[i]], &slot, &id) &&
+		    bpf_map_delete_elem(in->outer[unused[i]], &slot))
+			dp_log(DP_DEBUG, "generation %u: %s kept: %s", slot,
+			       om_defs[unused[i]].inner, strerror(errno));
+}
+
 /* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
 static int sets_write(int fd, struct sets *s, struct bpfipt_conf *cf, struct ipt_err *err)
 {
@@ -4332,6 +4353,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	     (r = inner_get(in, OM_TBITS, slot, BPFIPT_TBITS_WORDS, 0, g, err))))
 		goto out;
 	gen_outer_begin(in, slot, g);
+	slot_pairs_drop(in, slot, cf, v6);
 	cf->ntuple = cc->ntuples;
 	cf->tuple_sum = cc->tuple_sum;
 	cp_crash_point("map-write");

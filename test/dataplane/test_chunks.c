@@ -1040,12 +1040,33 @@ START_TEST(t_ival_fixed)
 }
 END_TEST
 
+/* The running generation's slot holds the pool map it reads and not the other
+ * (loader.c slot_pairs_drop(): an earlier generation's, or a twin). */
+static void pool_maps_check(const struct dp_inst *in, const struct bpfipt_conf *cf)
+{
+	int ifd = inst_map(in, "bpfipt_inst"), pfd = inst_map(in, "bpfipt_pool"),
+	    xfd = inst_map(in, "bpfipt_poolfx");
+	bool fixed = cf->flags & BPFIPT_C_POOL_FIXED;
+	struct bpfipt_inst iv;
+	__u32 zero = 0, id;
+
+	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
+	ck_assert_msg(!bpf_map_lookup_elem(xfd, &iv.cur[0], &id) == fixed, "bpfipt_poolfx %s",
+		      fixed ? "missing" : "kept");
+	ck_assert_msg(!bpf_map_lookup_elem(pfd, &iv.cur[0], &id) == !fixed, "bpfipt_pool %s",
+		      fixed ? "kept" : "missing");
+	close(xfd);
+	close(pfd);
+	close(ifd);
+}
+
 /*
  * The pool in the array of one size (BPFIPT_C_POOL_FIXED) while it fits, in one
  * of the generation's size when it does not, and back: 2 000 rules (about 1 500
  * vectors of one chunk), 5 000 (two chunks each: past 2 048 entries), 100 (too
  * few for the array: their own size), 2 000 again; packets that the walk takes
- * to the first, the last and no rule after each switch, against the reference.
+ * to the first, the last and no rule after each switch, against the reference;
+ * the running slot holds its pool's map alone.
  */
 START_TEST(t_pool_fixed)
 {
@@ -1065,6 +1086,7 @@ START_TEST(t_pool_fixed)
 			      "%u rules, %u chunks: fixed %d", sizes[r], cf.nchunks,
 			      !!(cf.flags & BPFIPT_C_POOL_FIXED));
 		ck_assert_uint_eq(cf.nrows, 0);
+		pool_maps_check(in, &cf);
 		for (int k = 0; k < 400; k++) {
 			unsigned int i = rnd() % (sizes[r] + 100), s = i % 1021;
 			struct cp_packet p = {

@@ -2375,20 +2375,29 @@ nomem:
 	return dp_fail(err, -ENOMEM, "out of memory");
 }
 
-/* The map of cf's pool: of one size when it fits there (BPFIPT_C_POOL_FIXED),
- * else of its own size. */
-static enum om pool_om(const struct bpfipt_conf *cf)
+/* The map of a pool: of one size (BPFIPT_C_POOL_FIXED), or of its own. */
+static enum om pool_om_of(bool fixed)
 {
-	return cf->flags & BPFIPT_C_POOL_FIXED ? OM_POOLFX : OM_POOL;
+	return fixed ? OM_POOLFX : OM_POOL;
 }
 
-/* The map of cf's address sets (the family's): of one size when they fit
- * there (BPFIPT_C_IVAL_FIXED), else of their own size. */
-static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
+static enum om pool_om(const struct bpfipt_conf *cf)
 {
-	if (cf->flags & BPFIPT_C_IVAL_FIXED)
+	return pool_om_of(cf->flags & BPFIPT_C_POOL_FIXED);
+}
+
+/* The map of a family's address sets: of one size (BPFIPT_C_IVAL_FIXED), or of
+ * their own. */
+static enum om ival_om_of(bool fixed, bool v6)
+{
+	if (fixed)
 		return v6 ? OM_IVAL6FX : OM_IVALFX;
 	return v6 ? OM_IVAL6 : OM_IVAL;
+}
+
+static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
+{
+	return ival_om_of(cf->flags & BPFIPT_C_IVAL_FIXED, v6);
 }
 
 /* Slot `slot` (the spare, which no packet reads) keeps only the maps of a pair
@@ -2399,9 +2408,8 @@ static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct b
 			    bool v6)
 {
 	enum om unused[2] = {
-		ival_om(cf, v6) == (v6 ? OM_IVAL6 : OM_IVAL) ? (v6 ? OM_IVAL6FX : OM_IVALFX)
-							     : (v6 ? OM_IVAL6 : OM_IVAL),
-		pool_om(cf) == OM_POOL ? OM_POOLFX : OM_POOL,
+		ival_om_of(!(cf->flags & BPFIPT_C_IVAL_FIXED), v6),
+		pool_om_of(!(cf->flags & BPFIPT_C_POOL_FIXED)),
 	};
 	__u32 id;
 

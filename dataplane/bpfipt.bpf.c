@@ -980,14 +980,41 @@ __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 	return conf ? ival_find4(cur, conf, desc, a) : BPFIPT_IVAL_NONE;
 }
 
-/* An address field: the vector id of the chain's set, 0 when there is none
- * (every set of a field that varies holds 0.0.0.0/0: a loader bug). */
-#define ADDR_VEC(cur, desc, addr_, out)						\
-	({									\
-		__u32 v_ = bpfipt_ival_find(cur, desc, bpf_ntohl(addr_));	\
-		out = v_;							\
-		v_ != BPFIPT_IVAL_NONE;						\
-	})
+/* The vector ids of an IPv4 packet's addresses in the sets of its chain
+ * (sc->cur, sc->chain; BPFIPT_IVAL_NONE when the set has none: every set of a
+ * field that varies holds 0.0.0.0/0, so a loader bug) into sc->v, those of the
+ * fields todo names (1 << BPFIPT_F_SRC, BPFIPT_F_DST): 0, or -1 on such an
+ * error. One call for both fields, the conf looked up once (two calls of
+ * bpfipt_ival_find() cost a return thunk each on CPUs with retbleed's
+ * mitigations). */
+__noinline int bpfipt_addr_vecs(struct scratch *sc, __u32 todo)
+{
+	const struct bpfipt_conf *conf;
+	__u32 cur, chain;
+
+	if (!sc)
+		return -1;
+	cur = sc->cur;
+	chain = sc->chain;
+	if (chain >= BPFIPT_NCHAINS)
+		return -1;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	if (!conf)
+		return -1;
+	if (todo & (1u << BPFIPT_F_SRC)) {
+		sc->v.src = ival_find4(cur, conf, conf->addr_set[chain][0],
+				       bpf_ntohl(sc->p.saddr));
+		if (sc->v.src == BPFIPT_IVAL_NONE)
+			return -1;
+	}
+	if (todo & (1u << BPFIPT_F_DST)) {
+		sc->v.dst = ival_find4(cur, conf, conf->addr_set[chain][1],
+				       bpf_ntohl(sc->p.daddr));
+		if (sc->v.dst == BPFIPT_IVAL_NONE)
+			return -1;
+	}
+	return 0;
+}
 
 /* IPv6: the packet's source (dst 0) or destination address in set desc of
  * bpfipt_ival6. A global function, checked once. */
@@ -3187,11 +3214,8 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		    BPFIPT_IVAL_NONE)
 			goto broken;
 	} else {
-		if ((todo & (1u << BPFIPT_F_SRC)) &&
-		    !ADDR_VEC(cur, conf->addr_set[chain][0], p->saddr, sc->v.src))
-			goto broken;
-		if ((todo & (1u << BPFIPT_F_DST)) &&
-		    !ADDR_VEC(cur, conf->addr_set[chain][1], p->daddr, sc->v.dst))
+		if ((todo & (1u << BPFIPT_F_SRC | 1u << BPFIPT_F_DST)) &&
+		    bpfipt_addr_vecs(sc, todo))
 			goto broken;
 	}
 	if ((todo & (1u << BPFIPT_F_IIF)) &&

@@ -104,7 +104,7 @@ enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
 	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
 	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX, OM_POOLFX, OM_IVAL6FX,
-	OM_MAX,
+	OM_SLOTSFX, OM_MAX,
 };
 
 #define POOL_CHUNK_BYTES (BPFIPT_POOL_WORDS * 8)
@@ -157,6 +157,8 @@ static const struct om_def {
 			BPF_F_MMAPABLE, BPFIPT_POOL_FIXED },
 	[OM_IVAL6FX] = { "bpfipt_ival6fx", "g_ival6fx", BPF_MAP_TYPE_ARRAY, 4,
 			 sizeof(struct bpfipt_ival6_page), BPF_F_MMAPABLE, BPFIPT_IVAL_FIXED },
+	[OM_SLOTSFX] = { "bpfipt_slotsfx", "g_slotsfx", BPF_MAP_TYPE_ARRAY, 4,
+			 sizeof(struct bpfipt_slot), BPF_F_MMAPABLE, BPFIPT_SLOTS_FIXED },
 };
 
 static const char *const prog_names[DP_PROG_MAX] = {
@@ -187,7 +189,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_RECENT] = "bpfipt_recent",
 };
 
-_Static_assert(OM_MAX == 16, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 17, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 12, "im_names covers every instance map");
 
@@ -2386,6 +2388,17 @@ static enum om pool_om(const struct bpfipt_conf *cf)
 	return pool_om_of(cf->flags & BPFIPT_C_POOL_FIXED);
 }
 
+/* The map of the slots: of one size (BPFIPT_C_SLOTS_FIXED), or of their own. */
+static enum om slots_om_of(bool fixed)
+{
+	return fixed ? OM_SLOTSFX : OM_SLOTS;
+}
+
+static enum om slots_om(const struct bpfipt_conf *cf)
+{
+	return slots_om_of(cf->flags & BPFIPT_C_SLOTS_FIXED);
+}
+
 /* The map of a family's address sets: of one size (BPFIPT_C_IVAL_FIXED), or of
  * their own. */
 static enum om ival_om_of(bool fixed, bool v6)
@@ -2407,13 +2420,14 @@ static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
 static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
 			    bool v6)
 {
-	enum om unused[2] = {
+	enum om unused[] = {
 		ival_om_of(!(cf->flags & BPFIPT_C_IVAL_FIXED), v6),
 		pool_om_of(!(cf->flags & BPFIPT_C_POOL_FIXED)),
+		slots_om_of(!(cf->flags & BPFIPT_C_SLOTS_FIXED)),
 	};
 	__u32 id;
 
-	for (int i = 0; i < 2; i++)
+	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
 		if (!bpf_map_lookup_elem(in->outer[unused[i]], &slot, &id) &&
 		    bpf_map_delete_elem(in->outer[unused[i]], &slot))
 			dp_log(DP_DEBUG, "generation %u: %s kept: %s", slot,
@@ -4350,10 +4364,12 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	if (!(cf->flags & BPFIPT_C_WINDOWS) && !cf->nrows && npool >= BPFIPT_POOL_FIXED_MIN &&
 	    npool <= BPFIPT_POOL_FIXED)
 		cf->flags |= BPFIPT_C_POOL_FIXED;
+	if (total <= BPFIPT_SLOTS_FIXED)
+		cf->flags |= BPFIPT_C_SLOTS_FIXED;
 	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
 	    (r = inner_get(in, pool_om(cf), slot, npool, 0, g, err)) ||
-	    (r = inner_get(in, OM_SLOTS, slot, total, 0, g, err)) ||
+	    (r = inner_get(in, slots_om(cf), slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, cnt_om(cf), slot, cnt_map_entries(cf), 0, g, err)) ||
@@ -4421,7 +4437,7 @@ pool_done:
 
 	/* slots, chain after chain; extras; limits full */
 	bytes = total * sizeof(struct bpfipt_slot);
-	p = map_mmap(g->fd[OM_SLOTS], bytes, true, err);
+	p = map_mmap(g->fd[slots_om(cf)], bytes, true, err);
 	if (!p) {
 		r = -ENOMEM;
 		goto out;

@@ -480,6 +480,14 @@ OUTER(bpfipt_poolfx, struct {
 	__type(value, struct pool_chunk);
 });
 OUTER(bpfipt_slots, VAR_ARRAY(struct bpfipt_slot, BPF_F_MMAPABLE));
+/* ... BPFIPT_SLOTS_FIXED slots: a generation's that fit (BPFIPT_C_SLOTS_FIXED) */
+OUTER(bpfipt_slotsfx, struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BPFIPT_SLOTS_FIXED);
+	__type(key, __u32);
+	__type(value, struct bpfipt_slot);
+});
 OUTER(bpfipt_extras, VAR_ARRAY(struct bpfipt_extra, BPF_F_MMAPABLE));
 OUTER(bpfipt_limits, VAR_ARRAY(struct bpfipt_limit_state, 0));
 /* Per-CPU counters, laid out by hand: entry cpu * ncounters + i is counter i of
@@ -2076,36 +2084,50 @@ static __always_inline void ctr_add(struct bpfipt_counter *c, bool shared, __u32
 	}
 }
 
-/* One packet of len bytes on entry e of generation cur's counters map:
- * bpfipt_cntfx, whose lookup the verifier inlines, when its conf says so
- * (BPFIPT_C_CNT_FIXED); else bpfipt_counters, of the generation's size,
- * looked up through a call (bpfipt.h). Each map its own lookup: one the
- * compiler merged for both, its map not known to the verifier, would go
- * through the generic helper (the two asm statements differ, so the two calls
- * do not merge). The flag read each time: kept in a register, the branch made
- * it exact and the verifier followed the rest of a loop (bpfipt_pfx_notes())
- * once for each value. */
+/* Entry e (a __u32) of generation cur's inner map of a pair: fx, of one size,
+ * whose lookup the verifier inlines, when conf's flag says so; else sized, of
+ * the generation's size, looked up through a call (bpfipt.h). NULL if none.
+ * Each map its own lookup: one the compiler merged for both, its map not known
+ * to the verifier, would go through the generic helper (the two asm statements
+ * differ, so the two calls do not merge). The flag read each time: kept in a
+ * register, the branch made it exact and the verifier followed the rest of a
+ * loop (bpfipt_pfx_notes()) once for each value. */
+#define GEN_ENTRY(cur, conf, flag, fx, sized, e)				\
+	({									\
+		__u32 c_ = (cur), e_ = (e);					\
+		void *m_, *v_ = NULL;						\
+		if (RD((conf)->flags) & (flag)) {				\
+			m_ = bpf_map_lookup_elem(&fx, &c_);			\
+			if (m_)							\
+				v_ = bpf_map_lookup_elem(m_, &e_);		\
+			asm volatile("" : "+r"(v_));				\
+		} else {							\
+			m_ = bpf_map_lookup_elem(&sized, &c_);			\
+			if (m_)							\
+				v_ = bpf_map_lookup_elem(m_, &e_);		\
+			asm volatile("" : "+r"(v_) : : "memory");		\
+		}								\
+		v_;								\
+	})
+
+/* One packet of len bytes on entry e of generation cur's counters
+ * (bpfipt_cntfx when BPFIPT_C_CNT_FIXED, else bpfipt_counters). */
 static __always_inline void ctr_count(__u32 cur, const struct bpfipt_conf *conf, __u32 e,
 				      bool shared, __u32 len)
 {
-	struct bpfipt_counter *c = NULL;
-	void *m;
+	struct bpfipt_counter *c = GEN_ENTRY(cur, conf, BPFIPT_C_CNT_FIXED, bpfipt_cntfx,
+					     bpfipt_counters, e);
 
-	if (RD(conf->flags) & BPFIPT_C_CNT_FIXED) {
-		m = bpf_map_lookup_elem(&bpfipt_cntfx, &cur);
-		if (m)
-			c = bpf_map_lookup_elem(m, &e);
-		asm volatile("" : "+r"(c));
-		if (c)
-			ctr_add(c, shared, len);
-		return;
-	}
-	m = bpf_map_lookup_elem(&bpfipt_counters, &cur);
-	if (m)
-		c = bpf_map_lookup_elem(m, &e);
-	asm volatile("" : "+r"(c) : : "memory");
 	if (c)
 		ctr_add(c, shared, len);
+}
+
+/* Slot gi of generation cur (bpfipt_slotsfx when BPFIPT_C_SLOTS_FIXED, else
+ * bpfipt_slots), NULL if none. */
+static __always_inline struct bpfipt_slot *slot_at(__u32 cur, const struct bpfipt_conf *conf,
+						   __u32 gi)
+{
+	return GEN_ENTRY(cur, conf, BPFIPT_C_SLOTS_FIXED, bpfipt_slotsfx, bpfipt_slots, gi);
 }
 
 /* count() with the CPU known */
@@ -2161,13 +2183,12 @@ static __always_inline bool cut_fields_ok(struct scratch *sc, __u32 s)
 static __noinline __u32 vmap_target(struct scratch *sc)
 {
 	__u32 cur = sc->cur;
+	const struct bpfipt_conf *conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
 	struct bpfipt_slot *m;
-	void *slots;
 
-	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
-	if (!slots)
+	if (!conf)
 		return NO_SLOT;
-	m = bpf_map_lookup_elem(slots, &sc->vslot);
+	m = slot_at(cur, conf, sc->vslot);
 	return m ? m->target : NO_SLOT;
 }
 
@@ -2179,9 +2200,8 @@ __noinline int bpfipt_step(struct scratch *sc)
 {
 	struct bpfipt_conf *conf;
 	struct bpfipt_slot *sl;
-	__u32 cur, chain, s, gi, d, ctr, gd, r;
+	__u32 cur, chain, s, d, ctr, gd, r;
 	const struct pkt *p;
-	void *slots;
 
 	if (!sc)
 		return STEP_BROKEN;
@@ -2191,8 +2211,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 	if (chain >= BPFIPT_NCHAINS)
 		return STEP_BROKEN;
 	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
-	slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
-	if (!conf || !slots)
+	if (!conf)
 		return STEP_BROKEN;
 	/* chunk 0 seen by an earlier step: its kept words first, here (a call
 	 * less a step: the walk's steps after a jump or a RETURN) */
@@ -2226,8 +2245,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 	/* the policy slot always matches: only a broken table finds nothing */
 	if (s >= conf->nslots[chain])
 		return STEP_BROKEN;
-	gi = conf->slot_base[chain] + s;
-	sl = bpf_map_lookup_elem(slots, &gi);
+	sl = slot_at(cur, conf, conf->slot_base[chain] + s);
 	if (!sl)
 		return STEP_BROKEN;
 	ctr = sl->counter;
@@ -2432,14 +2450,6 @@ static __always_inline void fold_searches(const struct bpfipt_conf *conf, __u32 
 		bpfipt_fold(sc, 1);
 }
 
-/* Slot gi of generation cur's slots map, NULL if none. */
-static __always_inline struct bpfipt_slot *slot_at(__u32 cur, __u32 gi)
-{
-	void *slots = bpf_map_lookup_elem(&bpfipt_slots, &cur);
-
-	return slots ? bpf_map_lookup_elem(slots, &gi) : NULL;
-}
-
 /* A fast path's verdict: a slot's verdict judges the packet, counted on ctr as
  * the walk would count it (statistic FAST). */
 static __always_inline int fast_verdict(__u32 cur, const struct bpfipt_conf *conf, __u32 ctr,
@@ -2468,7 +2478,7 @@ static __always_inline int fast_judge(__u32 cur, const struct bpfipt_conf *conf,
 		sc->cursor = 1;		/* the list's slot does not match */
 		return -1;
 	}
-	sl = slot_at(cur, conf->slot_base[chain] + (ctr == BPFIPT_IVAL_NONE));
+	sl = slot_at(cur, conf, conf->slot_base[chain] + (ctr == BPFIPT_IVAL_NONE));
 	if (!sl)
 		return -1;
 	if (ctr == BPFIPT_IVAL_NONE)
@@ -2653,13 +2663,15 @@ static __always_inline int pool_word0(const struct scratch *sc, const __u32 *cur
  * -> 111 892 instructions). */
 __noinline __u32 bpfipt_pfx_tuple(struct scratch *sc, __u32 gi)
 {
+	const struct bpfipt_conf *conf;
 	const struct bpfipt_slot *sl;
 	__u32 cur;
 
 	if (!sc)
 		return BPFIPT_IVAL_NONE;
 	cur = sc->cur;
-	sl = slot_at(cur, gi);
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	sl = conf ? slot_at(cur, conf, gi) : NULL;
 	if (!sl)
 		return BPFIPT_IVAL_NONE;
 	if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST))
@@ -2681,8 +2693,8 @@ __noinline int bpfipt_pfx_note(struct scratch *sc, __u32 gi)
 		return -1;
 	cur = sc->cur;
 	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
-	sl = slot_at(cur, gi);
-	if (!conf || !sl)
+	sl = conf ? slot_at(cur, conf, gi) : NULL;
+	if (!sl)
 		return -1;
 	count(cur, conf, sl->counter, &sc->p);
 	if (sl->log == 1)
@@ -2696,6 +2708,7 @@ __noinline int bpfipt_pfx_note(struct scratch *sc, __u32 gi)
  * a global function, verified once. */
 __noinline int bpfipt_pfx_extra(struct scratch *sc, __u32 gi)
 {
+	const struct bpfipt_conf *conf;
 	const struct bpfipt_slot *sl;
 	__u32 cur;
 	int r;
@@ -2703,7 +2716,8 @@ __noinline int bpfipt_pfx_extra(struct scratch *sc, __u32 gi)
 	if (!sc)
 		return -1;
 	cur = sc->cur;
-	sl = slot_at(cur, gi);
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	sl = conf ? slot_at(cur, conf, gi) : NULL;
 	if (!sl)
 		return -1;
 	r = extra_ok(cur, sl, sc);

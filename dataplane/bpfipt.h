@@ -473,6 +473,13 @@ enum {
 #define BPFIPT_NO_COUNTER	0xffffffffu
 #define BPFIPT_NO_EXTRA		0xffffffffu
 
+/* A generation's slots (all chains', bpfipt_conf.slot_base) sit in
+ * bpfipt_slotsfx, an inner array of BPFIPT_SLOTS_FIXED entries in every
+ * generation, when they fit there (BPFIPT_C_SLOTS_FIXED): its lookups inline,
+ * where bpfipt_slots, of the generation's size, costs a call (and a return
+ * thunk) each step of the walk. */
+#define BPFIPT_SLOTS_FIXED	16384	/* entries: 512 KiB */
+
 struct bpfipt_slot {
 	__u8 kind;		/* enum bpfipt_slot_kind */
 	__u8 verdict;		/* enum bpfipt_verdict (VERDICT, POLICY) */
@@ -600,7 +607,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		57	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		58	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -714,7 +721,9 @@ enum bpfipt_stat {
 					 * 56: ... and the pool
 					 *     (bpfipt_poolfx);
 					 * 57: ... and IPv6's sets
-					 *     (bpfipt_ival6fx) */
+					 *     (bpfipt_ival6fx);
+					 * 58: ... and the slots
+					 *     (bpfipt_slotsfx) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -781,8 +790,8 @@ _Static_assert(64 * BPFIPT_TOP_WORDS <= 256, "a window's lo and n fit 8 bits");
  *                  stored BPFIPT_PACK ids per map entry
  *   bpfipt_ifs     hash, struct bpfipt_if_key: .chain = chain (input interface) or
  *                  chain | BPFIPT_KEY_OIF (output interface)
- *   bpfipt_pool, bpfipt_slots, bpfipt_extras, bpfipt_limits, bpfipt_counters,
- *   bpfipt_cntfx (struct bpfipt_counter) */
+ *   bpfipt_pool, bpfipt_slots (bpfipt_slotsfx), bpfipt_extras, bpfipt_limits,
+ *   bpfipt_counters, bpfipt_cntfx (struct bpfipt_counter) */
 #define BPFIPT_KEY_OIF		0x10
 #define BPFIPT_PACK		16
 #define BPFIPT_KEYS_PROTO	256
@@ -1126,6 +1135,7 @@ enum {
 	BPFIPT_C_TBITS	= 1 << 7,	/* the tuple bitmap written (bpfipt_tbits) */
 	BPFIPT_C_IVAL_FIXED = 1 << 8,	/* the address sets in bpfipt_ivalfx (ival6fx) */
 	BPFIPT_C_POOL_FIXED = 1 << 9,	/* the pool in bpfipt_poolfx */
+	BPFIPT_C_SLOTS_FIXED = 1 << 10,	/* the slots in bpfipt_slotsfx */
 };
 
 /* ------------------------------------------------------------ conntrack ----

@@ -1040,24 +1040,42 @@ START_TEST(t_ival_fixed)
 }
 END_TEST
 
-/* The running generation's slot holds the pool map it reads and not the other
- * (loader.c slot_pairs_drop(): an earlier generation's, or a twin). */
-static void pool_maps_check(const struct dp_inst *in, const struct bpfipt_conf *cf)
+/* The running generation's slot holds the map of a pair (sized, of one size
+ * fx) that it reads, fx when conf cf has flag, and not the other (loader.c
+ * slot_pairs_drop(): an earlier generation's, or a twin). */
+static void pair_maps_check(const struct dp_inst *in, const struct bpfipt_conf *cf, __u32 flag,
+			    const char *sized, const char *fx)
 {
-	int ifd = inst_map(in, "bpfipt_inst"), pfd = inst_map(in, "bpfipt_pool"),
-	    xfd = inst_map(in, "bpfipt_poolfx");
-	bool fixed = cf->flags & BPFIPT_C_POOL_FIXED;
+	int ifd = inst_map(in, "bpfipt_inst"), pfd = inst_map(in, sized), xfd = inst_map(in, fx);
+	bool fixed = cf->flags & flag;
 	struct bpfipt_inst iv;
 	__u32 zero = 0, id;
 
 	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
-	ck_assert_msg(!bpf_map_lookup_elem(xfd, &iv.cur[0], &id) == fixed, "bpfipt_poolfx %s",
+	ck_assert_msg(!bpf_map_lookup_elem(xfd, &iv.cur[0], &id) == fixed, "%s %s", fx,
 		      fixed ? "missing" : "kept");
-	ck_assert_msg(!bpf_map_lookup_elem(pfd, &iv.cur[0], &id) == !fixed, "bpfipt_pool %s",
+	ck_assert_msg(!bpf_map_lookup_elem(pfd, &iv.cur[0], &id) == !fixed, "%s %s", sized,
 		      fixed ? "kept" : "missing");
 	close(xfd);
 	close(pfd);
 	close(ifd);
+}
+
+/* 400 packets that the walk of input_rules(n) takes to the first rules, the
+ * last and none, against the reference. */
+static void send_input_rules(struct dp_inst *in, struct ipt_table *t, unsigned int n)
+{
+	for (int k = 0; k < 400; k++) {
+		unsigned int i = rnd() % (n + 100), s = i % 1021;
+		struct cp_packet p = {
+			.saddr = htonl(0xac100005u + ((s / 256) << 16 | (s % 256) << 8)),
+			.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+			.sport = 40000, .dport = 1024 + (k % 4 ? i % 509 : rnd() % 600),
+			.len = 50,
+		};
+
+		send_checked(in, t, &p);
+	}
 }
 
 /*
@@ -1086,18 +1104,40 @@ START_TEST(t_pool_fixed)
 			      "%u rules, %u chunks: fixed %d", sizes[r], cf.nchunks,
 			      !!(cf.flags & BPFIPT_C_POOL_FIXED));
 		ck_assert_uint_eq(cf.nrows, 0);
-		pool_maps_check(in, &cf);
-		for (int k = 0; k < 400; k++) {
-			unsigned int i = rnd() % (sizes[r] + 100), s = i % 1021;
-			struct cp_packet p = {
-				.saddr = htonl(0xac100005u + ((s / 256) << 16 | (s % 256) << 8)),
-				.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
-				.sport = 40000, .dport = 1024 + (k % 4 ? i % 509 : rnd() % 600),
-				.len = 50,
-			};
+		pair_maps_check(in, &cf, BPFIPT_C_POOL_FIXED, "bpfipt_pool", "bpfipt_poolfx");
+		send_input_rules(in, t, sizes[r]);
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	dp_inst_free(&in);
+}
+END_TEST
 
-			send_checked(in, t, &p);
-		}
+/*
+ * The slots in the array of one size (BPFIPT_C_SLOTS_FIXED) while they fit, in
+ * one of the generation's size when they do not, and back: 100 rules, 17 000
+ * (past BPFIPT_SLOTS_FIXED), 2 000; packets to the first, the last and no rule
+ * after each switch, against the reference; the running slot holds its slots'
+ * map alone.
+ */
+START_TEST(t_slots_fixed)
+{
+	static const unsigned int sizes[] = { 100, BPFIPT_SLOTS_FIXED + 600, 2000 };
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (unsigned int r = 0; r < 3; r++) {
+		struct ipt_table *t = input_rules(sizes[r]);
+		struct cp_compiled *cc = NULL;
+		struct bpfipt_conf cf;
+
+		cc = install_in(in, t, &cf);
+		ck_assert_msg(!!(cf.flags & BPFIPT_C_SLOTS_FIXED) == (r != 1), "%u rules: fixed %d",
+			      sizes[r], !!(cf.flags & BPFIPT_C_SLOTS_FIXED));
+		pair_maps_check(in, &cf, BPFIPT_C_SLOTS_FIXED, "bpfipt_slots", "bpfipt_slotsfx");
+		send_input_rules(in, t, sizes[r]);
 		cp_compiled_free(&cc);
 		ipt_table_free(&t);
 	}
@@ -1108,16 +1148,19 @@ END_TEST
 /* The generation maps of slot `slot`: bit m for outer map names[m]; the
  * counters' bit 7 for either of their maps (bpfipt.h: a small generation's in
  * bpfipt_cntfx), the address sets' bits 0 and 8 and the pool's bit 3 likewise
- * (bpfipt_ivalfx, bpfipt_ival6fx, bpfipt_poolfx). */
+ * (bpfipt_ivalfx, bpfipt_ival6fx, bpfipt_poolfx), the slots' bit 4
+ * (bpfipt_slotsfx). */
 static const char *const gen_outer[] = {
 	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
 	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_poolfx", "bpfipt_ival6fx",
+	"bpfipt_slotsfx",
 };
 #define GEN_CNTFX	11
 #define GEN_IVALFX	12
 #define GEN_POOLFX	13
 #define GEN_IVAL6FX	14
+#define GEN_SLOTSFX	15
 #define GEN_TUPLE	(1u << 9)
 #define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6, tuple6 */
 
@@ -1134,6 +1177,7 @@ static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 				       : m == GEN_IVALFX  ? 0
 				       : m == GEN_POOLFX  ? 3
 				       : m == GEN_IVAL6FX ? 8
+				       : m == GEN_SLOTSFX ? 4
 							  : m);
 		close(fd);
 	}
@@ -3303,6 +3347,7 @@ int main(void)
 	tcase_add_test(tc, t_counters_fixed);
 	tcase_add_test(tc, t_ival_fixed);
 	tcase_add_test(tc, t_pool_fixed);
+	tcase_add_test(tc, t_slots_fixed);
 	tcase_add_test(tc, t_spare_drop);
 	tcase_add_test(tc, t_twins);
 	tcase_add_test(tc, t_ifs_reuse);

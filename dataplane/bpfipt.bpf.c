@@ -1024,6 +1024,29 @@ __noinline int bpfipt_addr_vecs(struct scratch *sc, __u32 todo)
 	return 0;
 }
 
+/* bpfipt_addr_vecs() inline, of a generation whose sets are in the pages of one
+ * size (BPFIPT_C_IVAL_FIXED, conf its conf): no call at all (classify(); the
+ * sized pages' search stays in the global function, checked once). */
+static __always_inline int addr_vecs_fx(struct scratch *sc, const struct bpfipt_conf *conf,
+					__u32 cur, __u32 chain, __u32 todo)
+{
+	void *m = bpf_map_lookup_elem(&bpfipt_ivalfx, &cur);
+
+	if (!m)
+		return -1;
+	if (todo & (1u << BPFIPT_F_SRC)) {
+		sc->v.src = IVAL_FIND4(m, conf->addr_set[chain][0], bpf_ntohl(sc->p.saddr));
+		if (sc->v.src == BPFIPT_IVAL_NONE)
+			return -1;
+	}
+	if (todo & (1u << BPFIPT_F_DST)) {
+		sc->v.dst = IVAL_FIND4(m, conf->addr_set[chain][1], bpf_ntohl(sc->p.daddr));
+		if (sc->v.dst == BPFIPT_IVAL_NONE)
+			return -1;
+	}
+	return 0;
+}
+
 /* IPv6: the packet's source (dst 0) or destination address in set desc of
  * bpfipt_ival6. A global function, checked once. */
 __noinline __u32 bpfipt_ival6_find(struct scratch *sc, __u32 desc, __u32 dst)
@@ -3229,7 +3252,8 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 			goto broken;
 	} else {
 		if ((todo & (1u << BPFIPT_F_SRC | 1u << BPFIPT_F_DST)) &&
-		    bpfipt_addr_vecs(sc, todo))
+		    (RD(conf->flags) & BPFIPT_C_IVAL_FIXED ? addr_vecs_fx(sc, conf, cur, chain, todo)
+							   : bpfipt_addr_vecs(sc, todo)))
 			goto broken;
 	}
 	if ((todo & (1u << BPFIPT_F_IIF)) &&

@@ -2790,6 +2790,28 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	return 0;
 }
 
+/* bpfipt_pfx_notes() without the call when the prefix noted one or two rules
+ * and no LOG (a jump into fail2ban's chain and its RETURN, Docker's jump):
+ * counted here, in classify() (generation cur, conf its conf). */
+static __always_inline void pfx_notes(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
+				      struct scratch *sc)
+{
+	__u64 m = sc->pnote, rest = m & (m - 1);
+	__u32 cpu;
+
+	if ((rest & (rest - 1)) || (m & conf->pfx_log[chain])) {
+		bpfipt_pfx_notes(sc);
+		return;
+	}
+	sc->pnote = 0;
+	cpu = bpf_get_smp_processor_id();
+	count_in(cur, conf, cpu, conf->pfx_ctr[chain][ctz64(m) & (BPFIPT_FAST_PFX_MAX - 1)],
+		 &sc->p);
+	if (rest)
+		count_in(cur, conf, cpu,
+			 conf->pfx_ctr[chain][ctz64(rest) & (BPFIPT_FAST_PFX_MAX - 1)], &sc->p);
+}
+
 /* The generation's conf of scratch sc (found again after each call: kept
  * across calls, it costs a frame the stack that the deepest calls need). */
 static __always_inline const struct bpfipt_conf *sc_conf(const struct scratch *sc)
@@ -3217,7 +3239,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 			 * after an error (the walk starts from the top and counts
 			 * them: only a prefix that ends moves the cursor past it) */
 			if (sc->pnote && (v >= 0 || sc->cursor != first))
-				bpfipt_pfx_notes(sc);
+				pfx_notes(cur, conf, chain, sc);
 		}
 		if (v >= 0)
 			return v;

@@ -988,52 +988,15 @@ __noinline __u32 bpfipt_ival_find(__u32 cur, __u32 desc, __u32 a)
 	return conf ? ival_find4(cur, conf, desc, a) : BPFIPT_IVAL_NONE;
 }
 
-/* The vector ids of an IPv4 packet's addresses in the sets of its chain
- * (sc->cur, sc->chain; BPFIPT_IVAL_NONE when the set has none: every set of a
- * field that varies holds 0.0.0.0/0, so a loader bug) into sc->v, those of the
- * fields todo names (1 << BPFIPT_F_SRC, BPFIPT_F_DST): 0, or -1 on such an
- * error. One call for both fields, the conf looked up once (two calls of
- * bpfipt_ival_find() cost a return thunk each on CPUs with retbleed's
- * mitigations). */
-__noinline int bpfipt_addr_vecs(struct scratch *sc, __u32 todo)
+/* The vector ids of an IPv4 packet's addresses in the sets of its chain (in
+ * the pages of map m, conf its generation's conf; BPFIPT_IVAL_NONE when the set
+ * has none: every set of a field that varies holds 0.0.0.0/0, so a loader bug)
+ * into sc->v, those of the fields todo names (1 << BPFIPT_F_SRC, BPFIPT_F_DST):
+ * 0, or -1 on such an error. Inlined once per map: the verifier inlines the
+ * page lookups of the map it knows at the call site. */
+static __always_inline int addr_vecs_in(struct scratch *sc, void *m,
+					const struct bpfipt_conf *conf, __u32 chain, __u32 todo)
 {
-	const struct bpfipt_conf *conf;
-	__u32 cur, chain;
-
-	if (!sc)
-		return -1;
-	cur = sc->cur;
-	chain = sc->chain;
-	if (chain >= BPFIPT_NCHAINS)
-		return -1;
-	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
-	if (!conf)
-		return -1;
-	if (todo & (1u << BPFIPT_F_SRC)) {
-		sc->v.src = ival_find4(cur, conf, conf->addr_set[chain][0],
-				       bpf_ntohl(sc->p.saddr));
-		if (sc->v.src == BPFIPT_IVAL_NONE)
-			return -1;
-	}
-	if (todo & (1u << BPFIPT_F_DST)) {
-		sc->v.dst = ival_find4(cur, conf, conf->addr_set[chain][1],
-				       bpf_ntohl(sc->p.daddr));
-		if (sc->v.dst == BPFIPT_IVAL_NONE)
-			return -1;
-	}
-	return 0;
-}
-
-/* bpfipt_addr_vecs() inline, of a generation whose sets are in the pages of one
- * size (BPFIPT_C_IVAL_FIXED, conf its conf): no call at all (classify(); the
- * sized pages' search stays in the global function, checked once). */
-static __always_inline int addr_vecs_fx(struct scratch *sc, const struct bpfipt_conf *conf,
-					__u32 cur, __u32 chain, __u32 todo)
-{
-	void *m = bpf_map_lookup_elem(&bpfipt_ivalfx, &cur);
-
-	if (!m)
-		return -1;
 	if (todo & (1u << BPFIPT_F_SRC)) {
 		sc->v.src = IVAL_FIND4(m, conf->addr_set[chain][0], bpf_ntohl(sc->p.saddr));
 		if (sc->v.src == BPFIPT_IVAL_NONE)
@@ -1045,6 +1008,42 @@ static __always_inline int addr_vecs_fx(struct scratch *sc, const struct bpfipt_
 			return -1;
 	}
 	return 0;
+}
+
+/* addr_vecs_in() of a generation whose sets are in pages of their own size
+ * (bpfipt_ival: each page's lookup a call), for its chain sc->chain: one call
+ * for both fields, the conf looked up once (two calls of bpfipt_ival_find()
+ * cost a return thunk each on CPUs with retbleed's mitigations). A global
+ * function, checked once; sets in the pages of one size (BPFIPT_C_IVAL_FIXED)
+ * are searched by addr_vecs_fx(), inline in classify(), and never here. */
+__noinline int bpfipt_addr_vecs(struct scratch *sc, __u32 todo)
+{
+	const struct bpfipt_conf *conf;
+	__u32 cur, chain;
+	void *m;
+
+	if (!sc)
+		return -1;
+	cur = sc->cur;
+	chain = sc->chain;
+	if (chain >= BPFIPT_NCHAINS)
+		return -1;
+	conf = bpf_map_lookup_elem(&bpfipt_conf, &cur);
+	m = bpf_map_lookup_elem(&bpfipt_ival, &cur);
+	if (!conf || !m)
+		return -1;
+	return addr_vecs_in(sc, m, conf, chain, todo);
+}
+
+/* ... in the pages of one size (BPFIPT_C_IVAL_FIXED, conf its conf): inline in
+ * classify(), no call at all (inlined with the sized search too, the verifier
+ * took 28k instructions more instead of 8.4k). */
+static __always_inline int addr_vecs_fx(struct scratch *sc, const struct bpfipt_conf *conf,
+					__u32 cur, __u32 chain, __u32 todo)
+{
+	void *m = bpf_map_lookup_elem(&bpfipt_ivalfx, &cur);
+
+	return m ? addr_vecs_in(sc, m, conf, chain, todo) : -1;
 }
 
 /* IPv6: the packet's source (dst 0) or destination address in set desc of

@@ -1079,69 +1079,65 @@ static void send_input_rules(struct dp_inst *in, struct ipt_table *t, unsigned i
 }
 
 /*
- * The pool in the array of one size (BPFIPT_C_POOL_FIXED) while it fits, in one
- * of the generation's size when it does not, and back: 2 000 rules (about 1 500
- * vectors of one chunk), 5 000 (two chunks each: past 2 048 entries), 100 (too
- * few for the array: their own size), 2 000 again; packets that the walk takes
- * to the first, the last and no rule after each switch, against the reference;
- * the running slot holds its pool's map alone.
+ * input_rules(sizes[r]) installed in turn into one instance, r < n: conf flag
+ * set where fixed[r] (a map of one size) and not elsewhere, the running slot
+ * holding the map of the pair (sized, fx) it reads and not the other, and after
+ * each switch packets that the walk takes to the first, the last and no rule,
+ * against the reference. The pool's array takes no summary rows: a run of the
+ * pool (flag BPFIPT_C_POOL_FIXED) checks the rulesets have none.
  */
-START_TEST(t_pool_fixed)
+static void fixed_runs(const unsigned int *sizes, const bool *fixed, unsigned int n, __u32 flag,
+		       const char *sized, const char *fx)
 {
-	static const unsigned int sizes[] = { 2000, 5000, 100, 2000 };
 	struct dp_inst *in = NULL;
 	struct ipt_err err = { 0 };
 
 	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
 	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	for (unsigned int r = 0; r < 4; r++) {
+	for (unsigned int r = 0; r < n; r++) {
 		struct ipt_table *t = input_rules(sizes[r]);
 		struct cp_compiled *cc = NULL;
 		struct bpfipt_conf cf;
 
 		cc = install_in(in, t, &cf);
-		ck_assert_msg(!!(cf.flags & BPFIPT_C_POOL_FIXED) == (sizes[r] == 2000),
-			      "%u rules, %u chunks: fixed %d", sizes[r], cf.nchunks,
-			      !!(cf.flags & BPFIPT_C_POOL_FIXED));
-		ck_assert_uint_eq(cf.nrows, 0);
-		pair_maps_check(in, &cf, BPFIPT_C_POOL_FIXED, "bpfipt_pool", "bpfipt_poolfx");
+		ck_assert_msg(!!(cf.flags & flag) == fixed[r], "%u rules, %u chunks: %s %d",
+			      sizes[r], cf.nchunks, fx, !!(cf.flags & flag));
+		if (flag == BPFIPT_C_POOL_FIXED)
+			ck_assert_uint_eq(cf.nrows, 0);
+		pair_maps_check(in, &cf, flag, sized, fx);
 		send_input_rules(in, t, sizes[r]);
 		cp_compiled_free(&cc);
 		ipt_table_free(&t);
 	}
 	dp_inst_free(&in);
 }
+
+/*
+ * The pool in the array of one size (BPFIPT_C_POOL_FIXED) while it fits, in one
+ * of the generation's size when it does not, and back: 2 000 rules (about 1 500
+ * vectors of one chunk), 5 000 (two chunks each: past 2 048 entries), 100 (too
+ * few for the array: their own size), 2 000 again.
+ */
+START_TEST(t_pool_fixed)
+{
+	static const unsigned int sizes[] = { 2000, 5000, 100, 2000 };
+	static const bool fixed[] = { true, false, false, true };
+
+	fixed_runs(sizes, fixed, 4, BPFIPT_C_POOL_FIXED, "bpfipt_pool", "bpfipt_poolfx");
+}
 END_TEST
 
 /*
  * The slots in the array of one size (BPFIPT_C_SLOTS_FIXED) while they fit, in
- * one of the generation's size when they do not, and back: 100 rules, 17 000
- * (past BPFIPT_SLOTS_FIXED), 2 000; packets to the first, the last and no rule
- * after each switch, against the reference; the running slot holds its slots'
- * map alone.
+ * one of the generation's size when they do not, and back: 100 rules, 16 984
+ * (past BPFIPT_SLOTS_FIXED), 2 000.
  */
 START_TEST(t_slots_fixed)
 {
 	static const unsigned int sizes[] = { 100, BPFIPT_SLOTS_FIXED + 600, 2000 };
-	struct dp_inst *in = NULL;
-	struct ipt_err err = { 0 };
+	static const bool fixed[] = { true, false, true };
 
-	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
-	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
-	for (unsigned int r = 0; r < 3; r++) {
-		struct ipt_table *t = input_rules(sizes[r]);
-		struct cp_compiled *cc = NULL;
-		struct bpfipt_conf cf;
-
-		cc = install_in(in, t, &cf);
-		ck_assert_msg(!!(cf.flags & BPFIPT_C_SLOTS_FIXED) == (r != 1), "%u rules: fixed %d",
-			      sizes[r], !!(cf.flags & BPFIPT_C_SLOTS_FIXED));
-		pair_maps_check(in, &cf, BPFIPT_C_SLOTS_FIXED, "bpfipt_slots", "bpfipt_slotsfx");
-		send_input_rules(in, t, sizes[r]);
-		cp_compiled_free(&cc);
-		ipt_table_free(&t);
-	}
-	dp_inst_free(&in);
+	fixed_runs(sizes, fixed, 3, BPFIPT_C_SLOTS_FIXED, "bpfipt_slots", "bpfipt_slotsfx");
 }
 END_TEST
 

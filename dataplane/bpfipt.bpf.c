@@ -218,6 +218,11 @@ struct pkt {
 	__u32 inner_icmp;		/* type << 8 | code */
 	/* conntrack (conntrack/ct.bpf.h): the packet's state and connection */
 	struct ct_result ct;	/* conntrack (conntrack/ct.bpf.h) */
+	/* -m addrtype (addr_type()): bit d of rt_seen, address d's (0 the
+	 * source, 1 the destination) local route looked up once a packet: its
+	 * type (0: none) and device */
+	__u32 rt_if[2];
+	__u8 rt_type[2], rt_seen, rt_pad[5];
 	/* IPv6 (family 6; saddr, daddr, inner_saddr, inner_daddr stay 0): the
 	 * addresses; proto is the upper-layer protocol found after the extension
 	 * headers (ip6tables' -p), l4off where its header starts (from the IPv6
@@ -1666,42 +1671,51 @@ static __always_inline bool ct_match(const struct bpfipt_extra *e, const struct 
 	return true;
 }
 
-/* inet_dev_addr_type(): the RTN_* type of address a (network order); dev != 0:
- * a route of another device does not count (UNICAST). */
-static __always_inline __u32 addr_type(__be32 a, __u32 dev)
+/* inet_dev_addr_type(): the RTN_* type of the packet's address d (0 the
+ * source, 1 the destination); dev != 0: a route of another device does not
+ * count (UNICAST). The route trie's answer kept for the packet's later rules
+ * (ufw asks the destination's type twice a packet: LOCAL, then BROADCAST). */
+static __always_inline __u32 addr_type(struct pkt *p, __u32 d, __u32 dev)
 {
 	struct bpfipt_rt_key k = { .prefixlen = 32 };
+	__be32 a = d ? p->daddr : p->saddr;
 	struct bpfipt_rt_val *v;
 	__u32 h = bpf_ntohl(a);
 
+	d &= 1;
 	if ((h >> 24) == 0 || h == 0xffffffffu)
 		return RTN_BROADCAST;
 	if ((h >> 28) == 0xe)
 		return RTN_MULTICAST;
-	__builtin_memcpy(k.addr, &a, 4);
-	v = bpf_map_lookup_elem(&bpfipt_rtlocal, &k);
-	if (!v || (dev && v->ifindex != dev))
+	if (!(p->rt_seen & (1u << d))) {
+		__builtin_memcpy(k.addr, &a, 4);
+		v = bpf_map_lookup_elem(&bpfipt_rtlocal, &k);
+		p->rt_type[d] = v ? v->type : 0;
+		p->rt_if[d] = v ? v->ifindex : 0;
+		p->rt_seen |= 1u << d;
+	}
+	if (!p->rt_type[d] || (dev && p->rt_if[d] != dev))
 		return RTN_UNICAST;
-	return v->type;
+	return p->rt_type[d];
 }
 
-static __always_inline bool addrtype_match(const struct bpfipt_extra *e, const struct pkt *p)
+static __always_inline bool addrtype_match(const struct bpfipt_extra *e, struct pkt *p)
 {
 	__u32 dev = e->at_flags & BPFIPT_AT_LIMIT_IN ? p->iif :
 		    e->at_flags & BPFIPT_AT_LIMIT_OUT ? p->oif : 0;
 
 	if (e->at_src &&
-	    !!(e->at_src & (1u << (addr_type(p->saddr, dev) & 15))) ==
+	    !!(e->at_src & (1u << (addr_type(p, 0, dev) & 15))) ==
 	    !!(e->at_flags & BPFIPT_AT_INVERT_SRC))
 		return false;
 	return !e->at_dst ||
-	       !!(e->at_dst & (1u << (addr_type(p->daddr, dev) & 15))) !=
+	       !!(e->at_dst & (1u << (addr_type(p, 1, dev) & 15))) !=
 	       !!(e->at_flags & BPFIPT_AT_INVERT_DST);
 }
 
 /* The extra checks of a candidate slot that need no state: multiport --ports,
  * mark, mac, conntrack's details, addrtype. */
-static __always_inline bool extra_match(const struct bpfipt_extra *e, const struct pkt *p, __u32 xf)
+static __always_inline bool extra_match(const struct bpfipt_extra *e, struct pkt *p, __u32 xf)
 {
 	int i;
 
@@ -1902,7 +1916,7 @@ enum { X_FAIL, X_OK, X_BROKEN };
 /* All extra checks of a candidate slot (BPFIPT_X_*, except the group bits). */
 static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, struct scratch *sc)
 {
-	const struct pkt *p = &sc->p;
+	struct pkt *p = &sc->p;
 	__u32 xf = sl->xflags, idx = sl->extra;
 	struct bpfipt_limit_state *ls;
 	struct bpfipt_extra *e;

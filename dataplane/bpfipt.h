@@ -607,7 +607,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		58	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		59	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -723,7 +723,9 @@ enum bpfipt_stat {
 					 * 57: ... and IPv6's sets
 					 *     (bpfipt_ival6fx);
 					 * 58: ... and the slots
-					 *     (bpfipt_slotsfx) */
+					 *     (bpfipt_slotsfx);
+					 * 59: the packet's local
+					 *     routes kept (rt_seen) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

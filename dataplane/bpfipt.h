@@ -449,7 +449,8 @@ struct bpfipt_recent_table {
  * device is the packet's in/out interface), else UNICAST. bpfipt_rtlocal (an
  * instance map, LPM) mirrors table 255: written by every command that installs
  * a ruleset using addrtype and kept current by bpf-iptables --watch. Types are
- * the kernel's RTN_* numbers; a rule's masks are bits 1 << RTN_*. */
+ * the kernel's RTN_* numbers; a rule's masks are bits 1 << RTN_*. The data
+ * plane looks each of a packet's addresses up once, for all its rules. */
 #define BPFIPT_RTLOCAL_MAX	16384		/* routes of the local table mirrored */
 
 struct bpfipt_rt_key {

@@ -2292,9 +2292,14 @@ static size_t cnt_map_entries(const struct bpfipt_conf *cf)
 
 /* The map that holds a generation's counters (bpfipt.h): the fixed-size one
  * when they fit in it (BPFIPT_C_CNT_FIXED, set by gen_conf()) */
+static enum om cnt_om_of(bool fixed)
+{
+	return fixed ? OM_CNTFX : OM_COUNTERS;
+}
+
 static enum om cnt_om(const struct bpfipt_conf *cf)
 {
-	return cf->flags & BPFIPT_C_CNT_FIXED ? OM_CNTFX : OM_COUNTERS;
+	return cnt_om_of(cf->flags & BPFIPT_C_CNT_FIXED);
 }
 
 /* Flatten every set and place it: the large ones in pages of their own, then the
@@ -2416,7 +2421,8 @@ static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
 /* Slot `slot` (the spare, which no packet reads) keeps only the maps of a pair
  * (sized, one size) that its new generation cf reads: the other, left by an
  * earlier generation, goes, so that a slot holds what its generation uses and
- * no more (the 2.2 MiB pool array after the ruleset shrank past it, say). */
+ * no more (the 2.2 MiB pool array after the ruleset shrank past it, say; a
+ * large generation's counters two switches after it). */
 static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
 			    bool v6)
 {
@@ -2424,6 +2430,7 @@ static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct b
 		ival_om_of(!(cf->flags & BPFIPT_C_IVAL_FIXED), v6),
 		pool_om_of(!(cf->flags & BPFIPT_C_POOL_FIXED)),
 		slots_om_of(!(cf->flags & BPFIPT_C_SLOTS_FIXED)),
+		cnt_om_of(!(cf->flags & BPFIPT_C_CNT_FIXED)),
 	};
 	__u32 id;
 

@@ -935,11 +935,15 @@ static void install_carried(struct dp_inst *in, const struct cp_compiled *to,
 	free(carry);
 }
 
+static void pair_maps_check(const struct dp_inst *in, const struct bpfipt_conf *cf, __u32 flag,
+			    const char *sized, const char *fx);
+
 /*
  * Counters in the fixed-size map (BPFIPT_C_CNT_FIXED) while they fit, in one
  * of the generation's size when they do not, and carried across both
  * switches: each packet's verdict and counters against the reference, and the
- * counts of the rules kept read back after each switch.
+ * counts of the rules kept read back after each switch; the running slot
+ * holds its counters' map alone.
  */
 START_TEST(t_counters_fixed)
 {
@@ -962,7 +966,14 @@ START_TEST(t_counters_fixed)
 	ck_assert_msg(cp_compile(tb, &env, &cb, &err) == 0, "compile: %s", err.msg);
 	install_carried(in, cb, cs, 12, false, false);
 	send_first(in, tb, 60);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	pair_maps_check(in, &cf, BPFIPT_C_CNT_FIXED, "bpfipt_counters", "bpfipt_cntfx");
 	install_carried(in, cs, cb, 12, true, true);
+	send_first(in, ts, 60);
+	install_carried(in, cb, cs, 12, false, false);
+	install_carried(in, cs, cb, 12, true, true);
+	ck_assert_int_eq(dp_inst_conf(in, &cf, &err), 0);
+	pair_maps_check(in, &cf, BPFIPT_C_CNT_FIXED, "bpfipt_counters", "bpfipt_cntfx");
 	send_first(in, ts, 60);
 	dp_inst_free(&in);
 	cp_compiled_free(&cs);

@@ -102,12 +102,15 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
-	OM_POOL, OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
-	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX, OM_POOLFX, OM_IVAL6FX,
+	OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
+	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX, OM_IVAL6FX,
 	OM_SLOTSFX, OM_MAX,
 };
 
 #define POOL_CHUNK_BYTES (BPFIPT_POOL_WORDS * 8)
+/* a page of the pool (pages_get()) */
+#define PAGE_BYTES ((size_t)BPFIPT_PAGE_CHUNKS * POOL_CHUNK_BYTES)
+_Static_assert(PAGE_BYTES % 4096 == 0, "a page maps whole memory pages");
 _Static_assert(BPFIPT_MAX_WORDS / BPFIPT_CHUNK_WORDS <= 64 * BPFIPT_TOP_WORDS,
 	       "the chunk bitmap of chunk 0 and a vector's summary rows cover every chunk");
 #define VAR_ARRAY (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
@@ -131,8 +134,6 @@ static const struct om_def {
 			BPF_F_MMAPABLE, BPFIPT_FB_END / BPFIPT_PACK },
 	[OM_IFS] = { "bpfipt_ifs", "g_ifs", BPF_MAP_TYPE_HASH,
 		     sizeof(struct bpfipt_if_key), 4, BPF_F_NO_PREALLOC },
-	[OM_POOL] = { "bpfipt_pool", "g_pool", BPF_MAP_TYPE_ARRAY, 4, POOL_CHUNK_BYTES,
-		      VAR_ARRAY },
 	[OM_SLOTS] = { "bpfipt_slots", "g_slots", BPF_MAP_TYPE_ARRAY, 4,
 		       sizeof(struct bpfipt_slot), VAR_ARRAY },
 	[OM_EXTRAS] = { "bpfipt_extras", "g_extras", BPF_MAP_TYPE_ARRAY, 4,
@@ -153,8 +154,6 @@ static const struct om_def {
 		       BPFIPT_TBITS_WORDS },
 	[OM_IVALFX] = { "bpfipt_ivalfx", "g_ivalfx", BPF_MAP_TYPE_ARRAY, 4,
 			sizeof(struct bpfipt_ival_page), BPF_F_MMAPABLE, BPFIPT_IVAL_FIXED },
-	[OM_POOLFX] = { "bpfipt_poolfx", "g_poolfx", BPF_MAP_TYPE_ARRAY, 4, POOL_CHUNK_BYTES,
-			BPF_F_MMAPABLE, BPFIPT_POOL_FIXED },
 	[OM_IVAL6FX] = { "bpfipt_ival6fx", "g_ival6fx", BPF_MAP_TYPE_ARRAY, 4,
 			 sizeof(struct bpfipt_ival6_page), BPF_F_MMAPABLE, BPFIPT_IVAL_FIXED },
 	[OM_SLOTSFX] = { "bpfipt_slotsfx", "g_slotsfx", BPF_MAP_TYPE_ARRAY, 4,
@@ -172,7 +171,7 @@ static const char *const prog_names[DP_PROG_MAX] = {
 
 /* Instance maps (created once with the programs). */
 enum im { IM_INST, IM_CONF, IM_STATS, IM_XDPIFS, IM_SCRATCH, IM_CT, IM_CT6, IM_CT_CONF, IM_CT_FRAG,
-	  IM_LOG, IM_RTLOCAL, IM_RECENT, IM_MAX };
+	  IM_LOG, IM_RTLOCAL, IM_RECENT, IM_PAGES, IM_MAX };
 
 static const char *const im_names[IM_MAX] = {
 	[IM_INST] = "bpfipt_inst",
@@ -187,11 +186,12 @@ static const char *const im_names[IM_MAX] = {
 	[IM_LOG] = "bpfipt_log_slot",
 	[IM_RTLOCAL] = "bpfipt_rtlocal",
 	[IM_RECENT] = "bpfipt_recent",
+	[IM_PAGES] = "bpfipt_pages",
 };
 
-_Static_assert(OM_MAX == 17, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 15, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
-_Static_assert(IM_MAX == 12, "im_names covers every instance map");
+_Static_assert(IM_MAX == 13, "im_names covers every instance map");
 
 /* Instance maps made when a ruleset first needs them, each in slot 0 of an
  * instance map of maps of one entry, and kept from then on: a namespace whose
@@ -1778,13 +1778,19 @@ void dp_prepare_begin(unsigned int feat)
 struct outer_set {
 	int outer, inner, rc;
 	__u32 slot;
+	/* n > 0: inners[i] into keys[i], i < n, in one batch (one grace period) */
+	const __u32 *keys;
+	const int *inners;
+	__u32 n;
 };
 
 static void *outer_set_run(void *arg)
 {
 	struct outer_set *o = arg;
-	int r = o->inner < 0 ? bpf_map_delete_elem(o->outer, &o->slot)
-			     : bpf_map_update_elem(o->outer, &o->slot, &o->inner, BPF_ANY);
+	__u32 n = o->n;
+	int r = n ? bpf_map_update_batch(o->outer, o->keys, o->inners, &n, NULL) :
+		o->inner < 0 ? bpf_map_delete_elem(o->outer, &o->slot) :
+			       bpf_map_update_elem(o->outer, &o->slot, &o->inner, BPF_ANY);
 
 	o->rc = r ? -errno : 0;
 	return NULL;
@@ -1818,6 +1824,20 @@ struct gen {
 	struct bpfipt_conf conf;
 	struct bpfipt_counter *cnt;	/* the counters map, mmapped */
 	size_t cnt_len;
+	/* the pool's pages (pages_get()): npg of them; the fresh ones' keys and
+	 * maps (npgnew), put into bpfipt_pages in one batch (pgs), in a thread */
+	int *pg, *pgnew;
+	__u32 *pgkey, npgnew;
+	size_t npg;
+	struct outer_set pgs;
+	pthread_t pgth;
+	bool pgsent, pgthr;
+	/* ... and the twin slot's pages made for them (gen_twins()) */
+	int *tpg;
+	__u32 *tpgkey;
+	struct outer_set tpgs;
+	pthread_t tpgth;
+	bool tpgsent, tpgthr;
 };
 
 static size_t page_round(size_t n)
@@ -1847,6 +1867,31 @@ static void *map_mmap(int fd, size_t bytes, bool write, struct ipt_err *err)
 
 static int inner_create(const struct dp_inst *in, enum om m, size_t entries,
 			struct ipt_err *err);
+static int page_create(void);
+static size_t pages_held(const struct dp_inst *in, __u32 slot);
+static __u32 page_key(__u32 slot, size_t i);
+
+/* The twin slot's pages up to g's, made and put there in one batch, in a
+ * thread (gen_twins()). */
+static void pages_twin(const struct dp_inst *in, struct gen *g)
+{
+	__u32 n = 0;
+	size_t i;
+	int fd;
+
+	g->tpgsent = true;
+	if (!g->npg || !(g->tpg = malloc(g->npg * sizeof(int))) ||
+	    !(g->tpgkey = malloc(g->npg * sizeof(__u32))))
+		return;
+	for (i = pages_held(in, (__u32)g->twin); i < g->npg && (fd = page_create()) >= 0; i++) {
+		g->tpgkey[n] = page_key((__u32)g->twin, i);
+		g->tpg[n++] = fd;
+	}
+	g->tpgs = (struct outer_set){ .outer = in->map[IM_PAGES], .keys = g->tpgkey,
+				      .inners = g->tpg, .n = n };
+	if (n)
+		g->tpgthr = outer_set_start(&g->tpgs, &g->tpgth);
+}
 
 /*
  * A family's first install (its running generation judges nothing, nwords 0,
@@ -1873,8 +1918,11 @@ static void gen_twins(const struct dp_inst *in, struct gen *g)
 			total += g->cap[m] * (om_defs[m].value_size +
 					      (om_defs[m].type == BPF_MAP_TYPE_ARRAY ? 0 :
 					       om_defs[m].key_size));
+	total += g->npgnew * PAGE_BYTES;
 	if (total > in->spare_keep)
 		g->twin = -1;	/* the next command drops its spare anyway */
+	if (g->twin >= 0 && g->npgnew && !g->tpgsent)
+		pages_twin(in, g);
 	for (m = 0; g->twin >= 0 && m < OM_MAX; m++) {
 		__u32 slot = (__u32)g->twin;
 		int fd;
@@ -1905,11 +1953,27 @@ static void gen_outer_begin(const struct dp_inst *in, __u32 slot, struct gen *g)
 		g->osent[m] = true;
 		g->othr[m] = outer_set_start(&g->os[m], &g->oth[m]);
 	}
+	if (g->npgnew && !g->pgsent) {
+		g->pgs = (struct outer_set){ .outer = in->map[IM_PAGES], .keys = g->pgkey,
+					     .inners = g->pgnew, .n = g->npgnew };
+		g->pgsent = true;
+		g->pgthr = outer_set_start(&g->pgs, &g->pgth);
+	}
 	gen_twins(in, g);
 }
 
 static void gen_outer_join(struct gen *g)
 {
+	if (g->pgthr) {
+		pthread_join(g->pgth, NULL);
+		g->pgthr = false;
+	}
+	if (g->tpgthr) {
+		pthread_join(g->tpgth, NULL);
+		g->tpgthr = false;
+	}
+	for (__u32 i = 0; g->tpg && i < g->tpgs.n; i++)
+		fd_close(&g->tpg[i]);	/* its outer map holds it, or it goes */
 	for (int m = 0; m < OM_MAX; m++) {
 		if (g->othr[m]) {
 			pthread_join(g->oth[m], NULL);
@@ -1935,6 +1999,16 @@ static void gen_release(struct gen *g)
 	gen_outer_join(g);
 	for (i = 0; i < OM_MAX; i++)
 		fd_close(&g->fd[i]);
+	for (size_t k = 0; g->pg && k < g->npg; k++)
+		fd_close(&g->pg[k]);
+	free(g->pg);
+	free(g->pgnew);
+	free(g->pgkey);
+	free(g->tpg);
+	free(g->tpgkey);
+	g->pg = g->pgnew = g->tpg = NULL;
+	g->pgkey = g->tpgkey = NULL;
+	g->npg = g->npgnew = 0;
 	if (g->cnt)
 		munmap(g->cnt, page_round(g->cnt_len));
 	g->cnt = NULL;
@@ -2382,15 +2456,141 @@ nomem:
 	return dp_fail(err, -ENOMEM, "out of memory");
 }
 
-/* The map of a pool: of one size (BPFIPT_C_POOL_FIXED), or of its own. */
-static enum om pool_om_of(bool fixed)
+/* ------------------------------------------------- the pool's pages ---- */
+
+/* The pool is in pages (bpfipt.h, BPFIPT_PAGE_CHUNKS): page i of generation
+ * `slot` at slot * BPFIPT_PAGES_MAX + i of bpfipt_pages, pages 0 .. n - 1 held,
+ * no more (pages_drop()). */
+
+static __u32 page_key(__u32 slot, size_t i)
 {
-	return fixed ? OM_POOLFX : OM_POOL;
+	return slot * BPFIPT_PAGES_MAX + (__u32)i;
 }
 
-static enum om pool_om(const struct bpfipt_conf *cf)
+static size_t pool_pages(size_t npool)
 {
-	return pool_om_of(cf->flags & BPFIPT_C_POOL_FIXED);
+	return (npool + BPFIPT_PAGE_CHUNKS - 1) / BPFIPT_PAGE_CHUNKS;
+}
+
+/* The pages generation `slot` holds: the first key without one. */
+static size_t pages_held(const struct dp_inst *in, __u32 slot)
+{
+	size_t n = 0;
+	__u32 k, id;
+
+	while (n < BPFIPT_PAGES_MAX &&
+	       (k = page_key(slot, n), !bpf_map_lookup_elem(in->map[IM_PAGES], &k, &id)))
+		n++;
+	return n;
+}
+
+/* A page of a pool: an inner map of bpfipt_pages (an fd, or -1). */
+static int page_create(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "g_page", 4, POOL_CHUNK_BYTES,
+			      BPFIPT_PAGE_CHUNKS, &o);
+}
+
+/* The n pages of generation `slot`'s pool into g->pg: those it holds, rewritten
+ * in place, and new ones (g->pgnew) that gen_outer_begin() puts into
+ * bpfipt_pages, all at once. */
+
+static int pages_get(const struct dp_inst *in, __u32 slot, size_t n, struct gen *g,
+		     struct ipt_err *err)
+{
+	__u32 k, id;
+	size_t i;
+	int fd;
+
+	if (n > BPFIPT_PAGES_MAX)
+		return dp_fail(err, -E2BIG, "a pool of %zu pages (at most %u)", n,
+			       BPFIPT_PAGES_MAX);
+	g->pg = malloc((n ? n : 1) * sizeof(int));
+	g->pgnew = malloc((n ? n : 1) * sizeof(int));
+	g->pgkey = malloc((n ? n : 1) * sizeof(__u32));
+	if (!g->pg || !g->pgnew || !g->pgkey)
+		return dp_fail(err, -ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		g->pg[i] = -1;
+	g->npg = n;
+	for (i = 0; i < n; i++) {
+		k = page_key(slot, i);
+		if (!bpf_map_lookup_elem(in->map[IM_PAGES], &k, &id) &&
+		    (fd = bpf_map_get_fd_by_id(id)) >= 0) {
+			g->pg[i] = fd;
+			continue;
+		}
+		fd = page_create();
+		if (fd < 0)
+			return dp_fail(err, -errno, "cannot create a page of the pool (%zu bytes)",
+				       PAGE_BYTES);
+		g->pg[i] = fd;
+		g->pgkey[g->npgnew] = k;
+		g->pgnew[g->npgnew++] = fd;
+	}
+	if (g->npgnew)
+		dp_log(DP_DEBUG, "generation %u: %u new pages of the pool (%zu in all)", slot,
+		       g->npgnew, n);
+	return 0;
+}
+
+/* Pages from .. of generation `slot` out of bpfipt_pages, the last first. A
+ * map of maps has no batch delete and the kernel waits a grace period after
+ * each one: a thread each, up to 64 at a time, so that the waits overlap. */
+static void pages_drop(const struct dp_inst *in, __u32 slot, size_t from)
+{
+	enum { AT_ONCE = 64 };
+	struct outer_set o[AT_ONCE];
+	pthread_t th[AT_ONCE];
+	bool started[AT_ONCE];
+	size_t held = pages_held(in, slot), n, j;
+
+	while (held > from) {
+		n = held - from < AT_ONCE ? held - from : AT_ONCE;
+		held -= n;
+		for (j = 0; j < n; j++) {
+			o[j] = (struct outer_set){ .outer = in->map[IM_PAGES], .inner = -1,
+						   .slot = page_key(slot, held + j) };
+			started[j] = outer_set_start(&o[j], &th[j]);
+		}
+		for (j = 0; j < n; j++) {
+			if (started[j])
+				pthread_join(th[j], NULL);
+			if (o[j].rc)
+				dp_log(DP_DEBUG, "generation %u: page %zu kept: %s", slot,
+				       held + j, strerror(-o[j].rc));
+		}
+	}
+}
+
+/* The pool's pages mapped side by side, one pool of g->npg pages to write
+ * (*len bytes to unmap after). */
+static __u64 *pool_mmap(const struct gen *g, size_t *len, struct ipt_err *err)
+{
+	size_t ps = sysconf(_SC_PAGESIZE);
+	char *base;
+
+	*len = g->npg * PAGE_BYTES;
+	if (PAGE_BYTES % ps) {
+		dp_fail(err, -EINVAL, "the pool's pages (%zu bytes) are not whole pages of %zu",
+			PAGE_BYTES, ps);
+		return NULL;
+	}
+	base = mmap(NULL, *len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
+		dp_fail(err, -errno, "cannot reserve %zu bytes for the pool", *len);
+		return NULL;
+	}
+	for (size_t i = 0; i < g->npg; i++)
+		if (mmap(base + i * PAGE_BYTES, PAGE_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, g->pg[i], 0) == MAP_FAILED) {
+			dp_fail(err, -errno, "cannot map page %zu of the pool", i);
+			munmap(base, *len);
+			return NULL;
+		}
+	return (__u64 *)base;
 }
 
 /* The map of the slots: of one size (BPFIPT_C_SLOTS_FIXED), or of their own. */
@@ -2424,11 +2624,10 @@ static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
  * no more (the 2.2 MiB pool array after the ruleset shrank past it, say; a
  * large generation's counters two switches after it). */
 static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
-			    bool v6)
+			    bool v6, size_t npg)
 {
 	enum om unused[] = {
 		ival_om_of(!(cf->flags & BPFIPT_C_IVAL_FIXED), v6),
-		pool_om_of(!(cf->flags & BPFIPT_C_POOL_FIXED)),
 		slots_om_of(!(cf->flags & BPFIPT_C_SLOTS_FIXED)),
 		cnt_om_of(!(cf->flags & BPFIPT_C_CNT_FIXED)),
 	};
@@ -2439,6 +2638,7 @@ static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct b
 		    bpf_map_delete_elem(in->outer[unused[i]], &slot))
 			dp_log(DP_DEBUG, "generation %u: %s kept: %s", slot,
 			       om_defs[unused[i]].inner, strerror(errno));
+	pages_drop(in, slot, npg);	/* the pages past the pool's */
 }
 
 /* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
@@ -4368,14 +4568,11 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		fields |= rows[i] != 0;
 	}
 	npool = pool_chunks(cc, cf) + (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows;
-	if (!(cf->flags & BPFIPT_C_WINDOWS) && !cf->nrows && npool >= BPFIPT_POOL_FIXED_MIN &&
-	    npool <= BPFIPT_POOL_FIXED)
-		cf->flags |= BPFIPT_C_POOL_FIXED;
 	if (total <= BPFIPT_SLOTS_FIXED)
 		cf->flags |= BPFIPT_C_SLOTS_FIXED;
 	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
-	    (r = inner_get(in, pool_om(cf), slot, npool, 0, g, err)) ||
+	    (r = pages_get(in, slot, pool_pages(npool), g, err)) ||
 	    (r = inner_get(in, slots_om(cf), slot, total, 0, g, err)) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
@@ -4384,7 +4581,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	     (r = inner_get(in, OM_TBITS, slot, BPFIPT_TBITS_WORDS, 0, g, err))))
 		goto out;
 	gen_outer_begin(in, slot, g);
-	slot_pairs_drop(in, slot, cf, v6);
+	slot_pairs_drop(in, slot, cf, v6, g->npg);
 	cf->ntuple = cc->ntuples;
 	cf->tuple_sum = cc->tuple_sum;
 	cp_crash_point("map-write");
@@ -4408,15 +4605,14 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	/* pool: vector v, chunk k at entry v * nchunks + k; then the constant
 	 * vectors; then, of BPFIPT_ROWS_MIN chunks or more, each one's summary rows
 	 * (a windowed pool: pool_write_windows()) */
-	bytes = npool * POOL_CHUNK_BYTES;
-	pool = map_mmap(g->fd[pool_om(cf)], bytes, true, err);
+	pool = pool_mmap(g, &bytes, err);
 	if (!pool) {
 		r = -ENOMEM;
 		goto out;
 	}
 	if (cf->flags & BPFIPT_C_WINDOWS) {
 		r = pool_write_windows(cc, cf, cv, pool, err);
-		munmap(pool, page_round(bytes));
+		munmap(pool, bytes);
 		if (r)
 			goto out;
 		goto pool_done;
@@ -4438,7 +4634,7 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 				row[(k / 64) * BPFIPT_POOL_WORDS + k % 64] = sum;
 		}
 	}
-	munmap(pool, page_round(bytes));
+	munmap(pool, bytes);
 pool_done:
 	cp_crash_point("map-write");
 
@@ -4809,6 +5005,8 @@ static int outer_set_all(struct dp_inst *in, __u32 nxt, struct gen *g, const int
 		if ((want[m] || (m < OM_MAX && g->osent[m])) && o[m].rc && !r)
 			r = dp_fail(err, o[m].rc, "cannot install map %s",
 				    m < OM_MAX ? om_defs[m].inner : lazy_defs[m - OM_MAX].name);
+	if (g->pgsent && g->pgs.rc && !r)
+		r = dp_fail(err, g->pgs.rc, "cannot install the pool's %u new pages", g->npgnew);
 	return r;
 }
 
@@ -4963,7 +5161,7 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	struct bpfipt_counter *late = NULL;
 	struct outer_set o[OM_MAX];
 	struct ipt_err err = { 0 };
-	size_t total = 0, b;
+	size_t total = 0, b, npg;
 	__u64 (*v)[2] = NULL;
 	unsigned int n = 0;
 	size_t len = 0;
@@ -4978,6 +5176,8 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 			  (b = inner_bytes(in, m, old)) > 0;
 		total += drop[m] ? b : 0;
 	}
+	npg = pages_held(in, old);
+	total += npg * PAGE_BYTES;
 	if (total <= in->spare_keep)
 		return;
 	if (fold) {
@@ -4992,8 +5192,10 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	for (m = 0; m < OM_MAX; m++)
 		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = -1, .slot = old };
 	outer_run_all(o, drop, OM_MAX);
+	pages_drop(in, old, 0);
 	for (m = 0; m < OM_MAX; m++)
 		waited |= drop[m] && !o[m].rc;
+	waited |= npg && !pages_held(in, old);
 	cp_crash_point("dropped");
 	if (!waited && !grace_now()) {
 		dp_fail(&err, -errno, "membarrier");

@@ -290,7 +290,6 @@ struct scratch {
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u32 windows;			/* the pool is windowed (BPFIPT_C_WINDOWS) */
-	__u32 poolfx;			/* ... in bpfipt_poolfx (BPFIPT_C_POOL_FIXED) */
 	__u64 first;			/* ... mask of the first word */
 	__u32 kc;			/* ... next chunk to consider */
 	__u32 top_ready;		/* top[] holds this packet's chunk bitmap */
@@ -475,15 +474,20 @@ OUTER(bpfipt_ifs, struct {
 	__type(key, struct bpfipt_if_key);
 	__type(value, __u32);
 });
-OUTER(bpfipt_pool, VAR_ARRAY(struct pool_chunk, BPF_F_MMAPABLE));
-/* ... BPFIPT_POOL_FIXED chunks: a small generation's (BPFIPT_C_POOL_FIXED) */
-OUTER(bpfipt_poolfx, struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, BPFIPT_POOL_FIXED);
+/* A generation's pool in pages (bpfipt.h, BPFIPT_PAGE_CHUNKS): page i of
+ * generation g at g * BPFIPT_PAGES_MAX + i */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, BPFIPT_NGENS * BPFIPT_PAGES_MAX);
 	__type(key, __u32);
-	__type(value, struct pool_chunk);
-});
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_MMAPABLE);
+		__uint(max_entries, BPFIPT_PAGE_CHUNKS);
+		__type(key, __u32);
+		__type(value, struct pool_chunk);
+	});
+} bpfipt_pages SEC(".maps");
 OUTER(bpfipt_slots, VAR_ARRAY(struct bpfipt_slot, BPF_F_MMAPABLE));
 /* ... BPFIPT_SLOTS_FIXED slots: a generation's that fit (BPFIPT_C_SLOTS_FIXED) */
 OUTER(bpfipt_slotsfx, struct {
@@ -1107,6 +1111,22 @@ static __always_inline __u32 win_entry(__u64 w, __u32 k)
 	return out + ((BPFIPT_WIN_FIRST(w) + d - out) & -in);
 }
 
+/* Entry e of generation cur's pool, in its page of bpfipt_pages: both lookups
+ * inline (the verifier knows each map's size), where a pool of its own size
+ * cost a call an entry. */
+static __always_inline const __u64 *pool_at(__u32 cur, __u32 e)
+{
+	__u32 pk;
+	void *pg;
+
+	pk = cur * BPFIPT_PAGES_MAX + (e / BPFIPT_PAGE_CHUNKS & (BPFIPT_PAGES_MAX - 1));
+	pg = bpf_map_lookup_elem(&bpfipt_pages, &pk);
+	if (!pg)
+		return NULL;
+	e %= BPFIPT_PAGE_CHUNKS;
+	return bpf_map_lookup_elem(pg, &e);
+}
+
 /* The pool entry of chunk k of field i's vector vid (i: a BPFIPT_F_* or
  * WIN_CVEC; a windowed pool: chunk 0 is entry vid, the others through the
  * window TOP_AND() took). windows is a constant: the walk's flat and windowed
@@ -1124,7 +1144,7 @@ static __always_inline __u32 pool_key(struct scratch *sc, __u32 i, __u32 vid, __
 }
 
 /* The same from vid's chunk 0 in the map, outside the walk (NO_SLOT: none). */
-static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks, __u32 vid,
+static __always_inline __u32 pool_entry(__u32 cur, bool windows, __u32 nchunks, __u32 vid,
 					__u32 k)
 {
 	const __u64 *c;
@@ -1133,7 +1153,7 @@ static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks,
 		return vid * nchunks + k;
 	if (!k)
 		return vid;
-	c = bpf_map_lookup_elem(pool, &vid);
+	c = pool_at(cur, vid);
 	return c ? win_entry(c[BPFIPT_WIN_WORD], k) : NO_SLOT;
 }
 
@@ -1145,7 +1165,7 @@ static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks,
 		p_##field = pc;							\
 		if (RD(sc->look) & (1u << BPFIPT_F_##field)) {			\
 			key = pool_key(sc, BPFIPT_F_##field, RD(vid), k, windows); \
-			p_##field = bpf_map_lookup_elem(pool, &key);		\
+			p_##field = pool_at(cur, key);			\
 			if (!p_##field)						\
 				goto broken;					\
 		}								\
@@ -1188,14 +1208,14 @@ static __always_inline __u32 pool_entry(void *pool, bool windows, __u32 nchunks,
 /* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
  * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
  * vectors of more than one chunk. */
-static __always_inline int top_bitmap(struct scratch *sc, void *pool, const bool windows)
+static __always_inline int top_bitmap(struct scratch *sc, __u32 cur, const bool windows)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
 	__u32 k = 0, key = pool_key(sc, WIN_CVEC, RD(sc->cvec), 0, windows);
 	int j;
 
-	pc = bpf_map_lookup_elem(pool, &key);
+	pc = pool_at(cur, key);
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
@@ -1229,11 +1249,10 @@ broken:
 	ROW_BLOCK(3, body, ROW_BLOCK(4, body, ROW_BLOCK(5, body,		\
 	ROW_BLOCK(6, body, ROW_BLOCK(7, body, ))))))))
 
-static __always_inline int row_and(struct scratch *sc, void *pool, __u32 vid, __u32 r,
+static __always_inline int row_and(struct scratch *sc, __u32 cur, __u32 vid, __u32 r,
 				   bool first)
 {
-	__u32 key = RD(sc->rbase) + vid * RD(sc->nrows) + r;
-	const __u64 *p = bpf_map_lookup_elem(pool, &key);
+	const __u64 *p = pool_at(cur, RD(sc->rbase) + vid * RD(sc->nrows) + r);
 	__u64 *c = &sc->csum[r * 64];
 
 	if (!p)
@@ -1249,7 +1268,7 @@ static __always_inline int row_and(struct scratch *sc, void *pool, __u32 vid, __
 #define ROW_AND(field, vid)							\
 	do {									\
 		if ((RD(sc->look) & (1u << BPFIPT_F_##field)) &&		\
-		    row_and(sc, pool, RD(vid), r, false))			\
+		    row_and(sc, cur, RD(vid), r, false))			\
 			return -1;						\
 	} while (0)
 
@@ -1265,19 +1284,15 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 {
 	__u32 cur, left;
 	__u64 *c;
-	void *pool;
 
 	if (!sc || r >= BPFIPT_TOP_WORDS || r >= sc->nrows)
 		return -1;
 	asm volatile("" : "+r"(r));	/* the mask stays: it bounds r for the verifier */
 	r &= BPFIPT_TOP_WORDS - 1;
 	cur = sc->cur;
-	pool = bpf_map_lookup_elem(&bpfipt_pool, &cur);
-	if (!pool)
-		return -1;
 	left = RD(sc->nchunks) - r * 64;
 	sc->rnb = left < 64 ? (left + 7) / 8 : 8;
-	if (row_and(sc, pool, RD(sc->cvec), r, true))
+	if (row_and(sc, cur, RD(sc->cvec), r, true))
 		return -1;
 	EACH_FIELD(ROW_AND);
 	/* the chunk bitmap's bits where csum[] is 0 cleared, a byte a block */
@@ -1370,7 +1385,7 @@ static __always_inline __u64 from_cursor(struct scratch *sc, __u32 k, __u64 cand
  * words are tested before the loop, unrolled: most packets' slot is in the first,
  * and the iterator costs a kfunc call a word (each a return thunk on this CPU)
  * where a chunk of a long chain has a few words the vectors share but no bit. */
-static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k, bool with_top,
+static __always_inline __u32 chunk_find(struct scratch *sc, __u32 cur, __u32 k, bool with_top,
 					bool rows, const bool windows)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
@@ -1385,7 +1400,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 k,
 			return NO_SLOT;
 	}
 	key = pool_key(sc, WIN_CVEC, RD(sc->cvec), k, windows);
-	pc = bpf_map_lookup_elem(pool, &key);
+	pc = pool_at(cur, key);
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
@@ -1517,10 +1532,9 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
  * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one).
  * A windowed pool's search is bpfipt_find_slot_win(), the same with windows. */
 static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom,
-				       const bool windows, const bool fx)
+				       const bool windows)
 {
 	__u32 cur, k, found;
-	void *pool;
 	int it;
 
 	if (!sc)
@@ -1530,12 +1544,8 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
 	cur = sc->cur;
-	pool = fx ? bpf_map_lookup_elem(&bpfipt_poolfx, &cur)
-		  : bpf_map_lookup_elem(&bpfipt_pool, &cur);
-	if (!pool)
-		return NO_SLOT - 1;
 	if (!windows && RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
-		return chunk_find(sc, pool, 0, false, false, false);
+		return chunk_find(sc, cur, 0, false, false, false);
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
 	if (!sc->top_ready) {
 		/* the walk's first step (cursor in chunk 0) of a ruleset of several
@@ -1543,10 +1553,10 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 		 * the packet's and searches the chunk (an empty one finds nothing) */
 		if (sc->kc == 0) {
 			sc->kc = 1;
-			found = chunk_find(sc, pool, 0, true, false, windows);
+			found = chunk_find(sc, cur, 0, true, false, windows);
 			if (found != NO_SLOT)
 				return found;
-		} else if (top_bitmap(sc, pool, windows)) {
+		} else if (top_bitmap(sc, cur, windows)) {
 			return NO_SLOT - 1;
 		}
 		/* many candidate chunks left: the rows first (a walk whose first
@@ -1562,7 +1572,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 			if (k < RD(sc->nchunks)) {
 				k &= CHUNK_MASK;
 				sc->kc = k + 1;
-				found = chunk_find(sc, pool, k, false, false, windows);
+				found = chunk_find(sc, cur, k, false, false, windows);
 				if (found != NO_SLOT)
 					return found;
 			}
@@ -1579,7 +1589,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 		return NO_SLOT;
 	k &= CHUNK_MASK;
 	sc->kc = k + 1;
-	found = chunk_find(sc, pool, k, false, RD(sc->rows_ready), windows);
+	found = chunk_find(sc, cur, k, false, RD(sc->rows_ready), windows);
 	if (found != NO_SLOT)
 		return found;
 	bpf_for(it, 1, sc->nchunks) {
@@ -1588,7 +1598,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 			break;
 		k &= CHUNK_MASK;
 		sc->kc = k + 1;
-		found = chunk_find(sc, pool, k, false, RD(sc->rows_ready), windows);
+		found = chunk_find(sc, cur, k, false, RD(sc->rows_ready), windows);
 		if (found != NO_SLOT)
 			break;
 	}
@@ -1597,34 +1607,19 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 
 __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 {
-	return find_slot(sc, cursor, kfrom, false, false);
+	return find_slot(sc, cursor, kfrom, false);
 }
 
 __noinline __u32 bpfipt_find_slot_win(struct scratch *sc, __u32 cursor, __u32 kfrom)
 {
-	return find_slot(sc, cursor, kfrom, true, false);
+	return find_slot(sc, cursor, kfrom, true);
 }
 
-/* Generation *cur's pool, either map (a lookup in it then is a call: the
- * verifier inlines one where it knows the map, bpfipt_find_slot_fx()) */
-static __always_inline void *pool_map(const struct scratch *sc, const __u32 *cur)
-{
-	return RD(sc->poolfx) ? bpf_map_lookup_elem(&bpfipt_poolfx, cur)
-			      : bpf_map_lookup_elem(&bpfipt_pool, cur);
-}
-
-/* ... of a pool of one size (BPFIPT_C_POOL_FIXED): its lookups inline */
-__noinline __u32 bpfipt_find_slot_fx(struct scratch *sc, __u32 cursor, __u32 kfrom)
-{
-	return find_slot(sc, cursor, kfrom, false, true);
-}
-
-/* The search of the step (sc->windows, sc->poolfx say which) */
+/* The search of the step (sc->windows says which) */
 #define FIND_SLOT(sc, cursor, kfrom)						\
 	(FEAT(BPFIPT_FEAT_WINDOWS) && RD((sc)->windows) ?			\
 		 bpfipt_find_slot_win(sc, cursor, kfrom) :			\
-	 RD((sc)->poolfx) ? bpfipt_find_slot_fx(sc, cursor, kfrom) :		\
-			    bpfipt_find_slot(sc, cursor, kfrom))
+		 bpfipt_find_slot(sc, cursor, kfrom))
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
  * itself is the BPFIPT_F_CTSTATE field). */
@@ -2190,10 +2185,10 @@ static __always_inline void count(__u32 cur, const struct bpfipt_conf *conf, __u
 enum { STEP_MORE, STEP_DONE, STEP_BROKEN };
 
 /* Bit s of vector vid (the pool's layout, bpfipt.h). */
-static __always_inline bool vec_bit(struct scratch *sc, void *pool, __u32 vid, __u32 s)
+static __always_inline bool vec_bit(struct scratch *sc, __u32 cur, __u32 vid, __u32 s)
 {
-	__u32 key = pool_entry(pool, sc->windows, sc->nchunks, vid, s / (64 * BPFIPT_CHUNK_WORDS));
-	const __u64 *w = bpf_map_lookup_elem(pool, &key);
+	__u32 key = pool_entry(cur, sc->windows, sc->nchunks, vid, s / (64 * BPFIPT_CHUNK_WORDS));
+	const __u64 *w = pool_at(cur, key);
 
 	return w && (w[(s / 64) & (BPFIPT_CHUNK_WORDS - 1)] >> (s & 63)) & 1;
 }
@@ -2203,13 +2198,10 @@ static __always_inline bool vec_bit(struct scratch *sc, void *pool, __u32 vid, _
 static __always_inline bool cut_fields_ok(struct scratch *sc, __u32 s)
 {
 	__u32 cur = sc->cur;
-	void *pool = pool_map(sc, &cur);
 
-	if (!pool)
+	if ((sc->cutlook & (1u << BPFIPT_F_LEN)) && !vec_bit(sc, cur, sc->v.len, s))
 		return false;
-	if ((sc->cutlook & (1u << BPFIPT_F_LEN)) && !vec_bit(sc, pool, sc->v.len, s))
-		return false;
-	return !(sc->cutlook & (1u << BPFIPT_F_CTSTATE)) || vec_bit(sc, pool, sc->v.ctstate, s);
+	return !(sc->cutlook & (1u << BPFIPT_F_CTSTATE)) || vec_bit(sc, cur, sc->v.ctstate, s);
 }
 
 /* Where the member slot sc->vslot of a verdict map goes (bpfipt_step()): a
@@ -2663,31 +2655,16 @@ __noinline __u32 bpfipt_field_vec(struct scratch *sc, __u32 f)
 }
 
 /* Word 0 of chunk 0 of vector v (slots 0 .. 63) in *out; -1: no chunk */
-static __always_inline int vec_word0(void *pool, const struct bpfipt_conf *conf, __u32 v,
+static __always_inline int vec_word0(__u32 cur, const struct bpfipt_conf *conf, __u32 v,
 				     __u64 *out)
 {
-	__u32 key = pool_entry(pool, conf->flags & BPFIPT_C_WINDOWS, conf->nchunks, v, 0);
-	const __u64 *w = bpf_map_lookup_elem(pool, &key);
+	__u32 key = pool_entry(cur, conf->flags & BPFIPT_C_WINDOWS, conf->nchunks, v, 0);
+	const __u64 *w = pool_at(cur, key);
 
 	if (!w)
 		return -1;
 	*out = w[0];
 	return 0;
-}
-
-/* vec_word0() in generation *cur's pool, once per map (a pool of one size: the
- * lookup inline) */
-static __always_inline int pool_word0(const struct scratch *sc, const __u32 *cur,
-				      const struct bpfipt_conf *conf, __u32 v, __u64 *out)
-{
-	void *pool;
-
-	if (RD(sc->poolfx)) {
-		pool = bpf_map_lookup_elem(&bpfipt_poolfx, cur);
-		return pool ? vec_word0(pool, conf, v, out) : -1;
-	}
-	pool = bpf_map_lookup_elem(&bpfipt_pool, cur);
-	return pool ? vec_word0(pool, conf, v, out) : -1;
 }
 
 /* The counter of the rule of tuple group slot gi (generation sc->cur) whose
@@ -2925,7 +2902,7 @@ __noinline int bpfipt_pfx_vec(struct scratch *sc, __u32 j)
 			chain = sc->chain;
 			conf = sc_conf(sc);
 			if (!conf || chain >= BPFIPT_NCHAINS ||
-			    pool_word0(sc, &cur, conf, v, &sc->pword[fi]))
+			    vec_word0(cur, conf, v, &sc->pword[fi]))
 				return -1;
 			sc->phave |= 1u << fi;
 		}
@@ -3219,7 +3196,6 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->gskip_w[0] = NO_SLOT;
 	sc->gskip_w[1] = NO_SLOT;
 	sc->gdone = 0;
-	sc->poolfx = conf->flags & BPFIPT_C_POOL_FIXED;	/* the prefix's vectors too */
 	sc->t0set = 0;
 	sc->cursor = 0;
 	sc->chain = chain;

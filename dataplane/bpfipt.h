@@ -594,8 +594,9 @@ enum bpfipt_stat {
 /*
  * Generations (dataplane/bpfipt.bpf.c <-> controlplane/loader.c).
  * The programs are attached once; a ruleset is a GENERATION: a set of inner maps
- * held at one index of the outer ARRAY_OF_MAPS maps (bpfipt_ival, bpfipt_pool,
- * ...), plus bpfipt_conf[index]. Each family has its own ruleset and its own two
+ * held at one index of the outer ARRAY_OF_MAPS maps (bpfipt_ival, bpfipt_slots,
+ * ...; the pool's pages at index * BPFIPT_PAGES_MAX + page of bpfipt_pages),
+ * plus bpfipt_conf[index]. Each family has its own ruleset and its own two
  * generations: index = family * 2 + generation (family 0: IPv4, 1: IPv6). A
  * packet reads bpfipt_inst.cur[its family] once and uses that generation only,
  * so writing cur[f] switches every hook of every interface at once, for that
@@ -608,7 +609,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		59	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		60	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -726,7 +727,10 @@ enum bpfipt_stat {
 					 * 58: ... and the slots
 					 *     (bpfipt_slotsfx);
 					 * 59: the packet's local
-					 *     routes kept (rt_seen) */
+					 *     routes kept (rt_seen);
+					 * 60: the pool in pages
+					 *     (bpfipt_pages), no
+					 *     bpfipt_poolfx */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -767,15 +771,14 @@ enum bpfipt_stat {
  * with the chunk bitmap, from the entries its first step reads anyway. */
 #define BPFIPT_WIN_WORD		(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
 #define BPFIPT_POOL_WORDS	(BPFIPT_WIN_WORD + 1)
-/* A pool of BPFIPT_POOL_FIXED_MIN to BPFIPT_POOL_FIXED chunks, neither windowed
- * nor with summary rows, sits in bpfipt_poolfx, an inner array of that size in
- * every generation, whose lookups the verifier inlines (BPFIPT_C_POOL_FIXED; 2.2
- * MiB: 2 048 rules of some 1 500 distinct values); a larger one, and a smaller
- * one (a few hundred rules: the array would be most of their maps' memory, in
- * each generation of each namespace), in bpfipt_pool, of its own size, each
- * chunk's lookup a call. */
-#define BPFIPT_POOL_FIXED	2048
-#define BPFIPT_POOL_FIXED_MIN	256
+/* The pool is in pages of BPFIPT_PAGE_CHUNKS chunks (280 KiB), each an inner
+ * array of that size of bpfipt_pages: page i of generation g at g *
+ * BPFIPT_PAGES_MAX + i. A chunk is two lookups, the page's and its own, both
+ * inline, where a pool in a map of its own size cost a call a chunk (a pool of
+ * one size, 2 048 chunks, was as fast as pages and took more memory). The loader
+ * maps a generation's pages side by side and writes them as one pool. */
+#define BPFIPT_PAGE_CHUNKS	512
+#define BPFIPT_PAGES_MAX	8192	/* a generation's: 4M chunks, 2.2 GiB */
 #define BPFIPT_WIN_LO(w)	((__u32)(w) & 0xff)
 #define BPFIPT_WIN_N(w)		((__u32)((w) >> 8) & 0xff)
 #define BPFIPT_WIN_FIRST(w)	((__u32)((w) >> 16) & 0xffffff)
@@ -793,7 +796,7 @@ _Static_assert(64 * BPFIPT_TOP_WORDS <= 256, "a window's lo and n fit 8 bits");
  *                  stored BPFIPT_PACK ids per map entry
  *   bpfipt_ifs     hash, struct bpfipt_if_key: .chain = chain (input interface) or
  *                  chain | BPFIPT_KEY_OIF (output interface)
- *   bpfipt_pool, bpfipt_slots (bpfipt_slotsfx), bpfipt_extras, bpfipt_limits,
+ *   bpfipt_slots (bpfipt_slotsfx), bpfipt_extras, bpfipt_limits,
  *   bpfipt_counters, bpfipt_cntfx (struct bpfipt_counter) */
 #define BPFIPT_KEY_OIF		0x10
 #define BPFIPT_PACK		16
@@ -1137,7 +1140,6 @@ enum {
 	BPFIPT_C_CNT_FIXED = 1 << 6,	/* the counters in bpfipt_cntfx */
 	BPFIPT_C_TBITS	= 1 << 7,	/* the tuple bitmap written (bpfipt_tbits) */
 	BPFIPT_C_IVAL_FIXED = 1 << 8,	/* the address sets in bpfipt_ivalfx (ival6fx) */
-	BPFIPT_C_POOL_FIXED = 1 << 9,	/* the pool in bpfipt_poolfx */
 	BPFIPT_C_SLOTS_FIXED = 1 << 10,	/* the slots in bpfipt_slotsfx */
 };
 

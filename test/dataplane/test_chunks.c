@@ -1094,8 +1094,7 @@ static void send_input_rules(struct dp_inst *in, struct ipt_table *t, unsigned i
  * set where fixed[r] (a map of one size) and not elsewhere, the running slot
  * holding the map of the pair (sized, fx) it reads and not the other, and after
  * each switch packets that the walk takes to the first, the last and no rule,
- * against the reference. The pool's array takes no summary rows: a run of the
- * pool (flag BPFIPT_C_POOL_FIXED) checks the rulesets have none.
+ * against the reference.
  */
 static void fixed_runs(const unsigned int *sizes, const bool *fixed, unsigned int n, __u32 flag,
 		       const char *sized, const char *fx)
@@ -1113,8 +1112,6 @@ static void fixed_runs(const unsigned int *sizes, const bool *fixed, unsigned in
 		cc = install_in(in, t, &cf);
 		ck_assert_msg(!!(cf.flags & flag) == fixed[r], "%u rules, %u chunks: %s %d",
 			      sizes[r], cf.nchunks, fx, !!(cf.flags & flag));
-		if (flag == BPFIPT_C_POOL_FIXED)
-			ck_assert_uint_eq(cf.nrows, 0);
 		pair_maps_check(in, &cf, flag, sized, fx);
 		send_input_rules(in, t, sizes[r]);
 		cp_compiled_free(&cc);
@@ -1122,21 +1119,6 @@ static void fixed_runs(const unsigned int *sizes, const bool *fixed, unsigned in
 	}
 	dp_inst_free(&in);
 }
-
-/*
- * The pool in the array of one size (BPFIPT_C_POOL_FIXED) while it fits, in one
- * of the generation's size when it does not, and back: 2 000 rules (about 1 500
- * vectors of one chunk), 5 000 (two chunks each: past 2 048 entries), 100 (too
- * few for the array: their own size), 2 000 again.
- */
-START_TEST(t_pool_fixed)
-{
-	static const unsigned int sizes[] = { 2000, 5000, 100, 2000 };
-	static const bool fixed[] = { true, false, false, true };
-
-	fixed_runs(sizes, fixed, 4, BPFIPT_C_POOL_FIXED, "bpfipt_pool", "bpfipt_poolfx");
-}
-END_TEST
 
 /*
  * The slots in the array of one size (BPFIPT_C_SLOTS_FIXED) while they fit, in
@@ -1154,20 +1136,25 @@ END_TEST
 
 /* The generation maps of slot `slot`: bit m for outer map names[m]; the
  * counters' bit 7 for either of their maps (bpfipt.h: a small generation's in
- * bpfipt_cntfx), the address sets' bits 0 and 8 and the pool's bit 3 likewise
- * (bpfipt_ivalfx, bpfipt_ival6fx, bpfipt_poolfx), the slots' bit 4
- * (bpfipt_slotsfx). */
+ * bpfipt_cntfx), the address sets' bits 0 and 8 likewise (bpfipt_ivalfx,
+ * bpfipt_ival6fx), the slots' bit 4 (bpfipt_slotsfx); the pool's bit 3 for its
+ * page 0 (bpfipt_pages). */
 static const char *const gen_outer[] = {
-	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pool", "bpfipt_slots",
+	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pages", "bpfipt_slots",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
-	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_poolfx", "bpfipt_ival6fx",
-	"bpfipt_slotsfx",
+	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_ival6fx", "bpfipt_slotsfx",
 };
+#define GEN_PAGES	3
 #define GEN_CNTFX	11
 #define GEN_IVALFX	12
-#define GEN_POOLFX	13
-#define GEN_IVAL6FX	14
-#define GEN_SLOTSFX	15
+#define GEN_IVAL6FX	13
+#define GEN_SLOTSFX	14
+
+/* Slot `slot`'s key in gen_outer[m]. */
+static __u32 gen_key(unsigned int m, __u32 slot)
+{
+	return m == GEN_PAGES ? slot * BPFIPT_PAGES_MAX : slot;
+}
 #define GEN_TUPLE	(1u << 9)
 #define GEN_ALL		((1u << 10) - 1 - (1u << 8))	/* an IPv4 one: no bpfipt_ival6, tuple6 */
 
@@ -1177,12 +1164,11 @@ static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 
 	for (unsigned int m = 0; m < sizeof(gen_outer) / sizeof(gen_outer[0]); m++) {
 		int fd = inst_map(in, gen_outer[m]);
-		__u32 id;
+		__u32 id, k = gen_key(m, slot);
 
-		if (!bpf_map_lookup_elem(fd, &slot, &id))
+		if (!bpf_map_lookup_elem(fd, &k, &id))
 			mask |= 1u << (m == GEN_CNTFX	  ? 7
 				       : m == GEN_IVALFX  ? 0
-				       : m == GEN_POOLFX  ? 3
 				       : m == GEN_IVAL6FX ? 8
 				       : m == GEN_SLOTSFX ? 4
 							  : m);
@@ -1219,12 +1205,60 @@ static void slot_ids(const struct dp_inst *in, __u32 slot, __u32 *ids)
 {
 	for (unsigned int m = 0; m < sizeof(gen_outer) / sizeof(gen_outer[0]); m++) {
 		int fd = inst_map(in, gen_outer[m]);
+		__u32 k = gen_key(m, slot);
 
-		if (bpf_map_lookup_elem(fd, &slot, &ids[m]))
+		if (bpf_map_lookup_elem(fd, &k, &ids[m]))
 			ids[m] = 0;
 		close(fd);
 	}
 }
+
+/* The pages of generation `slot`'s pool: from page 0 to the first it lacks
+ * (loader.c pages_held()). */
+static unsigned int slot_pages(const struct dp_inst *in, __u32 slot)
+{
+	int fd = inst_map(in, "bpfipt_pages");
+	unsigned int n = 0;
+	__u32 k, id;
+
+	while (k = slot * BPFIPT_PAGES_MAX + n, !bpf_map_lookup_elem(fd, &k, &id))
+		n++;
+	close(fd);
+	return n;
+}
+
+/*
+ * The pool in pages (bpfipt.h, BPFIPT_PAGE_CHUNKS), as many as it needs and no
+ * more: 2 000 rules (some 1 500 chunks: 3 pages), 5 000 (two chunks each: more),
+ * 100 (one page: the 3 its slot held before dropped), 2 000 again (the 5 000's
+ * pages past 3 dropped); after each switch, packets that the walk takes to the
+ * first, the last and no rule, against the reference.
+ */
+START_TEST(t_pool_pages)
+{
+	static const unsigned int sizes[] = { 2000, 5000, 100, 2000 };
+	unsigned int held[4];
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	for (unsigned int r = 0; r < 4; r++) {
+		struct ipt_table *t = input_rules(sizes[r]);
+		struct cp_compiled *cc;
+		struct bpfipt_conf cf;
+
+		cc = install_in(in, t, &cf);
+		held[r] = slot_pages(in, inst_now(in).cur[0] & 1);
+		send_input_rules(in, t, sizes[r]);
+		cp_compiled_free(&cc);
+		ipt_table_free(&t);
+	}
+	dp_inst_free(&in);
+	ck_assert_msg(held[0] > 1 && held[1] > held[0] && held[2] == 1 && held[3] == held[0],
+		      "pages held: %u %u %u %u", held[0], held[1], held[2], held[3]);
+}
+END_TEST
 
 /*
  * A family's first install gives the other generation an empty twin of each
@@ -3353,7 +3387,7 @@ int main(void)
 	tcase_add_test(tc, t_shared_counters);
 	tcase_add_test(tc, t_counters_fixed);
 	tcase_add_test(tc, t_ival_fixed);
-	tcase_add_test(tc, t_pool_fixed);
+	tcase_add_test(tc, t_pool_pages);
 	tcase_add_test(tc, t_slots_fixed);
 	tcase_add_test(tc, t_spare_drop);
 	tcase_add_test(tc, t_twins);

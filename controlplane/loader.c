@@ -1331,7 +1331,8 @@ static __u32 conf_feat(const struct bpfipt_conf *cf)
 	       (cf->flags & BPFIPT_C_WINDOWS ? BPFIPT_FEAT_WINDOWS : 0) |
 	       (cf->nrows ? BPFIPT_FEAT_ROWS : 0) |
 	       (cf->flags & BPFIPT_C_LOG ? BPFIPT_FEAT_LOG : 0) |
-	       (cf->flags & BPFIPT_C_REJECT ? BPFIPT_FEAT_REJECT : 0);
+	       (cf->flags & BPFIPT_C_REJECT ? BPFIPT_FEAT_REJECT : 0) |
+	       (cf->flags & (BPFIPT_C_ONE_PAGE | BPFIPT_C_WINDOWS) ? 0 : BPFIPT_FEAT_PAGES);
 }
 
 /* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */
@@ -1526,12 +1527,12 @@ int dp_describe(struct strbuf *sb)
 					   [IF_SKIP] = "not filtered",
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
 	static const char *const parts[] = { "conntrack", "recent", "windows", "rows", "log",
-					     "reject" };
+					     "reject", "pages" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, k, on = 0;
 
-	_Static_assert(BPFIPT_FEAT_ALL == (1 << 6) - 1, "parts names every feature");
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 7) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
@@ -1716,7 +1717,11 @@ static struct dp_inst *early_inst_maps(void)
  * adds its policy or return slot), never windowed, and no summary rows below
  * eight chunks. A flat pool takes more than POOL_FLAT_MAX (windowed) with many
  * user chains (each has vectors of its own), or with some 11 000 rules no group
- * takes (bench/rules.py's mixed rulesets are tuple groups: flat at 100 000). */
+ * takes (bench/rules.py's mixed rulesets are tuple groups: flat at 100 000);
+ * more than a page (BPFIPT_FEAT_PAGES) from some 2 700 rules no group takes, but
+ * guessed from GUESS_WIN_LINES only: a ruleset of 10 000 rules of tuple groups
+ * has a pool of a page, and its first install would verify the search of pages
+ * for nothing (a wrong guess loads the programs again, as for windows). */
 #define GUESS_ONE_CHUNK		3500
 #define GUESS_WIN_CHAINS	256
 #define GUESS_WIN_LINES		11000
@@ -1760,6 +1765,8 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 	}
 	if (lines > GUESS_ONE_CHUNK && (chains > GUESS_WIN_CHAINS || lines > GUESS_WIN_LINES))
 		feat |= BPFIPT_FEAT_WINDOWS;
+	if (lines > GUESS_WIN_LINES)
+		feat |= BPFIPT_FEAT_PAGES;
 	if (lines > GUESS_ROWS_LINES)
 		feat |= BPFIPT_FEAT_ROWS;
 	return feat;
@@ -4568,6 +4575,8 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 		fields |= rows[i] != 0;
 	}
 	npool = pool_chunks(cc, cf) + (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows;
+	if (!(cf->flags & BPFIPT_C_WINDOWS) && !cf->nrows && npool <= BPFIPT_PAGE_CHUNKS)
+		cf->flags |= BPFIPT_C_ONE_PAGE;
 	if (total <= BPFIPT_SLOTS_FIXED)
 		cf->flags |= BPFIPT_C_SLOTS_FIXED;
 	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||

@@ -290,6 +290,7 @@ struct scratch {
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* bpfipt_find_slot(): first word */
 	__u32 windows;			/* the pool is windowed (BPFIPT_C_WINDOWS) */
+	__u32 onepage;			/* ... one page (BPFIPT_C_ONE_PAGE) */
 	__u64 first;			/* ... mask of the first word */
 	__u32 kc;			/* ... next chunk to consider */
 	__u32 top_ready;		/* top[] holds this packet's chunk bitmap */
@@ -1127,6 +1128,12 @@ static __always_inline const __u64 *pool_at(__u32 cur, __u32 e)
 	return bpf_map_lookup_elem(pg, &e);
 }
 
+/* Entry e of a pool of one page (one), pool: a lookup in it; else pool_at(). */
+static __always_inline const __u64 *pool_get(void *pool, __u32 cur, __u32 e, const bool one)
+{
+	return one ? bpf_map_lookup_elem(pool, &e) : pool_at(cur, e);
+}
+
 /* The pool entry of chunk k of field i's vector vid (i: a BPFIPT_F_* or
  * WIN_CVEC; a windowed pool: chunk 0 is entry vid, the others through the
  * window TOP_AND() took). windows is a constant: the walk's flat and windowed
@@ -1165,7 +1172,7 @@ static __always_inline __u32 pool_entry(__u32 cur, bool windows, __u32 nchunks, 
 		p_##field = pc;							\
 		if (RD(sc->look) & (1u << BPFIPT_F_##field)) {			\
 			key = pool_key(sc, BPFIPT_F_##field, RD(vid), k, windows); \
-			p_##field = pool_at(cur, key);			\
+			p_##field = pool_get(pool, cur, key, one);	\
 			if (!p_##field)						\
 				goto broken;					\
 		}								\
@@ -1208,14 +1215,15 @@ static __always_inline __u32 pool_entry(__u32 cur, bool windows, __u32 nchunks, 
 /* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
  * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
  * vectors of more than one chunk. */
-static __always_inline int top_bitmap(struct scratch *sc, __u32 cur, const bool windows)
+static __always_inline int top_bitmap(struct scratch *sc, void *pool, __u32 cur,
+				      const bool windows, const bool one)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
 	__u32 k = 0, key = pool_key(sc, WIN_CVEC, RD(sc->cvec), 0, windows);
 	int j;
 
-	pc = pool_at(cur, key);
+	pc = pool_get(pool, cur, key, one);
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
@@ -1385,8 +1393,9 @@ static __always_inline __u64 from_cursor(struct scratch *sc, __u32 k, __u64 cand
  * words are tested before the loop, unrolled: most packets' slot is in the first,
  * and the iterator costs a kfunc call a word (each a return thunk on this CPU)
  * where a chunk of a long chain has a few words the vectors share but no bit. */
-static __always_inline __u32 chunk_find(struct scratch *sc, __u32 cur, __u32 k, bool with_top,
-					bool rows, const bool windows)
+static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 cur, __u32 k,
+					bool with_top, bool rows, const bool windows,
+					const bool one)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
 		*p_ICMP, *p_TCPFLAGS, *p_LEN, *p_FRAG, *p_CTSTATE;
@@ -1400,7 +1409,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, __u32 cur, __u32 k, 
 			return NO_SLOT;
 	}
 	key = pool_key(sc, WIN_CVEC, RD(sc->cvec), k, windows);
-	pc = pool_at(cur, key);
+	pc = pool_get(pool, cur, key, one);
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
@@ -1532,9 +1541,10 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
  * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one).
  * A windowed pool's search is bpfipt_find_slot_win(), the same with windows. */
 static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom,
-				       const bool windows)
+				       const bool windows, const bool one)
 {
 	__u32 cur, k, found;
+	void *pool = NULL;
 	int it;
 
 	if (!sc)
@@ -1544,8 +1554,14 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
 	cur = sc->cur;
+	if (one) {	/* the pool's one page, once */
+		k = cur * BPFIPT_PAGES_MAX;
+		pool = bpf_map_lookup_elem(&bpfipt_pages, &k);
+		if (!pool)
+			return NO_SLOT - 1;
+	}
 	if (!windows && RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
-		return chunk_find(sc, cur, 0, false, false, false);
+		return chunk_find(sc, pool, cur, 0, false, false, false, one);
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
 	if (!sc->top_ready) {
 		/* the walk's first step (cursor in chunk 0) of a ruleset of several
@@ -1553,10 +1569,10 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 		 * the packet's and searches the chunk (an empty one finds nothing) */
 		if (sc->kc == 0) {
 			sc->kc = 1;
-			found = chunk_find(sc, cur, 0, true, false, windows);
+			found = chunk_find(sc, pool, cur, 0, true, false, windows, one);
 			if (found != NO_SLOT)
 				return found;
-		} else if (top_bitmap(sc, cur, windows)) {
+		} else if (top_bitmap(sc, pool, cur, windows, one)) {
 			return NO_SLOT - 1;
 		}
 		/* many candidate chunks left: the rows first (a walk whose first
@@ -1572,7 +1588,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 			if (k < RD(sc->nchunks)) {
 				k &= CHUNK_MASK;
 				sc->kc = k + 1;
-				found = chunk_find(sc, cur, k, false, false, windows);
+				found = chunk_find(sc, pool, cur, k, false, false, windows, one);
 				if (found != NO_SLOT)
 					return found;
 			}
@@ -1589,7 +1605,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 		return NO_SLOT;
 	k &= CHUNK_MASK;
 	sc->kc = k + 1;
-	found = chunk_find(sc, cur, k, false, RD(sc->rows_ready), windows);
+	found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
 	if (found != NO_SLOT)
 		return found;
 	bpf_for(it, 1, sc->nchunks) {
@@ -1598,7 +1614,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 			break;
 		k &= CHUNK_MASK;
 		sc->kc = k + 1;
-		found = chunk_find(sc, cur, k, false, RD(sc->rows_ready), windows);
+		found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
 		if (found != NO_SLOT)
 			break;
 	}
@@ -1607,19 +1623,28 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 
 __noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
 {
-	return find_slot(sc, cursor, kfrom, false);
+	return find_slot(sc, cursor, kfrom, false, false);
 }
 
 __noinline __u32 bpfipt_find_slot_win(struct scratch *sc, __u32 cursor, __u32 kfrom)
 {
-	return find_slot(sc, cursor, kfrom, true);
+	return find_slot(sc, cursor, kfrom, true, false);
 }
 
-/* The search of the step (sc->windows says which) */
+/* ... of a pool of one page (BPFIPT_C_ONE_PAGE): a lookup a chunk */
+__noinline __u32 bpfipt_find_slot_page(struct scratch *sc, __u32 cursor, __u32 kfrom)
+{
+	return find_slot(sc, cursor, kfrom, false, true);
+}
+
+/* The search of the step (sc->windows, sc->onepage say which; programs without
+ * BPFIPT_FEAT_PAGES run only generations of one page or windowed) */
 #define FIND_SLOT(sc, cursor, kfrom)						\
 	(FEAT(BPFIPT_FEAT_WINDOWS) && RD((sc)->windows) ?			\
 		 bpfipt_find_slot_win(sc, cursor, kfrom) :			\
-		 bpfipt_find_slot(sc, cursor, kfrom))
+	 FEAT(BPFIPT_FEAT_PAGES) && !RD((sc)->onepage) ?			\
+		 bpfipt_find_slot(sc, cursor, kfrom) :				\
+		 bpfipt_find_slot_page(sc, cursor, kfrom))
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
  * itself is the BPFIPT_F_CTSTATE field). */
@@ -3320,6 +3345,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->nrows = conf->nrows;
 	sc->rbase = conf->rbase;
 	sc->windows = conf->flags & BPFIPT_C_WINDOWS;
+	sc->onepage = conf->flags & BPFIPT_C_ONE_PAGE;
 	sc->depth = 0;
 	/* sc->nlog: zeroed with the packet's scratch (scratch()); the slot
 	 * prefix may have noted a LOG already */

@@ -609,7 +609,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		60	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		61	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -730,7 +730,10 @@ enum bpfipt_stat {
 					 *     routes kept (rt_seen);
 					 * 60: the pool in pages
 					 *     (bpfipt_pages), no
-					 *     bpfipt_poolfx */
+					 *     bpfipt_poolfx;
+					 * 61: ... of 2 048 chunks,
+					 *     BPFIPT_C_ONE_PAGE,
+					 *     BPFIPT_FEAT_PAGES */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -771,14 +774,17 @@ enum bpfipt_stat {
  * with the chunk bitmap, from the entries its first step reads anyway. */
 #define BPFIPT_WIN_WORD		(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
 #define BPFIPT_POOL_WORDS	(BPFIPT_WIN_WORD + 1)
-/* The pool is in pages of BPFIPT_PAGE_CHUNKS chunks (280 KiB), each an inner
+/* The pool is in pages of BPFIPT_PAGE_CHUNKS chunks (1.1 MiB), each an inner
  * array of that size of bpfipt_pages: page i of generation g at g *
  * BPFIPT_PAGES_MAX + i. A chunk is two lookups, the page's and its own, both
- * inline, where a pool in a map of its own size cost a call a chunk (a pool of
- * one size, 2 048 chunks, was as fast as pages and took more memory). The loader
- * maps a generation's pages side by side and writes them as one pool. */
-#define BPFIPT_PAGE_CHUNKS	512
-#define BPFIPT_PAGES_MAX	8192	/* a generation's: 4M chunks, 2.2 GiB */
+ * inline, where a pool in a map of its own size cost a call a chunk. A pool of
+ * one page, neither windowed nor with summary rows (BPFIPT_C_ONE_PAGE: 2 048
+ * rules of some 1 500 distinct values), is searched by bpfipt_find_slot_page(),
+ * which looks the page up once; a larger one by bpfipt_find_slot()
+ * (BPFIPT_FEAT_PAGES). The loader maps a generation's pages side by side and
+ * writes them as one pool. */
+#define BPFIPT_PAGE_CHUNKS	2048
+#define BPFIPT_PAGES_MAX	2048	/* a generation's: 4M chunks, 2.2 GiB */
 #define BPFIPT_WIN_LO(w)	((__u32)(w) & 0xff)
 #define BPFIPT_WIN_N(w)		((__u32)((w) >> 8) & 0xff)
 #define BPFIPT_WIN_FIRST(w)	((__u32)((w) >> 16) & 0xffffff)
@@ -854,7 +860,9 @@ enum {
 	BPFIPT_FEAT_ROWS	= 1 << 3,	/* bpfipt_chunk_row(): bpfipt_conf.nrows */
 	BPFIPT_FEAT_LOG		= 1 << 4,	/* log_emit(): BPFIPT_C_LOG */
 	BPFIPT_FEAT_REJECT	= 1 << 5,	/* the replies (reject.bpf.h): BPFIPT_C_REJECT */
-	BPFIPT_FEAT_ALL		= (1 << 6) - 1,
+	BPFIPT_FEAT_PAGES	= 1 << 6,	/* bpfipt_find_slot(): a flat pool of more than
+						 * a page (no BPFIPT_C_ONE_PAGE) */
+	BPFIPT_FEAT_ALL		= (1 << 7) - 1,
 };
 /* userspace: the features every program attached in the namespace has
  * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the
@@ -1140,6 +1148,8 @@ enum {
 	BPFIPT_C_CNT_FIXED = 1 << 6,	/* the counters in bpfipt_cntfx */
 	BPFIPT_C_TBITS	= 1 << 7,	/* the tuple bitmap written (bpfipt_tbits) */
 	BPFIPT_C_IVAL_FIXED = 1 << 8,	/* the address sets in bpfipt_ivalfx (ival6fx) */
+	BPFIPT_C_ONE_PAGE = 1 << 9,	/* the pool is page 0, neither windowed nor
+					 * with rows (bpfipt_find_slot_page()) */
 	BPFIPT_C_SLOTS_FIXED = 1 << 10,	/* the slots in bpfipt_slotsfx */
 };
 

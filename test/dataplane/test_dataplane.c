@@ -1915,11 +1915,15 @@ START_TEST(t_feat_guess)
 		ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
 				  chains > 256 ? BPFIPT_FEAT_WINDOWS : 0);
 	}
-	/* 30 000 lines: the summary rows too */
-	for (i = 0; i < 26000; i++)
+	/* 12 000 lines: a pool of several pages; 30 000: the summary rows too */
+	for (i = 0; i < 8000; i++)
 		sb_addf(&sb, "-A C%d -j RETURN\n", i % 300);
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
-			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_ROWS);
+			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES);
+	for (i = 0; i < 18000; i++)
+		sb_addf(&sb, "-A C%d -j RETURN\n", i % 300);
+	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
+			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS);
 	sb_free(&sb);
 }
 END_TEST

@@ -2,7 +2,7 @@
 # The programs' optional parts (BPFIPT_FEAT_*, dataplane/bpfipt.h): a namespace's
 # first programs are loaded without the code its ruleset does not use
 # (connection tracking, -m recent, the windowed pool and its summary rows, LOG,
-# REJECT's replies), and
+# REJECT's replies, the search of a pool of several pages), and
 # loaded again with it, in place on every interface, by the first ruleset that
 # needs it. rtr filters what it forwards between cli and srv; `bpf-iptables -V`
 # names each interface's parts, the traffic shows they work:
@@ -13,8 +13,10 @@
 #   - -m recent: cli, once on the list, is dropped;
 #   - REJECT: cli's connection refused at once (a TCP reset); LOG: the logged
 #     datagram goes on;
-#   - a restore of 5 000 rules into a windowed pool (BPF_IPTABLES_POOL=windows):
-#     windows, and the probes at its end judged as written;
+#   - a restore of 5 000 rules no group takes into a flat pool of ten pages
+#     (BPF_IPTABLES_POOL=flat): pages; then into a windowed pool
+#     (BPF_IPTABLES_POOL=windows): windows; each time the probes at its end
+#     judged as written;
 #   - parts never shrink: a flush keeps them.
 # Under BPF_IPTABLES_INGRESS=xdp (as run by CTest) eth0 and eth1 judge at XDP,
 # whose program is replaced too.
@@ -92,17 +94,28 @@ rules=$(mktemp)
 	echo "-A FORWARD -s $CLI_IP -j ACCEPT"
 	echo "COMMIT"
 } > "$rules"
+# past 5 000 rules: each probe's datagrams dropped, the others through
+probes() {
+	check "cli's pings answered past 5 000 rules ($1)" ping_ok "$CLI" $SRV_IP
+	check_not "srv's pings dropped by the policy ($1)" ping_ok "$SRV" $CLI_IP
+	check_eq "the probe's datagrams dropped ($1)" 0 \
+		"$(udp_count "$CLI" "$SRV" $SRV_IP 9001 3)"
+	check_eq "other datagrams through ($1)" 3 "$(udp_count "$CLI" "$SRV" $SRV_IP 9002 3)"
+}
+# a flat pool of ten pages: the search of pages
+check "a flat restore" \
+	env BPF_IPTABLES_POOL=flat BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
+	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
+check_parts "pages" "conntrack, recent, log, reject, pages"
+probes flat
 check "a windowed restore" \
 	env BPF_IPTABLES_POOL=windows BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
 rm -f "$rules"
-check_parts "windows" "conntrack, recent, windows, log, reject"
-check "cli's pings answered past 5 000 rules" ping_ok "$CLI" $SRV_IP
-check_not "srv's pings dropped by the policy" ping_ok "$SRV" $CLI_IP
-check_eq "the probe's datagrams dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 9001 3)"
-check_eq "other datagrams through" 3 "$(udp_count "$CLI" "$SRV" $SRV_IP 9002 3)"
+check_parts "windows" "conntrack, recent, windows, log, reject, pages"
+probes windowed
 
 check "flush" bpt "$RTR" -F
-check_parts "after a flush" "conntrack, recent, windows, log, reject"
+check_parts "after a flush" "conntrack, recent, windows, log, reject, pages"
 check "--unload" bpt "$RTR" --unload
 finish

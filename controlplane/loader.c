@@ -2503,7 +2503,6 @@ static int page_create(void)
 /* The n pages of generation `slot`'s pool into g->pg: those it holds, rewritten
  * in place, and new ones (g->pgnew) that gen_outer_begin() puts into
  * bpfipt_pages, all at once. */
-
 static int pages_get(const struct dp_inst *in, __u32 slot, size_t n, struct gen *g,
 		     struct ipt_err *err)
 {
@@ -2628,8 +2627,9 @@ static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
 /* Slot `slot` (the spare, which no packet reads) keeps only the maps of a pair
  * (sized, one size) that its new generation cf reads: the other, left by an
  * earlier generation, goes, so that a slot holds what its generation uses and
- * no more (the 2.2 MiB pool array after the ruleset shrank past it, say; a
- * large generation's counters two switches after it). */
+ * no more (the 16 384 slots' array after the ruleset grew past it, say; a
+ * large generation's counters two switches after it); and the pool's pages
+ * past its npg. */
 static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
 			    bool v6, size_t npg)
 {

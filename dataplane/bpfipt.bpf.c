@@ -1165,8 +1165,8 @@ static __always_inline __u32 pool_entry(__u32 cur, bool windows, __u32 nchunks, 
 }
 
 /* A pool pointer for chunk k of vector v, or the constant-field vector c when the
- * field does not vary in the chain. Both are pointers into the same map, so the
- * verifier's states stay equal whichever branch ran. */
+ * field does not vary in the chain. Both are pointers into a page, maps of one
+ * kind to the verifier, so its states stay equal whichever branch ran. */
 #define POOL_PTR(field, vid)							\
 	do {									\
 		p_##field = pc;							\

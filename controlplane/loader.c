@@ -1904,7 +1904,7 @@ static void *map_mmap(int fd, size_t bytes, bool write, struct ipt_err *err)
 static int inner_create(const struct dp_inst *in, enum om m, size_t entries,
 			struct ipt_err *err);
 static int page_create(void);
-static size_t pages_held(const struct dp_inst *in, __u32 slot);
+static size_t pages_held(const struct dp_inst *in, __u32 slot, size_t from);
 static __u32 page_key(__u32 slot, size_t i);
 
 /* The twin slot's pages up to g's, made and put there in one batch, in a
@@ -1919,7 +1919,7 @@ static void pages_twin(const struct dp_inst *in, struct gen *g)
 	if (!g->npg || !(g->tpg = malloc(g->npg * sizeof(int))) ||
 	    !(g->tpgkey = malloc(g->npg * sizeof(__u32))))
 		return;
-	for (i = pages_held(in, (__u32)g->twin); i < g->npg && (fd = page_create()) >= 0; i++) {
+	for (i = pages_held(in, (__u32)g->twin, 0); i < g->npg && (fd = page_create()) >= 0; i++) {
 		g->tpgkey[n] = page_key((__u32)g->twin, i);
 		g->tpg[n++] = fd;
 	}
@@ -2508,10 +2508,11 @@ static size_t pool_pages(size_t npool)
 	return (npool + BPFIPT_PAGE_CHUNKS - 1) / BPFIPT_PAGE_CHUNKS;
 }
 
-/* The pages generation `slot` holds: the first key without one. */
-static size_t pages_held(const struct dp_inst *in, __u32 slot)
+/* The pages generation `slot` holds: the first key from `from` on without one
+ * (the pages below `from` known to be there). */
+static size_t pages_held(const struct dp_inst *in, __u32 slot, size_t from)
 {
-	size_t n = 0;
+	size_t n = from;
 	__u32 k, id;
 
 	while (n < BPFIPT_PAGES_MAX &&
@@ -2571,16 +2572,17 @@ static int pages_get(const struct dp_inst *in, __u32 slot, size_t n, struct gen 
 	return 0;
 }
 
-/* Pages from .. of generation `slot` out of bpfipt_pages, the last first. A
- * map of maps has no batch delete and the kernel waits a grace period after
- * each one: a thread each, up to 64 at a time, so that the waits overlap. */
-static void pages_drop(const struct dp_inst *in, __u32 slot, size_t from)
+/* Pages from .. held - 1 of generation `slot` out of bpfipt_pages, the last
+ * first; true when all went. A map of maps has no batch delete and the kernel
+ * waits a grace period after each one: a thread each, up to 64 at a time, so
+ * that the waits overlap. */
+static bool pages_drop(const struct dp_inst *in, __u32 slot, size_t from, size_t held)
 {
 	enum { AT_ONCE = 64 };
 	struct outer_set o[AT_ONCE];
 	pthread_t th[AT_ONCE];
-	bool started[AT_ONCE];
-	size_t held = pages_held(in, slot), n, j;
+	bool started[AT_ONCE], all = true;
+	size_t n, j;
 
 	while (held > from) {
 		n = held - from < AT_ONCE ? held - from : AT_ONCE;
@@ -2596,8 +2598,10 @@ static void pages_drop(const struct dp_inst *in, __u32 slot, size_t from)
 			if (o[j].rc)
 				dp_log(DP_DEBUG, "generation %u: page %zu kept: %s", slot,
 				       held + j, strerror(-o[j].rc));
+			all &= !o[j].rc;
 		}
 	}
+	return all;
 }
 
 /* The pool's pages mapped side by side, one pool of g->npg pages to write
@@ -2674,7 +2678,7 @@ static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct b
 		    bpf_map_delete_elem(in->outer[unused[i]], &slot))
 			dp_log(DP_DEBUG, "generation %u: %s kept: %s", slot,
 			       om_defs[unused[i]].inner, strerror(errno));
-	pages_drop(in, slot, npg);	/* the pages past the pool's */
+	pages_drop(in, slot, npg, pages_held(in, slot, npg));	/* past the pool's */
 }
 
 /* Write the sets' pages (mmapped map fd); their descriptors into cf and s->gdesc. */
@@ -5214,7 +5218,7 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 			  (b = inner_bytes(in, m, old)) > 0;
 		total += drop[m] ? b : 0;
 	}
-	npg = pages_held(in, old);
+	npg = pages_held(in, old, 0);
 	total += npg * PAGE_BYTES;
 	if (total <= in->spare_keep)
 		return;
@@ -5230,10 +5234,9 @@ static void spare_drop(struct dp_inst *in, struct bpfipt_inst *iv, unsigned int 
 	for (m = 0; m < OM_MAX; m++)
 		o[m] = (struct outer_set){ .outer = in->outer[m], .inner = -1, .slot = old };
 	outer_run_all(o, drop, OM_MAX);
-	pages_drop(in, old, 0);
+	waited = npg && pages_drop(in, old, 0, npg);
 	for (m = 0; m < OM_MAX; m++)
 		waited |= drop[m] && !o[m].rc;
-	waited |= npg && !pages_held(in, old);
 	cp_crash_point("dropped");
 	if (!waited && !grace_now()) {
 		dp_fail(&err, -errno, "membarrier");

@@ -22,6 +22,11 @@ add_executable(test_chunks ${CMAKE_CURRENT_SOURCE_DIR}/test/dataplane/test_chunk
 target_link_libraries(test_chunks PRIVATE bpfipt PkgConfig::CHECK)
 add_test(NAME dataplane.test_chunks COMMAND test_chunks)
 set_tests_properties(dataplane.test_chunks PROPERTIES ENVIRONMENT "CK_FORK=yes" TIMEOUT 600)
+# the same with the walk's loops as open-coded iterators, as kernels without
+# may_goto (Linux < 6.9) run them: every may_goto patched out before the load
+add_test(NAME dataplane.test_chunks.iterators COMMAND test_chunks)
+set_tests_properties(dataplane.test_chunks.iterators PROPERTIES
+                     ENVIRONMENT "CK_FORK=yes;BPF_IPTABLES_MAY_GOTO=0" TIMEOUT 600)
 
 # tcfloor: the program of the veth floods' tc-floor (bench/run.sh, bench/vethab.sh
 # --tc-floor; bench/flood.sh attaches it): it passes every packet

@@ -57,6 +57,9 @@ void ipt_print_version_report(const char *prog)
 	       feature(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL), &missing));
 	printf("  ring buffer (LOG): %s\n",
 	       feature(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL), &missing));
+	printf("  may_goto (Linux 6.9; the walk's loops without a call an iteration): %s\n",
+	       dp_may_goto() ? "yes" : "no (open-coded iterators instead: slower walks of "
+				       "long chains)");
 	if (missing)
 		printf("  a feature marked NO is missing: the data plane cannot load on this "
 		       "kernel (Linux >= 6.4 with BTF is needed); BPF_IPTABLES_DATAPLANE=off "

@@ -468,6 +468,98 @@ static void vlog_end(struct bpf_program *pg, char *buf)
 	munmap(buf, VLOG_SIZE);
 }
 
+/* ------------------------------------------------------------ may_goto ---- */
+
+/* The walk's loops test may_goto (dataplane/bpfipt.bpf.c, FOR_RANGE()) where
+ * the kernel has it (Linux >= 6.9), else they run open-coded iterators, a kfunc
+ * call an iteration. Older kernels refuse an opcode they do not know anywhere
+ * in a program, so there each may_goto becomes a conditional jump of the same
+ * target before the load, in code the verifier does not follow (bpfipt_may_goto
+ * is 0): libbpf's last step before a load is a section handler's, registered
+ * here for the sections of our programs ("xdp", "tc"). */
+#define OP_MAY_GOTO	(BPF_JMP | 0xe0)	/* BPF_JMP | BPF_JCOND (Linux 6.9 uapi) */
+
+static int may_goto_kernel = -1;	/* dp_may_goto(): probed once */
+static unsigned long may_goto_patched;	/* instructions patched, all loads */
+static pthread_once_t may_goto_once = PTHREAD_ONCE_INIT;
+
+bool dp_may_goto(void)
+{
+	/* may_goto +1; r0 = 0; r0 = 0; exit (the kernel refuses a may_goto +0) */
+	const struct bpf_insn insns[] = {
+		{ .code = OP_MAY_GOTO, .off = 1 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd, k = __atomic_load_n(&may_goto_kernel, __ATOMIC_RELAXED);
+
+	if (k < 0) {
+		fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+				   sizeof(insns) / sizeof(insns[0]), NULL);
+		k = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+		__atomic_store_n(&may_goto_kernel, k, __ATOMIC_RELAXED);
+	}
+	return k;
+}
+
+/* Whether the programs loaded now use may_goto: the kernel has it, and
+ * BPF_IPTABLES_MAY_GOTO=0 (the tests of the iterators' loops) does not say no. */
+static bool may_goto_use(void)
+{
+	const char *e = getenv("BPF_IPTABLES_MAY_GOTO");
+
+	return dp_may_goto() && !(e && !strcmp(e, "0"));
+}
+
+unsigned long dp_may_goto_patched(void)
+{
+	return __atomic_load_n(&may_goto_patched, __ATOMIC_RELAXED);
+}
+
+static int may_goto_prepare(struct bpf_program *pg, struct bpf_prog_load_opts *opts, long cookie)
+{
+	const struct bpf_insn *in = bpf_program__insns(pg);
+	size_t n = bpf_program__insn_cnt(pg), i, np = 0;
+	struct bpf_insn *out;
+	int r;
+
+	(void)opts;
+	(void)cookie;
+	if (may_goto_use())
+		return 0;
+	out = malloc(n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, in, n * sizeof(*out));
+	for (i = 0; i < n; i++) {
+		if (out[i].code != OP_MAY_GOTO)
+			continue;
+		out[i].code = BPF_JMP | BPF_JEQ | BPF_K;	/* if r0 == 0 goto off */
+		out[i].dst_reg = 0;
+		out[i].src_reg = 0;
+		out[i].imm = 0;
+		np++;
+	}
+	r = np ? bpf_program__set_insns(pg, out, n) : 0;
+	free(out);
+	dp_log(DP_DEBUG, "%s: %zu may_goto patched out", bpf_program__name(pg), np);
+	__atomic_add_fetch(&may_goto_patched, np, __ATOMIC_RELAXED);
+	return r;
+}
+
+static void may_goto_handlers(void)
+{
+	LIBBPF_OPTS(libbpf_prog_handler_opts, o, .prog_prepare_load_fn = may_goto_prepare);
+
+	if (libbpf_register_prog_handler("xdp", BPF_PROG_TYPE_XDP, BPF_XDP, &o) < 0 ||
+	    libbpf_register_prog_handler("tc", BPF_PROG_TYPE_SCHED_CLS, 0, &o) < 0)
+		dp_log(DP_WARN, "cannot register the section handlers: programs loaded "
+		       "without may_goto may not load on Linux < 6.9");
+}
+
 /* Load the programs in `progs` that `in` does not have yet, with one BPF object,
  * into the maps of `in`. */
 static int inst_load_obj(struct dp_inst *in, unsigned int progs, struct ipt_err *err)
@@ -484,10 +576,12 @@ static int inst_load_obj(struct dp_inst *in, unsigned int progs, struct ipt_err 
 			load |= 1u << i;
 	if (!load)
 		return 0;
+	pthread_once(&may_goto_once, may_goto_handlers);
 	skel = bpfipt_bpf__open();
 	if (!skel)
 		return dp_fail(err, -errno, "cannot open the BPF object");
 	skel->rodata->bpfipt_feat = in->feat;
+	skel->rodata->bpfipt_may_goto = may_goto_use();
 	for (i = 0; i < DP_PROG_MAX; i++) {
 		pg = bpf_object__find_program_by_name(skel->obj, prog_names[i]);
 		if (!pg) {

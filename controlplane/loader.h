@@ -217,6 +217,12 @@ void dp_inst_set_spare_keep(struct dp_inst *in, size_t bytes);
 int dp_inst_prog_fd(const struct dp_inst *in, enum dp_prog p);
 /* The features (BPFIPT_FEAT_*) a loaded program of ours has; -1 if unknown. */
 int dp_prog_feat(int prog_fd);
+/* Whether the kernel has may_goto (Linux >= 6.9: the walk's loops then cost no
+ * call an iteration), probed once. */
+bool dp_may_goto(void);
+/* may_goto instructions this process patched out of the programs it loaded
+ * (a kernel without it, or BPF_IPTABLES_MAY_GOTO=0). */
+unsigned long dp_may_goto_patched(void);
 /* The connection tables of an instance, ct_fd[0] IPv4's (bpfipt_ct), ct_fd[1]
  * IPv6's (bpfipt_ct6), and their settings (bpfipt_ct_conf); the fds stay owned
  * by `in`. A family's is -1 while it has no table: the first install of a

@@ -32,8 +32,9 @@
  * shared are not visited.
  *
  * Verifier notes (kernel >= 6.4; every program verifies in ~10k instructions):
- *  - loops are open-coded iterators (bpf_for), so nwords up to BPFIPT_MAX_WORDS
- *    and BPFIPT_MAX_STEPS cost no unrolling;
+ *  - loops test may_goto (LOOP_UPTO(); open-coded iterators, bpf_for, on a
+ *    kernel without it), so nwords up to BPFIPT_MAX_WORDS and BPFIPT_MAX_STEPS
+ *    cost no unrolling;
  *  - bpfipt_step(), bpfipt_find_slot() and bpfipt_ival_find() are global
  *    functions, checked once on their own; the walk's state (cursor, depth, stack, verdict) lives in the
  *    per-CPU scratch map, so the step loop carries nothing to converge on;
@@ -143,6 +144,54 @@ struct sk_buff___bpfipt {
 		(___t && ((i) = *___t, (i) >= (start) && (i) < (end))); });)
 
 char _license[] SEC("license") = "GPL";
+
+/* Whether the kernel has may_goto (Linux >= 6.9), set by the loader before the
+ * load (controlplane/loader.c, dp_may_goto()). Without it the loader turns each
+ * may_goto into a plain conditional jump of the same target, in code the
+ * verifier never follows, since this constant is 0 there (older kernels refuse
+ * an opcode they do not know wherever it is). */
+const volatile __u32 bpfipt_may_goto = 0;
+
+/* 1 once the kernel's loop budget is spent, else 0: a may_goto (opcode 0xe5,
+ * BPF_JMP | BPF_JCOND; clang 14 has no mnemonic for it and crashes on asm
+ * goto), which jumps when the budget is spent and otherwise counts an iteration
+ * down on the stack. A loop that tests it verifies as an iterator's does: the
+ * verifier stops where the loop's states repeat. */
+static __always_inline __attribute__((unused)) __u64 loop_spent(void)
+{
+	__u64 r;
+
+	asm volatile("%[r] = 1;"
+		     ".byte 0xe5, 0, 1, 0, 0, 0, 0, 0;"	/* may_goto +1 */
+		     "%[r] = 0;"
+		     : [r] "=r"(r));
+	return r;
+}
+
+/* A loop of body, which ends it (break or return) within n iterations, and may
+ * continue. With may_goto an iteration costs a counter on the stack, and the
+ * verifier stops where the loop's states repeat (a counter of ours would keep
+ * them apart, or with constant bounds have it follow every iteration); without,
+ * it is an open-coded iterator of n, a kfunc call an iteration (7 ns on a CPU
+ * with Safe RET: the walk's chunk loop paid 40-100 ns a packet in them). spent:
+ * what the loop does if the kernel finds its budget spent (never: the loops
+ * here end long before). */
+#define LOOP_UPTO(n, spent, body)						\
+	do {									\
+		if (bpfipt_may_goto) {						\
+			for (;;) {						\
+				if (loop_spent()) {				\
+					spent;					\
+				}						\
+				body						\
+			}							\
+		} else {							\
+			int i_;							\
+										\
+			bpf_for(i_, 0, n)					\
+				body						\
+		}								\
+	} while (0)
 
 /* What this program does (BPFIPT_FEAT_*, bpfipt.h), set by the loader before
  * the load: the verifier follows a branch on it one way only, and never checks
@@ -283,6 +332,7 @@ struct scratch {
 	__u32 cur, chain, look, cvec, nwords, nchunks;
 	__u32 cutlook;			/* IPv6 cut chain: fields tested per slot (classify()) */
 	__u32 cursor, depth, verdict, status;
+	__u32 steps;			/* classify(): steps taken past WALK_PLAIN's */
 	__u32 reject_with;		/* the REJECT slot's --reject-with */
 	__u8 buf[2064];			/* REJECT: the ICMP payload being checksummed
 					 * (IPv4 556 bytes, IPv6 1240 + a 3-byte pad;
@@ -1446,7 +1496,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 cu
 		if (!cand)
 			return NO_SLOT;
 	}
-	bpf_for(i, 0, BPFIPT_CHUNK_WORDS) {
+	LOOP_UPTO(BPFIPT_CHUNK_WORDS, goto broken, {
 		if (!cand)
 			break;
 		w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
@@ -1456,7 +1506,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 cu
 			continue;
 		found = (k * BPFIPT_CHUNK_WORDS + w) * 64 + ctz64(x);
 		break;
-	}
+	});
 	return found;
 broken:
 	return NO_SLOT - 1;
@@ -1545,7 +1595,6 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 {
 	__u32 cur, k, found;
 	void *pool = NULL;
-	int it;
 
 	if (!sc)
 		return NO_SLOT - 1;
@@ -1608,7 +1657,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
 	if (found != NO_SLOT)
 		return found;
-	bpf_for(it, 1, sc->nchunks) {
+	LOOP_UPTO(sc->nchunks - 1, return NO_SLOT - 1, {
 		k = next_chunk(sc);
 		if (k >= RD(sc->nchunks))
 			break;
@@ -1617,7 +1666,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 		found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
 		if (found != NO_SLOT)
 			break;
-	}
+	});
 	return found;
 }
 
@@ -3365,13 +3414,16 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		if (sc->status != STEP_MORE)
 			break;
 	}
-	if (sc->status == STEP_MORE) {
-		bpf_for(step, WALK_PLAIN, BPFIPT_MAX_STEPS) {
+	sc->steps = WALK_PLAIN;
+	if (sc->status == STEP_MORE)
+		LOOP_UPTO(BPFIPT_MAX_STEPS - WALK_PLAIN, break, {
+			if (RD(sc->steps) >= BPFIPT_MAX_STEPS)
+				break;
+			sc->steps++;
 			sc->status = bpfipt_step(sc);
 			if (sc->status != STEP_MORE)
 				break;
-		}
-	}
+		});
 	switch (sc->status) {
 	case STEP_DONE:
 		return sc->verdict;

@@ -92,6 +92,13 @@ add_test(NAME e2e.kernel_diff6.windows
                  --bin ${CMAKE_BINARY_DIR} --seed 7171 --rulesets 15 --pad 4200)
 set_tests_properties(e2e.kernel_diff.windows e2e.kernel_diff6.windows PROPERTIES
                      ENVIRONMENT "BPF_IPTABLES_POOL=windows" TIMEOUT 600)
+# the same against the kernel with the walk's loops as open-coded iterators (the
+# programs a kernel without may_goto, Linux < 6.9, loads)
+add_test(NAME e2e.kernel_diff.iterators
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/kernel_diff.py
+                 --bin ${CMAKE_BINARY_DIR} --seed 7272 --rulesets 20 --pad 4200)
+set_tests_properties(e2e.kernel_diff.iterators PROPERTIES
+                     ENVIRONMENT "BPF_IPTABLES_MAY_GOTO=0" TIMEOUT 600)
 # runs of -j/-g rules to a chain each (verdict maps) and of rules without a
 # target, grouped where their prefixes are disjoint
 add_test(NAME e2e.kernel_diff.vmaps

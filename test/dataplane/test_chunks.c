@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/if_ether.h>
@@ -230,6 +231,33 @@ static __u64 long_chains(unsigned int n, unsigned int min_chunks, int packets)
 	ipt_table_free(&t);
 	return st1[BPFIPT_ST_ROWS] - st0[BPFIPT_ST_ROWS];
 }
+
+/* The walk's loops test may_goto where the kernel has it (Linux >= 6.9); else,
+ * and with BPF_IPTABLES_MAY_GOTO=0 (dataplane.test_chunks.iterators runs this
+ * suite so: the others then check the iterators' loops against the reference),
+ * the loader patches every may_goto out of the programs before their load. */
+START_TEST(t_may_goto)
+{
+	const char *e = getenv("BPF_IPTABLES_MAY_GOTO");
+	bool off = e && !strcmp(e, "0");
+	unsigned int major = 0, minor = 0;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	struct utsname u;
+
+	ck_assert_int_eq(uname(&u), 0);
+	ck_assert_int_eq(sscanf(u.release, "%u.%u", &major, &minor), 2);
+	ck_assert_int_eq(dp_may_goto(), major > 6 || (major == 6 && minor >= 9));
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	ck_assert_uint_eq(dp_may_goto_patched(), 0);
+	ck_assert_msg(dp_inst_create(&in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+	if (off || !dp_may_goto())	/* the step loop, and two in each search */
+		ck_assert_uint_ge(dp_may_goto_patched(), 7);
+	else
+		ck_assert_uint_eq(dp_may_goto_patched(), 0);
+	dp_inst_free(&in);
+}
+END_TEST
 
 /* Five chunks: the chunk bitmap alone (fewer than BPFIPT_ROWS_MIN). */
 START_TEST(t_long_chains)
@@ -3379,6 +3407,7 @@ int main(void)
 	int failed;
 
 	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, t_may_goto);
 	tcase_add_test(tc, t_long_chains);
 	tcase_add_test(tc, t_rows);
 	tcase_add_test(tc, t_rows_two);

@@ -125,6 +125,9 @@ check "port 7000 still passes on it" test "$(udp_count "$CLI" "$SRV" 10.9.0.2 70
 V=$(bpt "$SRV" -V)
 check "-V: version line first" test "$(echo "$V" | head -1)" = "bpf-iptables v0.1.0 (bpf)"
 check "-V: kernel features probed" grep -q "ring buffer (LOG): yes" <<<"$V"
+check "-V: may_goto as the kernel has it (Linux >= 6.9)" grep -q "may_goto (Linux 6.9; .*): $(
+	IFS=. read -r ma mi _ <<<"$(uname -r)"; [ "$ma" -gt 6 ] || { [ "$ma" -eq 6 ] && [ "$mi" -ge 9 ]; } &&
+	echo yes || echo no)" <<<"$V"
 check "-V: data plane running" grep -q "this namespace: data plane running" <<<"$V"
 if [ "$MODE" = tc ]; then
 	check "-V: eth9 at tc" grep -Eq "^  eth9 +ethernet: tc ingress\+egress; parts: [a-z, ]+$" <<<"$V"

@@ -1811,7 +1811,8 @@ static struct dp_inst *early_inst_maps(void)
  * adds its policy or return slot), never windowed, and no summary rows below
  * eight chunks. A flat pool takes more than POOL_FLAT_MAX (windowed) with many
  * user chains (each has vectors of its own), or with some 11 000 rules no group
- * takes (bench/rules.py's mixed rulesets are tuple groups: flat at 100 000);
+ * takes (bench/rules.py's mixed rulesets are tuple groups, runs of lines alike
+ * that do not count: lines_alike());
  * more than a page (BPFIPT_FEAT_PAGES) from some 2 700 rules no group takes, but
  * guessed from GUESS_WIN_LINES only: a ruleset of 10 000 rules of tuple groups
  * has a pool of a page, and its first install would verify the search of pages
@@ -1820,6 +1821,12 @@ static struct dp_inst *early_inst_maps(void)
 #define GUESS_WIN_CHAINS	256
 #define GUESS_WIN_LINES		11000
 #define GUESS_ROWS_LINES	28000
+/* A run of lines alike but for addresses and ports this long is one slot
+ * (a tuple group: CP_TUPLE_MIN_DEFAULT), and does not count. */
+#define GUESS_TUPLE_RUN		CP_TUPLE_MIN_DEFAULT
+/* Lines looked at, at most: a run's lines cost ~0.15 us each to compare, 1M
+ * of them 0.15 s of a restore's critical path */
+#define GUESS_SCAN_LINES	(128 * 1024)
 
 static bool text_has(const char *t, size_t len, const char *w)
 {
@@ -1857,10 +1864,79 @@ static bool list_line(const char *p, const char *end)
 	return p == end;
 }
 
+/* The next word of [*p, end) (spaces and a CR skipped): its start, *n its length
+ * (0 at the end). */
+static const char *next_word(const char **p, const char *end, size_t *n)
+{
+	const char *w = *p;
+
+	while (w < end && (*w == ' ' || *w == '\r'))
+		w++;
+	for (*n = 0; w + *n < end && w[*n] != ' ' && w[*n] != '\r'; (*n)++)
+		;
+	*p = w + *n;
+	return w;
+}
+
+/* Lines [a, ae) and [b, be) alike but for the values of their addresses and
+ * exact ports (an address's prefix length kept): a run of them makes one tuple
+ * group (controlplane/compile.c, tuple_run()) or one set, whatever its length. */
+static int value_opt(const char *w, size_t n)
+{
+	static const struct {
+		const char *s;
+		size_t n;
+		int kind;	/* 1: an address follows, 2: a port */
+	} opts[] = {
+		{ "-s", 2, 1 }, { "-d", 2, 1 }, { "--dport", 7, 2 }, { "--sport", 7, 2 },
+		{ "--source", 8, 1 }, { "--destination", 13, 1 }, { "--src", 5, 1 },
+		{ "--dst", 5, 1 }, { "--destination-port", 18, 2 }, { "--source-port", 13, 2 },
+	};
+	size_t i;
+
+	if (w[0] != '-')
+		return 0;
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (opts[i].n == n && !memcmp(w, opts[i].s, n))
+			return opts[i].kind;
+	return 0;
+}
+
+static bool lines_alike(const char *a, const char *ae, const char *b, const char *be)
+{
+	int val = 0;	/* 1: the word is an address, 2: a port */
+	size_t na, nb, i;
+
+	for (;;) {
+		const char *wa = next_word(&a, ae, &na), *wb = next_word(&b, be, &nb);
+		const char *sa, *sb;
+
+		if (!na || !nb)
+			return !na && !nb;
+		if (val == 1) {		/* the prefix lengths, if any, equal */
+			sa = memchr(wa, '/', na);
+			sb = memchr(wb, '/', nb);
+			if (!sa != !sb || (sa && (wa + na - sa != wb + nb - sb ||
+						  memcmp(sa, sb, (size_t)(wa + na - sa)))))
+				return false;
+		} else if (val == 2) {	/* exact ports: digits (a range is no key) */
+			for (i = 0; i < na; i++)
+				if (wa[i] < '0' || wa[i] > '9')
+					return false;
+			for (i = 0; i < nb; i++)
+				if (wb[i] < '0' || wb[i] > '9')
+					return false;
+		} else if (na != nb || memcmp(wa, wb, na)) {
+			return false;
+		}
+		val = value_opt(wa, na);
+	}
+}
+
 unsigned int dp_feat_guess(const char *text, size_t len)
 {
-	const char *p = text, *end = text + len;
-	size_t lines = 0, chains = 0;
+	const char *p = text, *end = text + len, *prev = NULL, *prev_end = NULL;
+	size_t lines = 0, chains = 0, run = 0, scanned = 0;
 	unsigned int feat = 0;
 
 	if (!text)
@@ -1875,17 +1951,31 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		feat |= BPFIPT_FEAT_LOG;
 	if (text_has(text, len, "REJECT"))
 		feat |= BPFIPT_FEAT_REJECT;
-	/* the lines but a deny list's, and the chains a restore declares
-	 * (":NAME POLICY [p:b]") */
-	while (lines <= GUESS_ROWS_LINES && p < end) {
+	/* the lines but a deny list's and runs of GUESS_TUPLE_RUN lines alike (each
+	 * one slot), and the chains a restore declares (":NAME POLICY [p:b]") */
+	while (lines - run <= GUESS_ROWS_LINES && scanned++ < GUESS_SCAN_LINES && p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		bool list;
 
 		if (!nl)
 			break;
 		chains += *p == ':';
-		lines += !list_line(p, nl);
+		list = list_line(p, nl);
+		if (list || !prev || !lines_alike(prev, prev_end, p, nl)) {
+			if (run >= GUESS_TUPLE_RUN)
+				lines -= run;
+			run = 0;
+		}
+		if (!list) {
+			run++;
+			lines++;
+		}
+		prev = list ? NULL : p;
+		prev_end = nl;
 		p = nl + 1;
 	}
+	if (run >= GUESS_TUPLE_RUN)	/* (a run still going is taken to go on) */
+		lines -= run;
 	if (lines > GUESS_ONE_CHUNK && (chains > GUESS_WIN_CHAINS || lines > GUESS_WIN_LINES))
 		feat |= BPFIPT_FEAT_WINDOWS;
 	if (lines > GUESS_WIN_LINES)

@@ -1913,9 +1913,27 @@ START_TEST(t_feat_guess)
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len), 0);
 	sb_reset(&sb);
 	for (i = 0; i < 30000; i++)
-		sb_addf(&sb, "-A INPUT -s 10.%d.%d.0/24 -p tcp -j DROP\n", i / 256 % 256, i % 256);
+		sb_addf(&sb, "-A INPUT -s 10.%d.%d.0/24 -p %s -j DROP\n", i / 256 % 256, i % 256,
+			i % 2 ? "tcp" : "udp");
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
 			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS);
+	/* a run of 4 096 lines alike but for their addresses and exact ports is
+	 * one slot (a tuple group): 100 000 mixed rules need no part; runs of
+	 * 4 000, the same lines with port ranges or with prefixes of two lengths
+	 * count */
+	for (int kind = 0; kind < 4; kind++) {
+		sb_reset(&sb);
+		sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n");
+		for (i = 0; i < (kind ? 12000 : 100000); i++)
+			sb_addf(&sb, "-A INPUT -s 172.%d.%d.0/%d -p udp -m udp --dport %d%s -j %s\n",
+				16 + i / 256 % 16, i % 256, kind == 3 && i % 2 ? 16 : 24,
+				1024 + i % 509, kind == 2 ? ":2000" : "",
+				kind == 1 && i / 4000 % 2 ? "ACCEPT" : "DROP");
+		sb_adds(&sb, "-A INPUT -s 10.1.0.2/32 -p udp -m udp --dport 9000 -j ACCEPT\nCOMMIT\n");
+		ck_assert_msg(dp_feat_guess(sb_str(&sb), sb.len) ==
+			      (kind ? BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES : 0u),
+			      "kind %d: %#x", kind, dp_feat_guess(sb_str(&sb), sb.len));
+	}
 	for (int chains = 200; chains <= 300; chains += 100) {
 		sb_reset(&sb);
 		for (i = 0; i < chains; i++)

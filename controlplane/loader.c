@@ -470,7 +470,7 @@ static void vlog_end(struct bpf_program *pg, char *buf)
 
 /* ------------------------------------------------------------ may_goto ---- */
 
-/* The walk's loops test may_goto (dataplane/bpfipt.bpf.c, FOR_RANGE()) where
+/* The walk's loops test may_goto (dataplane/bpfipt.bpf.c, LOOP_UPTO()) where
  * the kernel has it (Linux >= 6.9), else they run open-coded iterators, a kfunc
  * call an iteration. Older kernels refuse an opcode they do not know anywhere
  * in a program, so there each may_goto becomes a conditional jump of the same
@@ -1878,9 +1878,8 @@ static const char *next_word(const char **p, const char *end, size_t *n)
 	return w;
 }
 
-/* Lines [a, ae) and [b, be) alike but for the values of their addresses and
- * exact ports (an address's prefix length kept): a run of them makes one tuple
- * group (controlplane/compile.c, tuple_run()) or one set, whatever its length. */
+/* Whether word w (n bytes) is an option whose value lines_alike() lets differ:
+ * 1 an address's, 2 a port's; else 0. */
 static int value_opt(const char *w, size_t n)
 {
 	static const struct {
@@ -1902,6 +1901,9 @@ static int value_opt(const char *w, size_t n)
 	return 0;
 }
 
+/* Lines [a, ae) and [b, be) alike but for the values of their addresses and
+ * exact ports (an address's prefix length kept): a run of them makes one tuple
+ * group (controlplane/compile.c, tuple_run()) or one set, whatever its length. */
 static bool lines_alike(const char *a, const char *ae, const char *b, const char *be)
 {
 	int val = 0;	/* 1: the word is an address, 2: a port */

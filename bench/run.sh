@@ -99,6 +99,10 @@ header() {	# header FILE: the provenance lines every result file starts with
 		echo "# kernel: $(uname -r); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "# command: $CMDLINE   (section $(basename "$1" .csv), $(date -u +%FT%TZ))"
 		echo "# bpf-iptables: $(cd "$HERE/.." && git rev-parse --short HEAD 2>/dev/null)"
+		# the walk's loops: may_goto where the kernel has it (Linux 6.9), else
+		# iterators, a call an iteration (docs/performance.md)
+		echo "# may_goto: $("$BIN/bpf-iptables" -V 2>/dev/null | sed -n 's/^  may_goto ([^)]*): //p' |
+			cut -d' ' -f1)${BPF_IPTABLES_MAY_GOTO:+ (BPF_IPTABLES_MAY_GOTO=$BPF_IPTABLES_MAY_GOTO)}"
 	} > "$1"
 }
 footer() { echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$1"; }

@@ -477,8 +477,6 @@ static void vlog_end(struct bpf_program *pg, char *buf)
  * target before the load, in code the verifier does not follow (bpfipt_may_goto
  * is 0): libbpf's last step before a load is a section handler's, registered
  * here for the sections of our programs ("xdp", "tc"). */
-#define OP_MAY_GOTO	(BPF_JMP | 0xe0)	/* BPF_JMP | BPF_JCOND (Linux 6.9 uapi) */
-
 static int may_goto_kernel = -1;	/* dp_may_goto(): probed once */
 static unsigned long may_goto_patched;	/* instructions patched, all loads */
 static pthread_once_t may_goto_once = PTHREAD_ONCE_INIT;
@@ -487,7 +485,7 @@ bool dp_may_goto(void)
 {
 	/* may_goto +1; r0 = 0; r0 = 0; exit (the kernel refuses a may_goto +0) */
 	const struct bpf_insn insns[] = {
-		{ .code = OP_MAY_GOTO, .off = 1 },
+		{ .code = BPFIPT_OP_MAY_GOTO, .off = 1 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K },
 		{ .code = BPF_JMP | BPF_EXIT },
@@ -535,7 +533,7 @@ static int may_goto_prepare(struct bpf_program *pg, struct bpf_prog_load_opts *o
 		return -ENOMEM;
 	memcpy(out, in, n * sizeof(*out));
 	for (i = 0; i < n; i++) {
-		if (out[i].code != OP_MAY_GOTO)
+		if (out[i].code != BPFIPT_OP_MAY_GOTO)
 			continue;
 		out[i].code = BPF_JMP | BPF_JEQ | BPF_K;	/* if r0 == 0 goto off */
 		out[i].dst_reg = 0;
@@ -1841,29 +1839,6 @@ static bool text_has(const char *t, size_t len, const char *w)
 	return false;
 }
 
-/* A line of a deny list, "-A CHAIN -s ADDR -j TARGET" (or -d), [p, end): a run
- * of them folds into one set whatever its length, so it does not count towards
- * the pool's size (a 1M-entry list loaded every part: +0.1 s of the restore). */
-static bool list_line(const char *p, const char *end)
-{
-	static const char *const want[] = { "-A", NULL, "-s|-d", NULL, "-j", NULL };
-	size_t n, i;
-
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		while (p < end && *p == ' ')
-			p++;
-		for (n = 0; p + n < end && p[n] != ' '; n++)
-			;
-		if (!n || (want[i] && !(n == 2 && (!memcmp(p, want[i], 2) ||
-						   (want[i][2] == '|' && !memcmp(p, want[i] + 3, 2))))))
-			return false;
-		p += n;
-	}
-	while (p < end && (*p == ' ' || *p == '\r'))
-		p++;
-	return p == end;
-}
-
 /* The next word of [*p, end) (spaces and a CR skipped): its start, *n its length
  * (0 at the end). */
 static const char *next_word(const char **p, const char *end, size_t *n)
@@ -1878,19 +1853,40 @@ static const char *next_word(const char **p, const char *end, size_t *n)
 	return w;
 }
 
+/* A line of a deny list, "-A CHAIN -s ADDR -j TARGET" (or -d), [p, end): a run
+ * of them folds into one set whatever its length, so it does not count towards
+ * the pool's size (a 1M-entry list loaded every part: +0.1 s of the restore). */
+static bool list_line(const char *p, const char *end)
+{
+	static const char *const want[] = { "-A", NULL, "-s|-d", NULL, "-j", NULL };
+	const char *w;
+	size_t n, i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		w = next_word(&p, end, &n);
+		if (!n || (want[i] && !(n == 2 && (!memcmp(w, want[i], 2) ||
+						   (want[i][2] == '|' && !memcmp(w, want[i] + 3, 2))))))
+			return false;
+	}
+	next_word(&p, end, &n);
+	return !n;
+}
+
 /* Whether word w (n bytes) is an option whose value lines_alike() lets differ:
  * 1 an address's, 2 a port's; else 0. */
 static int value_opt(const char *w, size_t n)
 {
+#define OPT(s, kind)	{ s, sizeof(s) - 1, kind }
 	static const struct {
 		const char *s;
 		size_t n;
 		int kind;	/* 1: an address follows, 2: a port */
 	} opts[] = {
-		{ "-s", 2, 1 }, { "-d", 2, 1 }, { "--dport", 7, 2 }, { "--sport", 7, 2 },
-		{ "--source", 8, 1 }, { "--destination", 13, 1 }, { "--src", 5, 1 },
-		{ "--dst", 5, 1 }, { "--destination-port", 18, 2 }, { "--source-port", 13, 2 },
+		OPT("-s", 1), OPT("-d", 1), OPT("--dport", 2), OPT("--sport", 2),
+		OPT("--source", 1), OPT("--destination", 1), OPT("--src", 1), OPT("--dst", 1),
+		OPT("--destination-port", 2), OPT("--source-port", 2),
 	};
+#undef OPT
 	size_t i;
 
 	if (w[0] != '-')

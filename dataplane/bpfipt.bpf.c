@@ -152,17 +152,19 @@ char _license[] SEC("license") = "GPL";
  * an opcode they do not know wherever it is). */
 const volatile __u32 bpfipt_may_goto = 0;
 
-/* 1 once the kernel's loop budget is spent, else 0: a may_goto (opcode 0xe5,
- * BPF_JMP | BPF_JCOND; clang 14 has no mnemonic for it and crashes on asm
+/* 1 once the kernel's loop budget is spent, else 0: a may_goto
+ * (BPFIPT_OP_MAY_GOTO; clang 14 has no mnemonic for it and crashes on asm
  * goto), which jumps when the budget is spent and otherwise counts an iteration
  * down on the stack. A loop that tests it verifies as an iterator's does: the
  * verifier stops where the loop's states repeat. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 static __always_inline __attribute__((unused)) __u64 loop_spent(void)
 {
 	__u64 r;
 
 	asm volatile("%[r] = 1;"
-		     ".byte 0xe5, 0, 1, 0, 0, 0, 0, 0;"	/* may_goto +1 */
+		     ".byte " STR(BPFIPT_OP_MAY_GOTO) ", 0, 1, 0, 0, 0, 0, 0;"	/* may_goto +1 */
 		     "%[r] = 0;"
 		     : [r] "=r"(r));
 	return r;

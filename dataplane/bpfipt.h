@@ -825,6 +825,11 @@ _Static_assert(64 * BPFIPT_TOP_WORDS <= 256, "a window's lo and n fit 8 bits");
 #define BPFIPT_FB_CTSTATE	(BPFIPT_FB_LEN + BPFIPT_FB_AL(BPFIPT_KEYS_LEN))
 #define BPFIPT_FB_END		(BPFIPT_FB_CTSTATE + BPFIPT_FB_AL(BPFIPT_KEYS_CTSTATE))
 
+/* may_goto's opcode, BPF_JMP | BPF_JCOND (Linux 6.9; the uapi headers here
+ * predate it): dataplane/bpfipt.bpf.c writes it, controlplane/loader.c patches
+ * it out for older kernels. */
+#define BPFIPT_OP_MAY_GOTO	0xe5
+
 struct bpfipt_inst {
 	__u32 cur[BPFIPT_NFAMILIES];	/* generation in use per family: 2 * family + 0 or 1 */
 	__u32 flags;		/* BPFIPT_I_* */

@@ -17,7 +17,7 @@
  * Output: samples per function, then the hottest lines (file line, share of the
  * program's samples, the source). A sample falls on the instruction after the
  * one that was running, so a line's cost can show on the line after it. A
- * subprogram shared by several programs (bpfipt_find_slot in the XDP and tc
+ * subprogram shared by several programs (bpfipt_step in the XDP and tc
  * programs) is counted with the samples of all its copies.
  */
 #include <errno.h>

@@ -22,7 +22,7 @@
  *
  * The walk of bpfipt.h: classify() looks up each field that varies in the chain
  * (conf->lookup; the constant ones are folded by the loader into one vector per
- * chain, conf->cvec), then bpfipt_step() runs the slot loop, bpfipt_find_slot()
+ * chain, conf->cvec), then bpfipt_step() runs the slot loop, find_slot()
  * the AND: once per packet it ANDs the fields' chunk bitmaps (one bit per
  * 4096-slot chunk that is not all zero) to find the candidate chunks, and per
  * candidate chunk the summary words (one bit per 64-bit word that is not zero)
@@ -35,7 +35,7 @@
  *  - loops test may_goto (LOOP_UPTO(); open-coded iterators, bpf_for, on a
  *    kernel without it), so nwords up to BPFIPT_MAX_WORDS and BPFIPT_MAX_STEPS
  *    cost no unrolling;
- *  - bpfipt_step(), bpfipt_find_slot() and bpfipt_ival_find() are global
+ *  - bpfipt_step(), bpfipt_chunk_row() and bpfipt_ival_find() are global
  *    functions, checked once on their own; the walk's state (cursor, depth, stack, verdict) lives in the
  *    per-CPU scratch map, so the step loop carries nothing to converge on;
  *  - inside loops, loop-invariant scalars are re-read from memory (RD()): a value
@@ -340,7 +340,7 @@ struct scratch {
 					 * (IPv4 556 bytes, IPv6 1240 + a 3-byte pad;
 					 * 2058 for the verifier) */
 	__u32 stack[BPFIPT_MAX_DEPTH];
-	__u32 w0;			/* bpfipt_find_slot(): first word */
+	__u32 w0;			/* find_slot(): first word */
 	__u32 windows;			/* the pool is windowed (BPFIPT_C_WINDOWS) */
 	__u32 onepage;			/* ... one page (BPFIPT_C_ONE_PAGE) */
 	__u64 first;			/* ... mask of the first word */
@@ -358,7 +358,7 @@ struct scratch {
 	 * AND of its summary words) and the AND of the vectors' word w, for the
 	 * words of c0have, as chunk_find() computed them: the later steps of a
 	 * walk (jumps, RETURNs, extra matches that fail) find their slot there
-	 * without the fields' thirteen pool lookups (bpfipt_find_slot()) */
+	 * without the fields' thirteen pool lookups (find_slot()) */
 	__u64 c0cand, c0have;
 	__u32 c0ok;
 	/* a folded group slot (bpfipt_conf.gfold) per address field: its counter
@@ -983,7 +983,6 @@ static __always_inline enum parse_result parse(void *data, void *data_end, __u32
 /* ------------------------------------------------------------ classify ---- */
 
 #define NO_SLOT 0xffffffffu
-#define NEED_ROWS (NO_SLOT - 2)	/* bpfipt_find_slot(): take the packet's rows first */
 
 /* Index of the lowest set bit (x != 0). */
 /* Computed, not typed: idx[(0x03f79d71b4ca8b09 << i) >> 58] = i for i in 0..63
@@ -1189,7 +1188,7 @@ static __always_inline const __u64 *pool_get(void *pool, __u32 cur, __u32 e, con
 /* The pool entry of chunk k of field i's vector vid (i: a BPFIPT_F_* or
  * WIN_CVEC; a windowed pool: chunk 0 is entry vid, the others through the
  * window TOP_AND() took). windows is a constant: the walk's flat and windowed
- * searches are two functions (bpfipt_find_slot(), bpfipt_find_slot_win()), so a
+ * searches are two instances of find_slot() (FIND_SLOT()), so a
  * flat pool's lookups cost what they did before windows. */
 static __always_inline __u32 pool_key(struct scratch *sc, __u32 i, __u32 vid, __u32 k,
 				      const bool windows)
@@ -1336,7 +1335,7 @@ static __always_inline int row_and(struct scratch *sc, __u32 cur, __u32 vid, __u
  * AND of the summary rows of the chain's constant vector and of each field it
  * looks up; and the chunk bitmap's bit k cleared where csum[k] is 0. Once per walk
  * and row, when the chunk bitmap leaves BPFIPT_ROWS_CAND candidates or more
- * (bpfipt_step()): the chunks where the packet's vectors share no word cost
+ * (find_slot()): the chunks where the packet's vectors share no word cost
  * nothing after it, not one pool lookup per field each. A global function (its
  * own frame, and the verifier checks it once, not once per row); 0, or -1 on an
  * internal error. */
@@ -1533,9 +1532,9 @@ static __always_inline __u32 top_count(struct scratch *sc)
 }
 
 /* The search in chunk 0 once a step saw it (sc->c0ok; bpfipt_step() asks it
- * before bpfipt_find_slot()): its words' AND kept (sc->c0word), from the
+ * before find_slot()): its words' AND kept (sc->c0word), from the
  * cursor on. C0_UNSEEN: a candidate word not computed yet, the search
- * (bpfipt_find_slot()) to go on from it (sc->w0, sc->first moved there); chunk 0
+ * (find_slot()) to go on from it (sc->w0, sc->first moved there); chunk 0
  * holds nothing from the cursor on: NO_SLOT, or C0_UNSEEN from chunk 1 when the
  * chain has more. Tested before the iterator as chunk_find()'s first words are;
  * a walk's steps rarely look further. */
@@ -1584,19 +1583,21 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
 }
 
 /* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
- * NO_SLOT - 1 on an internal error, NEED_ROWS when bpfipt_step() is to take the
- * packet's summary rows (bpfipt_chunk_row()) and call again. No chunk before
- * kfrom is visited (the call again: chunk 0, which the first call searched).
- * A global function: the verifier checks it once, on its own, and its 13 live
- * pool pointers get their own frame. The loop visits only the chunks of the
+ * NO_SLOT - 1 on an internal error. The loop visits only the chunks of the
  * packet's chunk bitmap (one per iteration: never more than nchunks); the first
  * candidate chunk is looked at before it (a ruleset of <= 4096 slots has one).
- * A windowed pool's search is bpfipt_find_slot_win(), the same with windows. */
-static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom,
-				       const bool windows, const bool one)
+ * With many candidate chunks, the packet's summary rows (bpfipt_chunk_row())
+ * are taken once per walk, past the chunks already searched. Inline in
+ * bpfipt_step() (FIND_SLOT()): as a global function it cost two calls a walk
+ * with rows (the search, and again after the rows), ~7.5 ns each where returns
+ * take the Safe RET thunk; its 13 live pool pointers fit in the step's frame
+ * since the tc programs' REJECT is a function of its own (bpfipt_tc_reject()). */
+static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const bool windows,
+				       const bool one)
 {
 	__u32 cur, k, found;
 	void *pool = NULL;
+	int r;
 
 	if (!sc)
 		return NO_SLOT - 1;
@@ -1643,11 +1644,17 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 				if (found != NO_SLOT)
 					return found;
 			}
-			return NEED_ROWS;
+#pragma unroll
+			for (r = 0; r < BPFIPT_TOP_WORDS; r++) {
+				if (r >= RD(sc->nrows))
+					break;
+				if (bpfipt_chunk_row(sc, r))
+					return NO_SLOT - 1;
+			}
+			sc->rows_ready = 1;
+			stat_inc(BPFIPT_ST_ROWS);
 		}
 	}
-	if (sc->kc < kfrom)
-		sc->kc = kfrom;
 	/* k & CHUNK_MASK (k < 64 * BPFIPT_TOP_WORDS): next_chunk() returns from one
 	 * place per bitmap word, each with a range of its own, which the mask
 	 * makes one; else each would go through chunk_find() as a state of its own */
@@ -1672,30 +1679,16 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, __u32 k
 	return found;
 }
 
-__noinline __u32 bpfipt_find_slot(struct scratch *sc, __u32 cursor, __u32 kfrom)
-{
-	return find_slot(sc, cursor, kfrom, false, false);
-}
-
-__noinline __u32 bpfipt_find_slot_win(struct scratch *sc, __u32 cursor, __u32 kfrom)
-{
-	return find_slot(sc, cursor, kfrom, true, false);
-}
-
-/* ... of a pool of one page (BPFIPT_C_ONE_PAGE): a lookup a chunk */
-__noinline __u32 bpfipt_find_slot_page(struct scratch *sc, __u32 cursor, __u32 kfrom)
-{
-	return find_slot(sc, cursor, kfrom, false, true);
-}
-
-/* The search of the step (sc->windows, sc->onepage say which; programs without
- * BPFIPT_FEAT_PAGES run only generations of one page or windowed) */
-#define FIND_SLOT(sc, cursor, kfrom)						\
+/* The search of the step, one instance per kind of pool (sc->windows,
+ * sc->onepage say which): windowed; flat, a chunk two lookups (its page's and
+ * its own); of one page (BPFIPT_C_ONE_PAGE), the page looked up once. Programs
+ * without BPFIPT_FEAT_PAGES run only generations of one page or windowed. */
+#define FIND_SLOT(sc, cursor)							\
 	(FEAT(BPFIPT_FEAT_WINDOWS) && RD((sc)->windows) ?			\
-		 bpfipt_find_slot_win(sc, cursor, kfrom) :			\
+		 find_slot(sc, cursor, true, false) :				\
 	 FEAT(BPFIPT_FEAT_PAGES) && !RD((sc)->onepage) ?			\
-		 bpfipt_find_slot(sc, cursor, kfrom) :				\
-		 bpfipt_find_slot_page(sc, cursor, kfrom))
+		 find_slot(sc, cursor, false, false) :				\
+		 find_slot(sc, cursor, false, true))
 
 /* -m conntrack beyond --ctstate (xt_conntrack's conntrack_mt; the state test
  * itself is the BPFIPT_F_CTSTATE field). */
@@ -2304,7 +2297,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 {
 	struct bpfipt_conf *conf;
 	struct bpfipt_slot *sl;
-	__u32 cur, chain, s, d, ctr, gd, r;
+	__u32 cur, chain, s, d, ctr, gd;
 	const struct pkt *p;
 
 	if (!sc)
@@ -2330,22 +2323,7 @@ __noinline int bpfipt_step(struct scratch *sc)
 			d = RD(sc->w0) * 64;
 	}
 	if (s == C0_UNSEEN)
-		s = FIND_SLOT(sc, d, 0);
-	/* many candidate chunks: their candidate words, once per walk, and the
-	 * search again past the chunks the first call saw (called from here,
-	 * not from bpfipt_find_slot(): four frames' stacks would pass 512 bytes) */
-	if (FEAT(BPFIPT_FEAT_ROWS) && s == NEED_ROWS) {
-		for (r = 0; r < BPFIPT_TOP_WORDS; r++) {
-			if (r >= RD(sc->nrows))
-				break;
-			if (bpfipt_chunk_row(sc, r))
-				return STEP_BROKEN;
-		}
-		sc->rows_ready = 1;
-		stat_inc(BPFIPT_ST_ROWS);
-		d = RD(sc->kc);		/* the chunks before it were searched */
-		s = FIND_SLOT(sc, sc->cursor, d);
-	}
+		s = FIND_SLOT(sc, d);
 	/* the policy slot always matches: only a broken table finds nothing */
 	if (s >= conf->nslots[chain])
 		return STEP_BROKEN;
@@ -3853,7 +3831,7 @@ static __always_inline int tc_rejected_at_xdp(struct __sk_buff *skb, __u32 l2)
 		stat_inc(BPFIPT_ST_REJECT_DROPPED);
 		return TC_ACT_SHOT;
 	}
-	return tc_reject(skb, sc, l2, (with >> 8) & 3, with & 0xff, false);
+	return bpfipt_tc_reject(skb, sc, l2, (with >> 8) & 3, with & 0xff);
 }
 
 SEC("xdp")
@@ -3960,7 +3938,7 @@ static __always_inline int tc_in(struct __sk_buff *skb, __u32 l2)
 	if (r == BPFIPT_V_REJECT && !REJECT_CAN(sc))
 		stat_inc(BPFIPT_ST_REJECT_DROPPED);
 	r = r == BPFIPT_V_REJECT && REJECT_CAN(sc) ?
-		tc_reject(skb, sc, l2, chain, sc->reject_with, false) : tc_verdict(r);
+		bpfipt_tc_reject(skb, sc, l2, chain, sc->reject_with) : tc_verdict(r);
 out:
 	return r;
 }
@@ -4008,7 +3986,7 @@ static __always_inline int tc_out(struct __sk_buff *skb, __u32 l2)
 	if (r == BPFIPT_V_REJECT && !REJECT_CAN(sc))
 		stat_inc(BPFIPT_ST_REJECT_DROPPED);
 	r = r == BPFIPT_V_REJECT && REJECT_CAN(sc) ?
-		tc_reject(skb, sc, l2, BPFIPT_OUTPUT, sc->reject_with, true) : tc_verdict(r);
+		bpfipt_tc_reject(skb, sc, l2, BPFIPT_OUTPUT, sc->reject_with) : tc_verdict(r);
 out:
 	return r;
 }

@@ -268,6 +268,9 @@ struct cctx {
 	bool failed;
 	bool v6;			/* an IPv6 table (128-bit addresses) */
 	unsigned int cur_chain;		/* for messages */
+	/* the empty slots of the chain whose vectors are built (cp_compiled.npad):
+	 * in none of them, cur_set() leaves them out */
+	unsigned int pad_lo, pad_hi;
 
 	/* vector pool */
 	struct vpool vp;
@@ -2228,6 +2231,11 @@ static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach
 		}
 		n = x->ch[bi].nu;
 	}
+	/* the policy the first slot of its word: a walk that finds no rule before
+	 * it takes it from the summary rows, without its chunk's lookups (the data
+	 * plane's AT_POLICY()) */
+	x->cc->npad[c] = n >= CP_PAD_MIN && n % 64 ? (__u32)(64 - n % 64) : 0;
+	n += x->cc->npad[c];
 	n++;	/* policy */
 	for (unsigned int ci = 0; ci < t->nchains; ci++) {
 		if (!reach[ci] || (int)ci == bi)
@@ -2266,6 +2274,11 @@ static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach
 			fill_slot(cc->slots[c], s, &x->ch[bi].u[k], block, &mnext);
 			x->sl[c][s] = &x->ch[bi].u[k];
 		}
+	for (unsigned int k = 0; k < cc->npad[c]; k++, s++) {
+		cc->slots[c][s].kind = BPFIPT_S_CONTINUE;
+		cc->slots[c][s].counter = BPFIPT_NO_COUNTER;
+		cc->slots[c][s].extra = BPFIPT_NO_EXTRA;
+	}
 	cc->policy_slot[c] = s;
 	cc->slots[c][s].kind = BPFIPT_S_POLICY;
 	cc->slots[c][s].verdict = (bi >= 0 && t->chains[bi]->policy == IPT_V_DROP) ? BPFIPT_V_DROP
@@ -2308,6 +2321,9 @@ static void cur_clear(struct cctx *x)
 static inline void cur_set(struct cctx *x, unsigned int s)
 {
 	__u64 *w = &x->cur[s >> 6], o = *w;
+
+	if (s - x->pad_lo < x->pad_hi - x->pad_lo)	/* an empty slot */
+		return;
 
 	*w |= 1ull << (s & 63);
 	if (*w != o)
@@ -2842,6 +2858,8 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 		rf_out(cc, f)->nkeys = rf_nkeys[f];	/* rows made when needed */
 	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
 		x.cur_chain = bidx[c] >= 0 ? (unsigned int)bidx[c] : 0;
+		x.pad_hi = cc->policy_slot[c];
+		x.pad_lo = x.pad_hi - cc->npad[c];
 		/* each field's first new vector (the values no rule names, mostly)
 		 * stored whole: the field's other vectors take it as their base */
 		for (int f = 0; f < RF_N; f++) {
@@ -2866,11 +2884,14 @@ int cp_compile(const struct ipt_table *t, const struct cp_env *env, struct cp_co
 	for (int c = 0; c < BPFIPT_NCHAINS; c++) {
 		size_t at;
 
+		x.pad_hi = cc->policy_slot[c];
+		x.pad_lo = x.pad_hi - cc->npad[c];
 		cur_clear(&x);
 		for (unsigned int s = 0; s < cc->nslots[c]; s++)
 			cur_set(&x, s);
 		cc->full_vec[c] = find_vec(&x, x.cur, x.curhash, &at);
 	}
+	x.pad_lo = x.pad_hi = 0;
 	if (x.v6) {
 		cp_lpm_sort6(&cc->src);
 		cp_lpm_sort6(&cc->dst);

@@ -61,6 +61,10 @@ struct cp_env {
  * walk little: measured with bench/pktcost, 2 048 rules that never match cost
  * 266 ns as slots and 331 ns as a group; 100 000 rules 1 878 and 314 ns. */
 #define CP_TUPLE_MIN_DEFAULT	(64 * BPFIPT_CHUNK_WORDS)
+/* A base chain of this many rules or more (more than one chunk of the vectors)
+ * has its policy at the start of a word (cp_compiled.npad): a walk with summary
+ * rows takes it from them, without the lookups of its chunk */
+#define CP_PAD_MIN		(64 * BPFIPT_CHUNK_WORDS)
 /* A run that begins a base chain is searched before anything else
  * (BPFIPT_FAST_TUPLE), which costs less than the walk at every size measured
  * (10 rules: 118-159 against 225-307 ns at XDP; with 64 here, ten rules cost
@@ -229,6 +233,11 @@ struct cp_compiled {
 	unsigned int nmslots[BPFIPT_NCHAINS];
 	struct bpfipt_slot *slots[BPFIPT_NCHAINS];
 	__u32 policy_slot[BPFIPT_NCHAINS];
+	/* The empty slots before the policy that make it the first of its word
+	 * (a chain of CP_PAD_MIN rules or more, layout_chain()): CONTINUE, no
+	 * counter, in every vector but out of the chain's constant vector (the
+	 * loader's), so the walk never finds them */
+	__u32 npad[BPFIPT_NCHAINS];
 
 	struct bpfipt_extra *extras;
 	unsigned int nextras;

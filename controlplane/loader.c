@@ -3061,10 +3061,14 @@ static int fa_write(int fd, const struct cp_compiled *cc, int i, const __u32 *ro
 }
 
 /* Vector vid has the bits of slots 0..n-1. */
-static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int n)
+/* Vector vid has every slot of chain c (its empty ones are in none,
+ * cp_compiled.npad). */
+static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int c)
 {
-	for (unsigned int s = 0; s < n; s++)
-		if (!cp_vec_bit(cc, vid, s))
+	unsigned int pad = cc->policy_slot[c] - cc->npad[c];
+
+	for (unsigned int s = 0; s < cc->nslots[c]; s++)
+		if (!cp_vec_bit(cc, vid, s) && s - pad >= cc->npad[c])
 			return false;
 	return true;
 }
@@ -3088,11 +3092,11 @@ static int validate(const struct cp_compiled *cc, struct ipt_err *err)
 	}
 	for (c = 0; c < BPFIPT_NCHAINS; c++) {
 		if (cc->nslots[c] == 0 || cc->nslots[c] > cc->nwords * 64 || !cc->slots[c] ||
-		    cc->policy_slot[c] >= cc->nslots[c])
+		    cc->policy_slot[c] >= cc->nslots[c] || cc->npad[c] > cc->policy_slot[c])
 			return dp_fail(err, -EINVAL, "compiled chain %u: %u slots", c,
 				       cc->nslots[c]);
 		if (cc->full_vec[c] != BPFIPT_NO_VEC &&
-		    (cc->full_vec[c] >= cc->nvecs || !vec_full(cc, cc->full_vec[c], cc->nslots[c])))
+		    (cc->full_vec[c] >= cc->nvecs || !vec_full(cc, cc->full_vec[c], c)))
 			return dp_fail(err, -EINVAL, "compiled chain %u: vector %u lacks a slot", c,
 				       cc->full_vec[c]);
 		if (cc->nmslots[c] > BPFIPT_MAX_WORDS * 64)
@@ -4322,7 +4326,7 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 			 * one that is the same for all packets but not all slots' stays
 			 * looked up, out of the constant vector */
 			if (cst && cc->family == AF_INET6 && vid != BPFIPT_NO_VEC &&
-			    ((1u << field) & CUT_FIELDS) && !vec_full(cc, vid, cc->nslots[c]))
+			    ((1u << field) & CUT_FIELDS) && !vec_full(cc, vid, c))
 				cst = false;
 			/* the chain's only group slot on an address field: its list is
 			 * not in the field's set (cp_compiled.gfold), classify()
@@ -4339,6 +4343,10 @@ static int gen_conf(const struct dp_inst *in, const struct cp_compiled *cc,
 				cv[(size_t)c * nwords + k] &=
 					cp_vec_chunk(cc, vid, k / BPFIPT_CHUNK_WORDS)[k % BPFIPT_CHUNK_WORDS];
 		}
+		/* the empty slots before the policy (cp_compiled.npad): out of every
+		 * AND the walk takes */
+		for (k = cc->policy_slot[c] - cc->npad[c]; k < cc->policy_slot[c]; k++)
+			cv[(size_t)c * nwords + k / 64] &= ~(1ULL << (k % 64));
 		for (k = 0; k < cc->nslots[c]; k++) {
 			if (c != BPFIPT_OUTPUT && (cc->slots[c][k].xflags & BPFIPT_X_MARK))
 				cf->flags |= BPFIPT_C_TC_INGRESS;

@@ -341,6 +341,9 @@ struct scratch {
 					 * 2058 for the verifier) */
 	__u32 stack[BPFIPT_MAX_DEPTH];
 	__u32 w0;			/* find_slot(): first word */
+	__u32 pw;			/* ... the policy's word, where the walk takes
+					 * the policy (AT_POLICY(); NO_SLOT: not) */
+	__u32 policy;			/* bpfipt_conf.policy of the chain */
 	__u32 windows;			/* the pool is windowed (BPFIPT_C_WINDOWS) */
 	__u32 onepage;			/* ... one page (BPFIPT_C_ONE_PAGE) */
 	__u64 first;			/* ... mask of the first word */
@@ -1582,6 +1585,15 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
 	return C0_UNSEEN;
 }
 
+/* Chunk k of a walk with rows holds the policy's word (sc->pw) and no candidate
+ * word before it: the chain holds no match before the policy (the first slot
+ * of its word, set in every vector), which is the walk's slot, without the
+ * chunk's lookups. */
+#define AT_POLICY(k)								\
+	((k) == RD(sc->pw) / BPFIPT_CHUNK_WORDS && RD(sc->rows_ready) &&	\
+	 !(from_cursor(sc, k, RD(sc->csum[(k) & CHUNK_MASK])) &		\
+	   ((1ULL << (RD(sc->pw) % BPFIPT_CHUNK_WORDS)) - 1)))
+
 /* The first slot >= cursor set in the AND of the vectors: NO_SLOT if none,
  * NO_SLOT - 1 on an internal error. The loop visits only the chunks of the
  * packet's chunk bitmap (one per iteration: never more than nchunks); the first
@@ -1603,6 +1615,10 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 		return NO_SLOT - 1;
 	sc->w0 = cursor / 64;
 	sc->first = ~0ULL << (cursor & 63);
+	/* the policy the first slot of its word (cp_compiled.npad), the cursor
+	 * before it: a search that reaches its word found no rule (AT_POLICY()) */
+	k = RD(sc->policy);
+	sc->pw = cursor <= k && !(k % 64) ? k / 64 : NO_SLOT;
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
 	cur = sc->cur;
@@ -1661,6 +1677,8 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 	k = next_chunk(sc);
 	if (k >= RD(sc->nchunks))
 		return NO_SLOT;
+	if (AT_POLICY(k))
+		return RD(sc->pw) * 64;
 	k &= CHUNK_MASK;
 	sc->kc = k + 1;
 	found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
@@ -1670,6 +1688,10 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 		k = next_chunk(sc);
 		if (k >= RD(sc->nchunks))
 			break;
+		if (AT_POLICY(k)) {
+			found = RD(sc->pw) * 64;
+			break;
+		}
 		k &= CHUNK_MASK;
 		sc->kc = k + 1;
 		found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
@@ -3375,6 +3397,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	sc->rbase = conf->rbase;
 	sc->windows = conf->flags & BPFIPT_C_WINDOWS;
 	sc->onepage = conf->flags & BPFIPT_C_ONE_PAGE;
+	sc->policy = conf->policy[chain];
 	sc->depth = 0;
 	/* sc->nlog: zeroed with the packet's scratch (scratch()); the slot
 	 * prefix may have noted a LOG already */

@@ -590,8 +590,11 @@ START_TEST(t_full_vec)
 	ck_assert_uint_gt(cc->nwords, 2 * 64);
 	udp = cp_array_vec(&cc->proto, BPFIPT_INPUT, 17);
 	ck_assert_uint_eq(cc->full_vec[BPFIPT_INPUT], udp);
+	/* every slot but the empty ones before the policy (cp_compiled.npad) */
+	ck_assert_uint_eq(cc->npad[BPFIPT_INPUT], 64 - 9000 % 64);
 	for (unsigned int s = 0; s < cc->nwords * 64; s++)
-		ck_assert_uint_eq(cp_vec_bit(cc, udp, s), s < cc->nslots[BPFIPT_INPUT]);
+		ck_assert_uint_eq(cp_vec_bit(cc, udp, s), s < cc->nslots[BPFIPT_INPUT] &&
+				  (s < 9000 || s >= cc->policy_slot[BPFIPT_INPUT]));
 	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
 			  cp_array_vec(&cc->proto, BPFIPT_FORWARD, 17));
 	ck_assert_uint_ne(cc->full_vec[BPFIPT_FORWARD],
@@ -2462,6 +2465,91 @@ START_TEST(t_tuple_prefix)
 }
 END_TEST
 
+/* Word w of generation cur's pool entry e (page e / BPFIPT_PAGE_CHUNKS). */
+static __u64 pool_word(const struct dp_inst *in, __u32 cur, __u32 e, __u32 w)
+{
+	int ofd = inst_map(in, "bpfipt_pages"), fd;
+	__u32 key = cur * BPFIPT_PAGES_MAX + e / BPFIPT_PAGE_CHUNKS, id;
+	__u64 v[BPFIPT_POOL_WORDS];
+
+	ck_assert_int_eq(bpf_map_lookup_elem(ofd, &key, &id), 0);
+	fd = bpf_map_get_fd_by_id(id);
+	ck_assert_int_ge(fd, 0);
+	key = e % BPFIPT_PAGE_CHUNKS;
+	ck_assert_int_eq(bpf_map_lookup_elem(fd, &key, v), 0);
+	close(fd);
+	close(ofd);
+	return v[w % BPFIPT_POOL_WORDS];
+}
+
+/*
+ * The policy at the start of its word (cp_compiled.npad): INPUT of 30 000 rules
+ * ("-s 172.16.x.0/24 -p udp", --dport and --sport in turn: no run the compiler
+ * groups; a jump to chain "svc" among them; the last chunk's sources are
+ * 172.31.x.0/24, which the packets do not have), policy ACCEPT, "svc" after the
+ * policy in the same word. The 16 empty slots before the policy are out of the
+ * chain's constant vector (the walk never finds them), the policy is in it;
+ * packets that match a rule, that jump and RETURN, that match none (the walk
+ * takes the policy from the summary rows, AT_POLICY()) against the reference.
+ */
+START_TEST(t_policy_word)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cp_compiled *cc = NULL;
+	struct dp_inst *in = NULL;
+	struct ipt_err err = { 0 };
+	__u64 st0[BPFIPT_ST_MAX], st1[BPFIPT_ST_MAX], w;
+	struct bpfipt_conf cf;
+	struct ipt_table *t;
+	__u32 P, vid, cur;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+		":OUTPUT ACCEPT [0:0]\n:svc - [0:0]\n");
+	for (unsigned int i = 0; i < 30000; i++)
+		sb_addf(&sb, i == 50 ? "-A INPUT -p tcp --dport 80 -j svc\n" :
+			i % 2 ? "-A INPUT -s 172.%u.%u.0/24 -p udp --dport %u -j DROP\n" :
+			"-A INPUT -s 172.%u.%u.0/24 -p udp --sport %u -j DROP\n",
+			i < 28672 ? 16 + i % 1021 / 256 : 31, i % 1021 % 256, 1024 + i % 509);
+	sb_adds(&sb, "-A svc -s 10.9.0.0/16 -j DROP\n-A svc -p tcp --sport 7 -j ACCEPT\n"
+		"COMMIT\n");
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	t = install_text(&sb, &cc, &in, &cf);
+	P = cc->policy_slot[BPFIPT_INPUT];
+	ck_assert_uint_eq(cc->npad[BPFIPT_INPUT], 16);
+	ck_assert_uint_eq(P, 30016);
+	ck_assert_uint_ge(cf.nchunks, BPFIPT_ROWS_MIN);
+	ck_assert(!(cf.flags & BPFIPT_C_WINDOWS));
+	cur = inst_now(in).cur[0];
+	vid = cf.cvec[BPFIPT_INPUT];
+	w = pool_word(in, cur, vid * cf.nchunks + P / 4096, P / 64 % 64 - 1);
+	ck_assert_msg(!(w >> (64 - 16)), "an empty slot in the constant vector: %llx",
+		      (unsigned long long)w);
+	ck_assert(pool_word(in, cur, vid * cf.nchunks + P / 4096, P / 64 % 64) & 1);
+	ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
+	for (int k = 0; k < 600; k++) {
+		unsigned int i = rnd() % 1100;
+		struct cp_packet p = {
+			.saddr = htonl(172u << 24 | (16 + i / 256) << 16 | (i % 256) << 8 | 9),
+			.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+			.sport = 40000, .dport = 1024 + rnd() % 520, .len = 50,
+		};
+
+		if (k % 2)
+			p.sport = p.dport, p.dport = 40000;
+		if (k % 5 == 0)		/* into svc: dropped, accepted, or back */
+			p.proto = 6, p.has_tcp = true, p.tcpflags = 0x02, p.dport = 80,
+			p.sport = k % 2 ? 7 : 40000,
+			p.saddr = k % 3 ? p.saddr : inet_addr("10.9.1.1");
+		send_checked(in, t, &p);
+	}
+	ck_assert_int_eq(dp_inst_stats(in, st1, &err), 0);
+	ck_assert_uint_gt(st1[BPFIPT_ST_ROWS] - st0[BPFIPT_ST_ROWS], 100);
+	dp_inst_free(&in);
+	cp_compiled_free(&cc);
+	ipt_table_free(&t);
+}
+END_TEST
+
 /* A tuple run among a few plain rules of a base chain (compile.c
  * tuple_in_prefix()): INPUT is -i wg9 ACCEPT (no such link), -i lo ACCEPT, -p
  * icmp ACCEPT, a run of 300 (-s /24, --dport) DROP, -p tcp --dport 22 ACCEPT,
@@ -3435,6 +3523,7 @@ int main(void)
 	tcase_add_test(tc, t_tuple);
 	tcase_add_test(tc, t_tuple_prefix);
 	tcase_add_test(tc, t_tuple_mid);
+	tcase_add_test(tc, t_policy_word);
 	tcase_add_test(tc, t_tuple_two);
 	tcase_add_test(tc, t_jump_prefix);
 	tcase_add_test(tc, t_port_prefix);

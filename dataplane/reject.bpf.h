@@ -486,11 +486,12 @@ static __always_inline int reject6(struct __sk_buff *skb, struct scratch *sc, __
 
 /* Turn the packet into its REJECT reply and send it: TC_ACT_REDIRECT, or
  * TC_ACT_SHOT when there is no reply to send. A packet leaving (chain OUTPUT):
- * the reply goes into the local stack. A global function: inline, its headers
+ * the reply goes into the local stack. A function of its own (a static one:
+ * verified at its calls, only in programs that reject): inline, its headers
  * and checksums took 104 of the tc programs' 224 bytes of stack, which the walk
  * needs below them (bpfipt_step() holds find_slot()'s pool pointers). */
-__noinline int bpfipt_tc_reject(struct __sk_buff *skb, struct scratch *sc, __u32 l2,
-				__u32 chain, __u32 with)
+static __noinline int tc_reject(struct __sk_buff *skb, struct scratch *sc, __u32 l2,
+			    __u32 chain, __u32 with)
 {
 	bool egress = chain == BPFIPT_OUTPUT;
 	const struct pkt *p;

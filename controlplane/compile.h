@@ -235,8 +235,8 @@ struct cp_compiled {
 	__u32 policy_slot[BPFIPT_NCHAINS];
 	/* The empty slots before the policy that make it the first of its word
 	 * (a chain of CP_PAD_MIN rules or more, layout_chain()): CONTINUE, no
-	 * counter, in every vector but out of the chain's constant vector (the
-	 * loader's), so the walk never finds them */
+	 * counter, in no vector (cur_set()) nor in the loader's constant vector,
+	 * so the walk never finds them */
 	__u32 npad[BPFIPT_NCHAINS];
 
 	struct bpfipt_extra *extras;

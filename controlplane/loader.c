@@ -3060,7 +3060,6 @@ static int fa_write(int fd, const struct cp_compiled *cc, int i, const __u32 *ro
 	return 0;
 }
 
-/* Vector vid has the bits of slots 0..n-1. */
 /* Vector vid has every slot of chain c (its empty ones are in none,
  * cp_compiled.npad). */
 static bool vec_full(const struct cp_compiled *cc, __u32 vid, unsigned int c)

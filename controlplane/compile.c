@@ -2234,8 +2234,8 @@ static int layout_chain(struct cctx *x, enum bpfipt_chain c, int bi, bool *reach
 	/* the policy the first slot of its word: a walk that finds no rule before
 	 * it takes it from the summary rows, without its chunk's lookups (the data
 	 * plane's AT_POLICY()) */
-	x->cc->npad[c] = n >= CP_PAD_MIN && n % 64 ? (__u32)(64 - n % 64) : 0;
-	n += x->cc->npad[c];
+	cc->npad[c] = n >= CP_PAD_MIN && n % 64 ? (__u32)(64 - n % 64) : 0;
+	n += cc->npad[c];
 	n++;	/* policy */
 	for (unsigned int ci = 0; ci < t->nchains; ci++) {
 		if (!reach[ci] || (int)ci == bi)

@@ -1590,7 +1590,8 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
  * of its word, set in every vector), which is the walk's slot, without the
  * chunk's lookups. */
 #define AT_POLICY(k)								\
-	((k) == RD(sc->pw) / BPFIPT_CHUNK_WORDS && RD(sc->rows_ready) &&	\
+	(FEAT(BPFIPT_FEAT_ROWS) && (k) == RD(sc->pw) / BPFIPT_CHUNK_WORDS &&	\
+	 RD(sc->rows_ready) &&							\
 	 !(from_cursor(sc, k, RD(sc->csum[(k) & CHUNK_MASK])) &		\
 	   ((1ULL << (RD(sc->pw) % BPFIPT_CHUNK_WORDS)) - 1)))
 
@@ -1607,7 +1608,7 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
 static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const bool windows,
 				       const bool one)
 {
-	__u32 cur, k, found;
+	__u32 cur, k, found, pol;
 	void *pool = NULL;
 	int r;
 
@@ -1616,9 +1617,12 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 	sc->w0 = cursor / 64;
 	sc->first = ~0ULL << (cursor & 63);
 	/* the policy the first slot of its word (cp_compiled.npad), the cursor
-	 * before it: a search that reaches its word found no rule (AT_POLICY()) */
-	k = RD(sc->policy);
-	sc->pw = cursor <= k && !(k % 64) ? k / 64 : NO_SLOT;
+	 * before it: a search that reaches its word found no rule (AT_POLICY(),
+	 * only in programs with the rows) */
+	if (FEAT(BPFIPT_FEAT_ROWS)) {
+		pol = RD(sc->policy);
+		sc->pw = cursor <= pol && !(pol % 64) ? pol / 64 : NO_SLOT;
+	}
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
 	cur = sc->cur;

@@ -494,12 +494,9 @@ static __noinline int tc_reject(struct __sk_buff *skb, struct scratch *sc, __u32
 			    __u32 chain, __u32 with)
 {
 	bool egress = chain == BPFIPT_OUTPUT;
-	const struct pkt *p;
+	const struct pkt *p = &sc->p;
 	int code, r;
 
-	if (!sc)
-		return TC_ACT_SHOT;
-	p = &sc->p;
 	if (p->family == 6) {
 		if (reject6(skb, sc, l2, chain, with))
 			goto drop;

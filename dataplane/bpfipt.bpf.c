@@ -324,6 +324,8 @@ struct route_memo {
 #define BPFIPT_PVALS	16	/* struct scratch's pval[]: a power of 2 >= BPFIPT_F_MAX */
 _Static_assert(BPFIPT_PVALS > BPFIPT_FAST_PFX_PDPORT && !(BPFIPT_PVALS & (BPFIPT_PVALS - 1)), "pval[f & 15]");
 
+#define ROW_VIDS	16	/* struct scratch's rvid[]: a power of 2 */
+
 struct scratch {
 	struct pkt p;
 	struct walk6 w6;
@@ -352,6 +354,7 @@ struct scratch {
 	__u32 rows_ready;		/* csum[] too (bpfipt_chunk_row()) */
 	__u32 nrows, rbase;		/* bpfipt_conf's */
 	__u32 rnb;			/* bpfipt_chunk_row(): the row's blocks of 8 chunks */
+	__u32 rvid[ROW_VIDS];		/* ... the vectors whose rows it ANDs (ROW_VID()) */
 	__u32 vslot;			/* bpfipt_step(): a verdict map's member slot */
 	__u32 t0ctr, t0set;		/* fast_tuple()'s hit on slot 0 that it could not
 					 * judge (t0set): its counter, for the walk */
@@ -1311,40 +1314,67 @@ broken:
 	ROW_BLOCK(3, body, ROW_BLOCK(4, body, ROW_BLOCK(5, body,		\
 	ROW_BLOCK(6, body, ROW_BLOCK(7, body, ))))))))
 
-static __always_inline int row_and(struct scratch *sc, __u32 cur, __u32 vid, __u32 r,
-				   bool first)
-{
-	const __u64 *p = pool_at(cur, RD(sc->rbase) + vid * RD(sc->nrows) + r);
-	__u64 *c = &sc->csum[r * 64];
+/* Entry of row r of vector vid in the pool (bpfipt.h: the rows past the chunks). */
+#define ROW_ENTRY(vid, r)	(RD(sc->rbase) + (vid) * RD(sc->nrows) + (r))
 
-	if (!p)
-		return -1;
-	ROW_BLOCKS(({
-		_Pragma("unroll")
-		for (u_ = b_ * 8; u_ < b_ * 8 + 8; u_++)
-			c[u_] = first ? p[u_] : c[u_] & p[u_];
-	}));
-	return 0;
-}
+/* The rows one pass of bpfipt_chunk_row() ANDs */
+#define ROW_PASS	3
 
-#define ROW_AND(field, vid)							\
+/* Field's vector vid into sc->rvid[] if the walk looks the field up */
+#define ROW_EMASK	(ROW_VIDS - 1)
+#define ROW_VID(field, vid)							\
 	do {									\
-		if ((RD(sc->look) & (1u << BPFIPT_F_##field)) &&		\
-		    row_and(sc, cur, RD(vid), r, false))			\
-			return -1;						\
+		if (RD(sc->look) & (1u << BPFIPT_F_##field))			\
+			sc->rvid[n++ & ROW_EMASK] = RD(vid);			\
 	} while (0)
+_Static_assert(!(ROW_VIDS & ROW_EMASK) && BPFIPT_F_MAX + 1 <= ROW_VIDS,
+	       "ROW_VID(): the constant vector's and each field's");
+
+/* a, b, d: the rows of pass j's vectors (bpfipt_chunk_row(): sc->rvid[],
+ * n of them), the first where it has fewer than ROW_PASS; 0, or -1 if one
+ * is missing */
+#define ROW_PTRS(j)								\
+	({									\
+		a = pool_at(cur, ROW_ENTRY(RD(sc->rvid[(j) * ROW_PASS]), r));	\
+		b = d = a;							\
+		if (n > (j) * ROW_PASS + 1)					\
+			b = pool_at(cur, ROW_ENTRY(RD(sc->rvid[(j) * ROW_PASS + 1]), r)); \
+		if (n > (j) * ROW_PASS + 2)					\
+			d = pool_at(cur, ROW_ENTRY(RD(sc->rvid[(j) * ROW_PASS + 2]), r)); \
+		!a || !b || !d ? -1 : 0;					\
+	})
+
+/* Pass j > 0 (the first is bpfipt_chunk_row()'s own), if there are rows
+ * for it: ANDed into csum[] */
+#define ROW_MORE(j)								\
+	do {									\
+		if (n > (j) * ROW_PASS) {					\
+			if (ROW_PTRS(j))					\
+				return -1;					\
+			ROW_BLOCKS(({						\
+				_Pragma("unroll")				\
+				for (u_ = b_ * 8; u_ < b_ * 8 + 8; u_++)	\
+					c[u_] &= a[u_] & b[u_] & d[u_];	\
+			}));							\
+		}								\
+	} while (0)
+_Static_assert(BPFIPT_F_MAX + 1 <= 5 * ROW_PASS, "ROW_MORE(): passes for every field");
 
 /* Row r of the candidate words of the packet's candidate chunks: csum[k], the
  * AND of the summary rows of the chain's constant vector and of each field it
  * looks up; and the chunk bitmap's bit k cleared where csum[k] is 0. Once per walk
  * and row, when the chunk bitmap leaves BPFIPT_ROWS_CAND candidates or more
  * (find_slot()): the chunks where the packet's vectors share no word cost
- * nothing after it, not one pool lookup per field each. A global function (its
- * own frame, and the verifier checks it once, not once per row); 0, or -1 on an
- * internal error. */
+ * nothing after it, not one pool lookup per field each. The rows are ANDed
+ * ROW_PASS at a time, in the row's first sc->rnb blocks of 8 chunks those that
+ * hold a candidate chunk: most chains' packets look up two fields, one pass
+ * over csum[] that only writes it. A global function (its own frame, and the
+ * verifier checks it once, not once per row); 0, or -1 on an internal error. */
 __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 {
-	__u32 cur, left;
+	__u32 cur, left, n = 0;
+	bool last;
+	const __u64 *a, *b, *d;
 	__u64 *c;
 
 	if (!sc || r >= BPFIPT_TOP_WORDS || r >= sc->nrows)
@@ -1354,11 +1384,37 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 	cur = sc->cur;
 	left = RD(sc->nchunks) - r * 64;
 	sc->rnb = left < 64 ? (left + 7) / 8 : 8;
-	if (row_and(sc, cur, RD(sc->cvec), r, true))
-		return -1;
-	EACH_FIELD(ROW_AND);
-	/* the chunk bitmap's bits where csum[] is 0 cleared, a byte a block */
 	c = &sc->csum[r * 64];
+	sc->rvid[n++] = RD(sc->cvec);
+	EACH_FIELD(ROW_VID);
+	/* n unknown to the verifier: each count of fields looked up would go
+	 * through the rest on its own */
+	FORGET(n, RD(sc->cvec));
+	/* the first pass writes csum[]; the chunk bitmap's bits cleared in it
+	 * when it is the only one */
+	if (ROW_PTRS(0))
+		return -1;
+	last = n <= ROW_PASS;
+	ROW_BLOCKS(({
+		__u64 t_ = 0, x_;
+		_Pragma("unroll")
+		for (u_ = 0; u_ < 8; u_++) {
+			x_ = a[b_ * 8 + u_] & b[b_ * 8 + u_] & d[b_ * 8 + u_];
+			c[b_ * 8 + u_] = x_;
+			if (x_)
+				t_ |= 1u << u_;
+		}
+		if (last)
+			((__u8 *)&sc->top[r])[b_] &= t_;
+	}));
+	if (last)
+		return 0;
+	/* the others ANDed into it, ROW_PASS at a time */
+	ROW_MORE(1);
+	ROW_MORE(2);
+	ROW_MORE(3);
+	ROW_MORE(4);
+	/* the chunk bitmap's bits where csum[] is 0 cleared, a byte a block */
 	ROW_BLOCKS(({
 		__u64 t_ = 0, x_;
 		_Pragma("unroll")

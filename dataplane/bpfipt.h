@@ -609,7 +609,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		63	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		64	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -740,7 +740,9 @@ enum bpfipt_stat {
 					 * 63: the policy at the start
 					 *     of its word (empty
 					 *     slots before it), the
-					 *     scratch's pw, policy */
+					 *     scratch's pw, policy;
+					 * 64: the scratch's rvid
+					 *     (the rows' passes) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

@@ -172,11 +172,27 @@ static size_t packet(__u8 *buf, struct cp_packet *p)
 	return 64;
 }
 
-/* n rules in INPUT and the user chain LATE: verdicts and counters of `packets`
- * packets against the reference; how many walks took the summary rows. */
-static __u64 long_chains(unsigned int n, unsigned int min_chunks, int packets)
+/* ruleset()'s packet k: a source of the rules' or not, a port of theirs or
+ * LATE's jump */
+static void rule_packet(struct cp_packet *p, int k)
 {
-	struct ipt_table *t = ruleset(n);
+	unsigned int s = rnd() % 1021, r = rnd() % 8;
+
+	(void)k;
+	*p = (struct cp_packet){
+		.saddr = r == 0 ? inet_addr("192.168.1.1")
+			 : htonl(172u << 24 | (16 + s / 256) << 16 | (s % 256) << 8 | 9),
+		.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
+		.sport = 40000, .dport = r == 1 ? 7777 : 1024 + rnd() % 512, .len = 50,
+	};
+}
+
+/* Table t (INPUT of at least min_chunks chunks): verdicts and counters of
+ * `packets` packets of gen() against the reference; how many walks took the
+ * summary rows. Frees t. */
+static __u64 walk_checked(struct ipt_table *t, unsigned int min_chunks, int packets,
+			  void (*gen)(struct cp_packet *, int))
+{
 	struct cp_compiled *cc = NULL;
 	struct dp_inst *in = NULL;
 	struct ipt_err err = { 0 };
@@ -191,19 +207,17 @@ static __u64 long_chains(unsigned int n, unsigned int min_chunks, int packets)
 	ck_assert_msg(dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(dp_inst_stats(in, st0, &err), 0);
 	for (int k = 0; k < packets; k++) {
-		unsigned int s = rnd() % 1021, r = rnd() % 8;
-		struct cp_packet p = {
-			.saddr = r == 0 ? inet_addr("192.168.1.1")
-				 : htonl(172u << 24 | (16 + s / 256) << 16 | (s % 256) << 8 | 9),
-			.daddr = inet_addr("10.0.0.1"), .proto = 17, .has_ports = true,
-			.sport = 40000, .dport = r == 1 ? 7777 : 1024 + rnd() % 512, .len = 50,
-		};
-		struct __sk_buff ctx = { .cb = { BPFIPT_INPUT, 0, 0 } };
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = packet(buf, &p),
-			    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+		struct cp_packet p;
+		struct __sk_buff ctx = { .cb = { BPFIPT_INPUT } };
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx));
 		__u64 (*a)[2], (*b)[2];
 		unsigned int na, nb, moved = 0;
 		struct cp_trace rt;
+
+		gen(&p, k);
+		ctx.cb[1] = p.iif;
+		o.data_size_in = packet(buf, &p);
 
 		ck_assert_int_eq(cp_ref_eval(t, &env, BPFIPT_INPUT, &p, &rt), 0);
 		ck_assert_int_eq(dp_inst_counters(in, &a, &na, &err), 0);
@@ -230,6 +244,12 @@ static __u64 long_chains(unsigned int n, unsigned int min_chunks, int packets)
 	cp_compiled_free(&cc);
 	ipt_table_free(&t);
 	return st1[BPFIPT_ST_ROWS] - st0[BPFIPT_ST_ROWS];
+}
+
+/* n rules in INPUT and the user chain LATE (ruleset()), rule_packet()'s packets */
+static __u64 long_chains(unsigned int n, unsigned int min_chunks, int packets)
+{
+	return walk_checked(ruleset(n), min_chunks, packets, rule_packet);
 }
 
 /* The walk's loops test may_goto where the kernel has it (Linux >= 6.9); else,
@@ -283,6 +303,43 @@ START_TEST(t_rows_two)
 	__u64 rows = long_chains(270000, 65, 400);
 
 	ck_assert_uint_gt(rows, 100);
+}
+END_TEST
+
+/* Rules that name six fields: a packet's walk ANDs the rows of the constant
+ * vector and of each field it looks up (source, destination, ports, protocol,
+ * input interface), ROW_PASS at a time: three passes, the last of one row. */
+static void fields_packet(struct cp_packet *p, int k)
+{
+	bool tcp = rnd() % 3 == 0;
+
+	(void)k;
+	*p = (struct cp_packet){
+		.saddr = htonl(172u << 24 | 16 << 16 | (rnd() % 61) << 8 | 9),
+		.daddr = htonl(10u << 24 | (rnd() % 5) << 8 | 1), .proto = tcp ? 6 : 17,
+		.has_ports = true, .has_tcp = tcp, .tcpflags = 0x10,
+		.sport = 2000 + rnd() % 7, .dport = 1024 + rnd() % 17, .len = 50,
+		.iif = 1 + rnd() % 2,
+	};
+}
+
+START_TEST(t_rows_fields)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct ipt_table *t;
+	__u64 rows;
+
+	sb_adds(&sb, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+	for (unsigned int i = 0; i < 40000; i++)
+		sb_addf(&sb, "-A INPUT%s -s 172.16.%u.0/24 -d 10.0.%u.1 -p %s --sport %u "
+			"--dport %u%s\n", i % 2 ? " -i eth0" : "", i % 61, i % 5,
+			i % 3 ? "udp" : "tcp", 2000 + i % 7, 1024 + i % 17,
+			i % 4 == 1 ? " -j ACCEPT" : i % 9 == 2 ? "" : " -j DROP");
+	sb_adds(&sb, "COMMIT\n");
+	t = parse(sb_str(&sb));
+	sb_free(&sb);
+	rows = walk_checked(t, BPFIPT_ROWS_MIN, 3000, fields_packet);
+	ck_assert_uint_gt(rows, 300);
 }
 END_TEST
 
@@ -3499,6 +3556,7 @@ int main(void)
 	tcase_add_test(tc, t_long_chains);
 	tcase_add_test(tc, t_rows);
 	tcase_add_test(tc, t_rows_two);
+	tcase_add_test(tc, t_rows_fields);
 	tcase_add_test(tc, t_windows);
 	tcase_add_test(tc, t_windows_rows);
 	tcase_add_test(tc, t_words_ahead);

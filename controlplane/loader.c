@@ -102,7 +102,7 @@ static int dp_fail(struct ipt_err *err, int r, const char *fmt, ...)
 
 enum om {
 	OM_IVAL, OM_FIELDS, OM_IFS,
-	OM_SLOTS, OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
+	OM_EXTRAS, OM_LIMITS, OM_COUNTERS,
 	OM_IVAL6, OM_TUPLE, OM_TUPLE6, OM_CNTFX, OM_TBITS, OM_IVALFX, OM_IVAL6FX,
 	OM_SLOTSFX, OM_MAX,
 };
@@ -134,8 +134,6 @@ static const struct om_def {
 			BPF_F_MMAPABLE, BPFIPT_FB_END / BPFIPT_PACK },
 	[OM_IFS] = { "bpfipt_ifs", "g_ifs", BPF_MAP_TYPE_HASH,
 		     sizeof(struct bpfipt_if_key), 4, BPF_F_NO_PREALLOC },
-	[OM_SLOTS] = { "bpfipt_slots", "g_slots", BPF_MAP_TYPE_ARRAY, 4,
-		       sizeof(struct bpfipt_slot), VAR_ARRAY },
 	[OM_EXTRAS] = { "bpfipt_extras", "g_extras", BPF_MAP_TYPE_ARRAY, 4,
 			sizeof(struct bpfipt_extra), VAR_ARRAY },
 	[OM_LIMITS] = { "bpfipt_limits", "g_limits", BPF_MAP_TYPE_ARRAY, 4,
@@ -189,7 +187,7 @@ static const char *const im_names[IM_MAX] = {
 	[IM_PAGES] = "bpfipt_pages",
 };
 
-_Static_assert(OM_MAX == 15, "om_defs covers every generation map");
+_Static_assert(OM_MAX == 14, "om_defs covers every generation map");
 _Static_assert(DP_PROG_MAX == 6, "prog_names covers every program");
 _Static_assert(IM_MAX == 13, "im_names covers every instance map");
 
@@ -1424,7 +1422,8 @@ static __u32 conf_feat(const struct bpfipt_conf *cf)
 	       (cf->nrows ? BPFIPT_FEAT_ROWS : 0) |
 	       (cf->flags & BPFIPT_C_LOG ? BPFIPT_FEAT_LOG : 0) |
 	       (cf->flags & BPFIPT_C_REJECT ? BPFIPT_FEAT_REJECT : 0) |
-	       (cf->flags & (BPFIPT_C_ONE_PAGE | BPFIPT_C_WINDOWS) ? 0 : BPFIPT_FEAT_PAGES);
+	       (cf->flags & (BPFIPT_C_ONE_PAGE | BPFIPT_C_WINDOWS) ? 0 : BPFIPT_FEAT_PAGES) |
+	       (cf->flags & BPFIPT_C_SLOTS_FIXED ? 0 : BPFIPT_FEAT_SLOTPOOL);
 }
 
 /* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */
@@ -1619,12 +1618,12 @@ int dp_describe(struct strbuf *sb)
 					   [IF_SKIP] = "not filtered",
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
 	static const char *const parts[] = { "conntrack", "recent", "windows", "rows", "log",
-					     "reject", "pages" };
+					     "reject", "pages", "slots in pages" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, k, on = 0;
 
-	_Static_assert(BPFIPT_FEAT_ALL == (1 << 7) - 1, "parts names every feature");
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 8) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
@@ -1819,6 +1818,9 @@ static struct dp_inst *early_inst_maps(void)
 #define GUESS_WIN_CHAINS	256
 #define GUESS_WIN_LINES		11000
 #define GUESS_ROWS_LINES	28000
+/* more slots than BPFIPT_SLOTS_FIXED: in the pool (BPFIPT_FEAT_SLOTPOOL); a
+ * chain's policy and the empty slots before it (cp_compiled.npad) are slots too */
+#define GUESS_SLOTPOOL_LINES	(BPFIPT_SLOTS_FIXED - 256)
 /* A run of lines alike but for addresses and ports this long is one slot
  * (a tuple group: CP_TUPLE_MIN_DEFAULT), and does not count. */
 #define GUESS_TUPLE_RUN		CP_TUPLE_MIN_DEFAULT
@@ -1978,6 +1980,8 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		feat |= BPFIPT_FEAT_WINDOWS;
 	if (lines > GUESS_WIN_LINES)
 		feat |= BPFIPT_FEAT_PAGES;
+	if (lines > GUESS_SLOTPOOL_LINES)
+		feat |= BPFIPT_FEAT_SLOTPOOL;
 	if (lines > GUESS_ROWS_LINES)
 		feat |= BPFIPT_FEAT_ROWS;
 	return feat;
@@ -2814,15 +2818,16 @@ static __u64 *pool_mmap(const struct gen *g, size_t *len, struct ipt_err *err)
 	return (__u64 *)base;
 }
 
-/* The map of the slots: of one size (BPFIPT_C_SLOTS_FIXED), or of their own. */
-static enum om slots_om_of(bool fixed)
+/* Slot gi of a generation in the memory its slots are written to, base: the
+ * array of one size (BPFIPT_C_SLOTS_FIXED), else the pool's pages side by side
+ * (pool_mmap()), BPFIPT_POOL_SLOTS slots an entry from entry cf->sbase on, as
+ * slot_at() in bpfipt.bpf.c reads them. */
+static struct bpfipt_slot *slot_dst(void *base, const struct bpfipt_conf *cf, size_t gi)
 {
-	return fixed ? OM_SLOTSFX : OM_SLOTS;
-}
-
-static enum om slots_om(const struct bpfipt_conf *cf)
-{
-	return slots_om_of(cf->flags & BPFIPT_C_SLOTS_FIXED);
+	if (cf->flags & BPFIPT_C_SLOTS_FIXED)
+		return (struct bpfipt_slot *)base + gi;
+	return (struct bpfipt_slot *)((char *)base + ((size_t)cf->sbase + gi / BPFIPT_POOL_SLOTS) *
+				      POOL_CHUNK_BYTES) + gi % BPFIPT_POOL_SLOTS;
 }
 
 /* The map of a family's address sets: of one size (BPFIPT_C_IVAL_FIXED), or of
@@ -2842,20 +2847,21 @@ static enum om ival_om(const struct bpfipt_conf *cf, bool v6)
 /* Slot `slot` (the spare, which no packet reads) keeps only the maps of a pair
  * (sized, one size) that its new generation cf reads: the other, left by an
  * earlier generation, goes, so that a slot holds what its generation uses and
- * no more (the 16 384 slots' array after the ruleset grew past it, say; a
- * large generation's counters two switches after it); and the pool's pages
- * past its npg. */
+ * no more (the 16 384 slots' array after the ruleset grew past it and its
+ * slots went to the pool, say; a large generation's counters two switches
+ * after it); and the pool's pages past its npg. */
 static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct bpfipt_conf *cf,
 			    bool v6, size_t npg)
 {
 	enum om unused[] = {
 		ival_om_of(!(cf->flags & BPFIPT_C_IVAL_FIXED), v6),
-		slots_om_of(!(cf->flags & BPFIPT_C_SLOTS_FIXED)),
 		cnt_om_of(!(cf->flags & BPFIPT_C_CNT_FIXED)),
+		OM_SLOTSFX,	/* the slots in the pool (BPFIPT_C_SLOTS_FIXED) */
 	};
+	size_t n = sizeof(unused) / sizeof(unused[0]) - !!(cf->flags & BPFIPT_C_SLOTS_FIXED);
 	__u32 id;
 
-	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if (!bpf_map_lookup_elem(in->outer[unused[i]], &slot, &id) &&
 		    bpf_map_delete_elem(in->outer[unused[i]], &slot))
 			dp_log(DP_DEBUG, "generation %u: %s kept: %s", slot,
@@ -4799,12 +4805,17 @@ static int gen_build(const struct dp_inst *in, __u32 slot, const struct bpfipt_c
 	npool = pool_chunks(cc, cf) + (size_t)(nvecs + BPFIPT_NCHAINS) * cf->nrows;
 	if (!(cf->flags & BPFIPT_C_WINDOWS) && !cf->nrows && npool <= BPFIPT_PAGE_CHUNKS)
 		cf->flags |= BPFIPT_C_ONE_PAGE;
-	if (total <= BPFIPT_SLOTS_FIXED)
+	if (total <= BPFIPT_SLOTS_FIXED) {
 		cf->flags |= BPFIPT_C_SLOTS_FIXED;
+	} else {	/* past the rows, BPFIPT_POOL_SLOTS an entry (slot_dst()) */
+		cf->sbase = npool;
+		npool += (total + BPFIPT_POOL_SLOTS - 1) / BPFIPT_POOL_SLOTS;
+	}
 	if ((fields && (r = inner_get(in, OM_FIELDS, slot, om_defs[OM_FIELDS].fixed, 0, g, err))) ||
 	    (r = inner_get(in, OM_IFS, slot, cf->nifs, old->nifs, g, err)) ||
 	    (r = pages_get(in, slot, pool_pages(npool), g, err)) ||
-	    (r = inner_get(in, slots_om(cf), slot, total, 0, g, err)) ||
+	    ((cf->flags & BPFIPT_C_SLOTS_FIXED) &&
+	     (r = inner_get(in, OM_SLOTSFX, slot, total, 0, g, err))) ||
 	    (r = inner_get(in, OM_EXTRAS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, OM_LIMITS, slot, cc->nextras, 0, g, err)) ||
 	    (r = inner_get(in, cnt_om(cf), slot, cnt_map_entries(cf), 0, g, err)) ||
@@ -4870,29 +4881,32 @@ pool_done:
 	cp_crash_point("map-write");
 
 	/* slots, chain after chain; extras; limits full */
-	bytes = total * sizeof(struct bpfipt_slot);
-	p = map_mmap(g->fd[slots_om(cf)], bytes, true, err);
+	if (cf->flags & BPFIPT_C_SLOTS_FIXED) {
+		bytes = page_round(total * sizeof(struct bpfipt_slot));
+		p = map_mmap(g->fd[OM_SLOTSFX], bytes, true, err);
+	} else {
+		p = pool_mmap(g, &bytes, err);
+	}
 	if (!p) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < BPFIPT_NCHAINS; i++) {
-		struct bpfipt_slot *sl = (struct bpfipt_slot *)p + cf->slot_base[i];
-
-		memcpy(sl, cc->slots[i],
-		       (cc->nslots[i] + cc->nmslots[i]) * sizeof(struct bpfipt_slot));
 		for (k = 0; k < cc->nslots[i] + cc->nmslots[i]; k++) {
-			if (sl[k].xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
-				unsigned int d = !(sl[k].xflags & BPFIPT_X_GROUP_SRC);
+			struct bpfipt_slot *sl = slot_dst(p, cf, cf->slot_base[i] + k);
 
-				sl[k].ival = sets.gdesc[sl[k].group];	/* a group slot: its set */
+			*sl = cc->slots[i][k];
+			if (sl->xflags & (BPFIPT_X_GROUP_SRC | BPFIPT_X_GROUP_DST)) {
+				unsigned int d = !(sl->xflags & BPFIPT_X_GROUP_SRC);
+
+				sl->ival = sets.gdesc[sl->group];	/* a group slot: its set */
 				if (cf->gfold[i][d] == k + 1)
-					cf->gfold_set[i][d] = sl[k].ival;
+					cf->gfold_set[i][d] = sl->ival;
 			}
-			sl[k].counter = cnt_phys(cf, sl[k].counter);
+			sl->counter = cnt_phys(cf, sl->counter);
 		}
 	}
-	munmap(p, page_round(bytes));
+	munmap(p, bytes);
 	cp_crash_point("map-write");
 	if (cc->nextras) {
 		bytes = cc->nextras * sizeof(*cc->extras);

@@ -547,8 +547,8 @@ struct {
 		__type(value, struct pool_chunk);
 	});
 } bpfipt_pages SEC(".maps");
-OUTER(bpfipt_slots, VAR_ARRAY(struct bpfipt_slot, BPF_F_MMAPABLE));
-/* ... BPFIPT_SLOTS_FIXED slots: a generation's that fit (BPFIPT_C_SLOTS_FIXED) */
+/* BPFIPT_SLOTS_FIXED slots: a generation's that fit (BPFIPT_C_SLOTS_FIXED);
+ * more are in the pool's pages (slot_at()) */
 OUTER(bpfipt_slotsfx, struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -2304,12 +2304,29 @@ static __always_inline void ctr_count(__u32 cur, const struct bpfipt_conf *conf,
 		ctr_add(c, shared, len);
 }
 
-/* Slot gi of generation cur (bpfipt_slotsfx when BPFIPT_C_SLOTS_FIXED, else
- * bpfipt_slots), NULL if none. */
+/* Slot gi of generation cur, NULL if none: in bpfipt_slotsfx when
+ * BPFIPT_C_SLOTS_FIXED, else BPFIPT_POOL_SLOTS an entry in the pool's entries
+ * from conf->sbase on (programs with BPFIPT_FEAT_SLOTPOOL). Both lookups
+ * inline, where an array of the generation's size cost a call a step (the
+ * loader's slot_dst() writes them). */
 static __always_inline struct bpfipt_slot *slot_at(__u32 cur, const struct bpfipt_conf *conf,
 						   __u32 gi)
 {
-	return GEN_ENTRY(cur, conf, BPFIPT_C_SLOTS_FIXED, bpfipt_slotsfx, bpfipt_slots, gi);
+	__u32 c_ = cur, e_ = gi;
+	void *m_, *v_ = NULL;
+	const __u64 *e;
+
+	if (!FEAT(BPFIPT_FEAT_SLOTPOOL) || (RD(conf->flags) & BPFIPT_C_SLOTS_FIXED)) {
+		m_ = bpf_map_lookup_elem(&bpfipt_slotsfx, &c_);
+		if (m_)
+			v_ = bpf_map_lookup_elem(m_, &e_);
+		return v_;
+	}
+	e = pool_at(cur, RD(conf->sbase) + gi / BPFIPT_POOL_SLOTS);
+	if (!e)
+		return NULL;
+	return (struct bpfipt_slot *)((void *)e + (gi % BPFIPT_POOL_SLOTS) *
+				      sizeof(struct bpfipt_slot));
 }
 
 /* count() with the CPU known */

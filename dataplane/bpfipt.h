@@ -476,10 +476,13 @@ enum {
 
 /* A generation's slots (all chains', bpfipt_conf.slot_base) sit in
  * bpfipt_slotsfx, an inner array of BPFIPT_SLOTS_FIXED entries in every
- * generation, when they fit there (BPFIPT_C_SLOTS_FIXED): its lookups inline,
- * where bpfipt_slots, of the generation's size, costs a call (and a return
- * thunk) each step of the walk. */
+ * generation, when they fit there (BPFIPT_C_SLOTS_FIXED); more sit in the
+ * pool's pages past its chunks and rows, BPFIPT_POOL_SLOTS an entry from
+ * bpfipt_conf.sbase on. Either way their lookups are inline, where an array of
+ * the generation's size cost a call (and a return thunk) each step of the
+ * walk. */
 #define BPFIPT_SLOTS_FIXED	16384	/* entries: 512 KiB */
+#define BPFIPT_POOL_SLOTS	16	/* slots a pool entry (512 of its 560 bytes) */
 
 struct bpfipt_slot {
 	__u8 kind;		/* enum bpfipt_slot_kind */
@@ -594,7 +597,7 @@ enum bpfipt_stat {
 /*
  * Generations (dataplane/bpfipt.bpf.c <-> controlplane/loader.c).
  * The programs are attached once; a ruleset is a GENERATION: a set of inner maps
- * held at one index of the outer ARRAY_OF_MAPS maps (bpfipt_ival, bpfipt_slots,
+ * held at one index of the outer ARRAY_OF_MAPS maps (bpfipt_ival, bpfipt_slotsfx,
  * ...; the pool's pages at index * BPFIPT_PAGES_MAX + page of bpfipt_pages),
  * plus bpfipt_conf[index]. Each family has its own ruleset and its own two
  * generations: index = family * 2 + generation (family 0: IPv4, 1: IPv6). A
@@ -609,7 +612,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		64	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		65	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -742,7 +745,11 @@ enum bpfipt_stat {
 					 *     slots before it), the
 					 *     scratch's pw, policy;
 					 * 64: the scratch's rvid
-					 *     (the rows' passes) */
+					 *     (the rows' passes);
+					 * 65: the slots past
+					 *     BPFIPT_SLOTS_FIXED in the
+					 *     pool (sbase), no
+					 *     bpfipt_slots */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -783,6 +790,8 @@ enum bpfipt_stat {
  * with the chunk bitmap, from the entries its first step reads anyway. */
 #define BPFIPT_WIN_WORD		(BPFIPT_CHUNK_WORDS + 1 + BPFIPT_TOP_WORDS)
 #define BPFIPT_POOL_WORDS	(BPFIPT_WIN_WORD + 1)
+_Static_assert(BPFIPT_POOL_SLOTS * sizeof(struct bpfipt_slot) <= BPFIPT_POOL_WORDS * 8 &&
+	       !(BPFIPT_POOL_SLOTS & (BPFIPT_POOL_SLOTS - 1)), "a pool entry's slots");
 /* The pool is in pages of BPFIPT_PAGE_CHUNKS chunks (1.1 MiB), each an inner
  * array of that size of bpfipt_pages: page i of generation g at g *
  * BPFIPT_PAGES_MAX + i. A chunk is two lookups, the page's and its own, both
@@ -811,7 +820,7 @@ _Static_assert(64 * BPFIPT_TOP_WORDS <= 256, "a window's lo and n fit 8 bits");
  *                  stored BPFIPT_PACK ids per map entry
  *   bpfipt_ifs     hash, struct bpfipt_if_key: .chain = chain (input interface) or
  *                  chain | BPFIPT_KEY_OIF (output interface)
- *   bpfipt_slots (bpfipt_slotsfx), bpfipt_extras, bpfipt_limits,
+ *   bpfipt_slotsfx (or the pool's pages), bpfipt_extras, bpfipt_limits,
  *   bpfipt_counters, bpfipt_cntfx (struct bpfipt_counter) */
 #define BPFIPT_KEY_OIF		0x10
 #define BPFIPT_PACK		16
@@ -876,7 +885,9 @@ enum {
 	BPFIPT_FEAT_REJECT	= 1 << 5,	/* the replies (reject.bpf.h): BPFIPT_C_REJECT */
 	BPFIPT_FEAT_PAGES	= 1 << 6,	/* bpfipt_find_slot(): a flat pool of more than
 						 * a page (no BPFIPT_C_ONE_PAGE) */
-	BPFIPT_FEAT_ALL		= (1 << 7) - 1,
+	BPFIPT_FEAT_SLOTPOOL	= 1 << 7,	/* slot_at() in the pool: more slots than
+						 * BPFIPT_SLOTS_FIXED */
+	BPFIPT_FEAT_ALL		= (1 << 8) - 1,
 };
 /* userspace: the features every program attached in the namespace has
  * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the
@@ -971,6 +982,8 @@ _Static_assert(!(BPFIPT_PFX_CUTS & (BPFIPT_PFX_CUTS - 1)) &&
 struct bpfipt_conf {
 	__u32 nwords, nchunks;
 	__u32 nrows, rbase;			/* the pool's summary rows (0: none) */
+	__u32 sbase, pad_sbase;			/* the slots' first pool entry (without
+						 * BPFIPT_C_SLOTS_FIXED) */
 	__u32 flags;				/* BPFIPT_C_* */
 	__u32 ncounters;			/* physical counters (struct bpfipt_counter) */
 	__u32 nper;				/* ... of which per-CPU: [0, nper) */

@@ -1145,7 +1145,7 @@ END_TEST
 static void pair_maps_check(const struct dp_inst *in, const struct bpfipt_conf *cf, __u32 flag,
 			    const char *sized, const char *fx)
 {
-	int ifd = inst_map(in, "bpfipt_inst"), pfd = inst_map(in, sized), xfd = inst_map(in, fx);
+	int ifd = inst_map(in, "bpfipt_inst"), xfd = inst_map(in, fx);
 	bool fixed = cf->flags & flag;
 	struct bpfipt_inst iv;
 	__u32 zero = 0, id;
@@ -1153,10 +1153,14 @@ static void pair_maps_check(const struct dp_inst *in, const struct bpfipt_conf *
 	ck_assert_int_eq(bpf_map_lookup_elem(ifd, &zero, &iv), 0);
 	ck_assert_msg(!bpf_map_lookup_elem(xfd, &iv.cur[0], &id) == fixed, "%s %s", fx,
 		      fixed ? "missing" : "kept");
-	ck_assert_msg(!bpf_map_lookup_elem(pfd, &iv.cur[0], &id) == !fixed, "%s %s", sized,
-		      fixed ? "kept" : "missing");
+	if (sized) {
+		int pfd = inst_map(in, sized);
+
+		ck_assert_msg(!bpf_map_lookup_elem(pfd, &iv.cur[0], &id) == !fixed, "%s %s",
+			      sized, fixed ? "kept" : "missing");
+		close(pfd);
+	}
 	close(xfd);
-	close(pfd);
 	close(ifd);
 }
 
@@ -1201,6 +1205,15 @@ static void fixed_runs(const unsigned int *sizes, const bool *fixed, unsigned in
 		ck_assert_msg(!!(cf.flags & flag) == fixed[r], "%u rules, %u chunks: %s %d",
 			      sizes[r], cf.nchunks, fx, !!(cf.flags & flag));
 		pair_maps_check(in, &cf, flag, sized, fx);
+		if (flag == BPFIPT_C_SLOTS_FIXED && !fixed[r]) {	/* in the pool, past a page */
+			__u32 nslots = 0;
+
+			for (unsigned int c = 0; c < BPFIPT_NCHAINS; c++)
+				nslots += cc->nslots[c] + cc->nmslots[c];
+			ck_assert_uint_lt(cf.sbase / BPFIPT_PAGE_CHUNKS,
+					  (cf.sbase + (nslots - 1) / BPFIPT_POOL_SLOTS) /
+						  BPFIPT_PAGE_CHUNKS);
+		}
 		send_input_rules(in, t, sizes[r]);
 		cp_compiled_free(&cc);
 		ipt_table_free(&t);
@@ -1210,33 +1223,33 @@ static void fixed_runs(const unsigned int *sizes, const bool *fixed, unsigned in
 
 /*
  * The slots in the array of one size (BPFIPT_C_SLOTS_FIXED) while they fit, in
- * one of the generation's size when they do not, and back: 100 rules, 16 984
- * (past BPFIPT_SLOTS_FIXED), 2 000.
+ * the pool's pages when they do not (BPFIPT_POOL_SLOTS an entry past its
+ * chunks, across a page's end), and back: 100 rules, 16 984 (past
+ * BPFIPT_SLOTS_FIXED), 2 000.
  */
 START_TEST(t_slots_fixed)
 {
 	static const unsigned int sizes[] = { 100, BPFIPT_SLOTS_FIXED + 600, 2000 };
 	static const bool fixed[] = { true, false, true };
 
-	fixed_runs(sizes, fixed, 3, BPFIPT_C_SLOTS_FIXED, "bpfipt_slots", "bpfipt_slotsfx");
+	fixed_runs(sizes, fixed, 3, BPFIPT_C_SLOTS_FIXED, NULL, "bpfipt_slotsfx");
 }
 END_TEST
 
 /* The generation maps of slot `slot`: bit m for outer map names[m]; the
  * counters' bit 7 for either of their maps (bpfipt.h: a small generation's in
  * bpfipt_cntfx), the address sets' bits 0 and 8 likewise (bpfipt_ivalfx,
- * bpfipt_ival6fx), the slots' bit 4 (bpfipt_slotsfx); the pool's bit 3 for its
- * page 0 (bpfipt_pages). */
+ * bpfipt_ival6fx), the slots' bit 4 (bpfipt_slotsfx: 16 384 slots or fewer,
+ * more are in the pool); the pool's bit 3 for its page 0 (bpfipt_pages). */
 static const char *const gen_outer[] = {
-	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pages", "bpfipt_slots",
+	"bpfipt_ival", "bpfipt_fields", "bpfipt_ifs", "bpfipt_pages", "bpfipt_slotsfx",
 	"bpfipt_extras", "bpfipt_limits", "bpfipt_counters", "bpfipt_ival6", "bpfipt_tuple",
-	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_ival6fx", "bpfipt_slotsfx",
+	"bpfipt_tuple6", "bpfipt_cntfx", "bpfipt_ivalfx", "bpfipt_ival6fx",
 };
 #define GEN_PAGES	3
 #define GEN_CNTFX	11
 #define GEN_IVALFX	12
 #define GEN_IVAL6FX	13
-#define GEN_SLOTSFX	14
 
 /* Slot `slot`'s key in gen_outer[m]. */
 static __u32 gen_key(unsigned int m, __u32 slot)
@@ -1258,7 +1271,6 @@ static unsigned int slot_maps(const struct dp_inst *in, __u32 slot)
 			mask |= 1u << (m == GEN_CNTFX	  ? 7
 				       : m == GEN_IVALFX  ? 0
 				       : m == GEN_IVAL6FX ? 8
-				       : m == GEN_SLOTSFX ? 4
 							  : m);
 		close(fd);
 	}

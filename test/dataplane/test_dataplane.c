@@ -1916,7 +1916,8 @@ START_TEST(t_feat_guess)
 		sb_addf(&sb, "-A INPUT -s 10.%d.%d.0/24 -p %s -j DROP\n", i / 256 % 256, i % 256,
 			i % 2 ? "tcp" : "udp");
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
-			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS);
+			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS |
+				  BPFIPT_FEAT_SLOTPOOL);
 	/* a run of 4 096 lines alike but for their addresses and exact ports is
 	 * one slot (a tuple group): 100 000 mixed rules need no part; runs of
 	 * 4 000, the same lines with port ranges or with prefixes of two lengths
@@ -1943,7 +1944,8 @@ START_TEST(t_feat_guess)
 		ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
 				  chains > 256 ? BPFIPT_FEAT_WINDOWS : 0);
 	}
-	/* 12 000 lines: a pool of several pages; 30 000: the summary rows too */
+	/* 12 000 lines: a pool of several pages; 30 000: the summary rows and the
+	 * slots in the pool too */
 	for (i = 0; i < 8000; i++)
 		sb_addf(&sb, "-A C%d -j RETURN\n", i % 300);
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
@@ -1951,7 +1953,8 @@ START_TEST(t_feat_guess)
 	for (i = 0; i < 18000; i++)
 		sb_addf(&sb, "-A C%d -j RETURN\n", i % 300);
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
-			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS);
+			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS |
+				  BPFIPT_FEAT_SLOTPOOL);
 	sb_free(&sb);
 }
 END_TEST

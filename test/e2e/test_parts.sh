@@ -16,7 +16,8 @@
 #   - a restore of 5 000 rules no group takes into a flat pool of ten pages
 #     (BPF_IPTABLES_POOL=flat): pages; then into a windowed pool
 #     (BPF_IPTABLES_POOL=windows): windows; each time the probes at its end
-#     judged as written;
+#     judged as written; then 17 000 such rules, more slots than their array of
+#     one size holds: the slots in the pool's pages, the probes again;
 #   - parts never shrink: a flush keeps them.
 # Under BPF_IPTABLES_INGRESS=xdp (as run by CTest) eth0 and eth1 judge at XDP,
 # whose program is replaced too.
@@ -79,24 +80,26 @@ check "LOG's rule" bpt "$RTR" -I FORWARD 1 -p udp --dport 5555 -j LOG --log-pref
 check_parts "log" "conntrack, recent, log, reject"
 check_eq "the logged datagram through" 1 "$(udp_count "$CLI" "$SRV" $SRV_IP 5555 1)"
 
-# 5 000 rules no group takes (targets alternate), never matching, then the probes
-rules=$(mktemp)
-{
+# N rules no group takes (targets alternate), never matching, then the probes
+filler() {
 	echo "*filter"
 	echo ":INPUT ACCEPT [0:0]"
 	echo ":FORWARD DROP [0:0]"
 	echo ":OUTPUT ACCEPT [0:0]"
-	for i in $(seq 0 4999); do
-		echo "-A FORWARD -s 198.18.$((i / 250)).$((i % 250 + 1)) -p udp --dport $((1000 + i)) -j $([ $((i % 2)) = 0 ] && echo DROP || echo ACCEPT)"
+	local t=(DROP ACCEPT) i
+	for ((i = 0; i < $1; i++)); do
+		echo "-A FORWARD -s 198.$((18 + i / 62500)).$((i / 250 % 250)).$((i % 250 + 1)) -p udp --dport $((1000 + i)) -j ${t[i % 2]}"
 	done
 	echo "-A FORWARD -p udp --dport 9001 -j DROP"
 	echo "-A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT"
 	echo "-A FORWARD -s $CLI_IP -j ACCEPT"
 	echo "COMMIT"
-} > "$rules"
-# past 5 000 rules: each probe's datagrams dropped, the others through
+}
+rules=$(mktemp)
+filler 5000 > "$rules"
+# past the rules: each probe's datagrams dropped, the others through
 probes() {
-	check "cli's pings answered past 5 000 rules ($1)" ping_ok "$CLI" $SRV_IP
+	check "cli's pings answered past the rules ($1)" ping_ok "$CLI" $SRV_IP
 	check_not "srv's pings dropped by the policy ($1)" ping_ok "$SRV" $CLI_IP
 	check_eq "the probe's datagrams dropped ($1)" 0 \
 		"$(udp_count "$CLI" "$SRV" $SRV_IP 9001 3)"
@@ -111,11 +114,19 @@ probes flat
 check "a windowed restore" \
 	env BPF_IPTABLES_POOL=windows BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
-rm -f "$rules"
 check_parts "windows" "conntrack, recent, windows, log, reject, pages"
 probes windowed
+# 17 000 rules: more slots than bpfipt_slotsfx holds (BPFIPT_SLOTS_FIXED), in
+# the pool's pages
+filler 17000 > "$rules"
+check "a restore of 17 000 rules" \
+	env BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
+	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
+rm -f "$rules"
+check_parts "slots in pages" "conntrack, recent, windows, log, reject, pages, slots in pages"
+probes "17 000 rules"
 
 check "flush" bpt "$RTR" -F
-check_parts "after a flush" "conntrack, recent, windows, log, reject, pages"
+check_parts "after a flush" "conntrack, recent, windows, log, reject, pages, slots in pages"
 check "--unload" bpt "$RTR" --unload
 finish

@@ -2856,7 +2856,7 @@ static void slot_pairs_drop(const struct dp_inst *in, __u32 slot, const struct b
 	enum om unused[] = {
 		ival_om_of(!(cf->flags & BPFIPT_C_IVAL_FIXED), v6),
 		cnt_om_of(!(cf->flags & BPFIPT_C_CNT_FIXED)),
-		OM_SLOTSFX,	/* the slots in the pool (BPFIPT_C_SLOTS_FIXED) */
+		OM_SLOTSFX,	/* without BPFIPT_C_SLOTS_FIXED: the slots are in the pool */
 	};
 	size_t n = sizeof(unused) / sizeof(unused[0]) - !!(cf->flags & BPFIPT_C_SLOTS_FIXED);
 	__u32 id;

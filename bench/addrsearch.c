@@ -18,6 +18,7 @@
  * Output, CSV: prefixes,intervals,structure,bytes,bytes_per_prefix,ns_hit,ns_miss
  * Usage: addrsearch [--sizes a,b,c] [--repeat N] [--check N]   (root)
  */
+#define _GNU_SOURCE	/* unshare(), setns(): xdp_hold.h */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -33,6 +34,10 @@
 #include "addrsearch.h"
 #include "addrsearch.skel.h"
 #include "ival.h"
+#include "xdp_hold.h"
+
+static struct xdp_hold held[8];	/* the programs of a bench() (xdp_hold.h) */
+static unsigned int nheld;
 
 struct pfx {
 	__u32 lo, hi, len, val;
@@ -243,6 +248,14 @@ static int bench(size_t want)
 	s->rodata->npages = np;
 	if (addrsearch_bpf__load(s))
 		die("load");
+	{	/* every program kept in the XDP dispatcher for its runs */
+		struct bpf_program *pg;
+
+		nheld = 0;
+		bpf_object__for_each_program(pg, s->obj)
+			if (nheld < sizeof(held) / sizeof(held[0]))
+				xdp_hold(bpf_program__fd(pg), &held[nheld++]);
+	}
 	for (i = 0; i < n; i++) {
 		struct as_lpm_key k = { .prefixlen = p[i].len, .addr = htonl(p[i].lo) };
 
@@ -374,6 +387,8 @@ static int bench(size_t want)
 	munmap(dp, dlen);
 	cp_ival_free(&civ);
 	free(e);
+	while (nheld)
+		xdp_unhold(&held[--nheld]);
 	addrsearch_bpf__destroy(s);
 	free(t);
 	free(val);

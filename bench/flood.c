@@ -49,6 +49,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@
 #include <linux/udp.h>
 #include <linux/bpf.h>
 #include "csum.h"
+#include "xdp_hold.h"
 
 #define BATCH 64
 #define PAYLOAD 18
@@ -137,14 +139,18 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 }
 
 /* The XDP traffic generator: program fd run in live-frame mode, each repetition
- * a real XDP frame: redirected (flood xdp) or received on ifindex (flood inject). */
-static int live_loop(int fd, int ifindex, const void *frame, __u32 len, double secs)
+ * a real XDP frame: redirected (flood xdp) or received on ifindex (flood inject).
+ * hold: fd is attached nowhere; xdp_hold() it for the runs. */
+static int live_loop(int fd, int ifindex, const void *frame, __u32 len, double secs, bool hold)
 {
 	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
 	union bpf_attr a;
 	unsigned long long sent = 0;
+	struct xdp_hold h = { -1, -1 };
 	double t0, t;
 
+	if (hold)
+		xdp_hold(fd, &h);
 	t0 = t = now();
 	while (t - t0 < secs) {
 		memset(&a, 0, sizeof(a));
@@ -166,6 +172,7 @@ static int live_loop(int fd, int ifindex, const void *frame, __u32 len, double s
 		t = now();
 	}
 	printf("sent %llu err 0 %.3f\n", sent, t - t0);
+	xdp_unhold(&h);
 	return 0;
 }
 
@@ -199,7 +206,7 @@ static int xdp_loop(int ifindex, const void *frame, __u32 len, double secs)
 
 	if (fd < 0)
 		return 1;
-	r = live_loop(fd, 0, frame, len, secs);
+	r = live_loop(fd, 0, frame, len, secs, true);
 	close(fd);
 	return r;
 }
@@ -263,7 +270,7 @@ static int inject_loop(int ifindex, const char *prog, const void *frame, __u32 l
 	}
 	if (fd < 0)
 		return 1;
-	r = live_loop(fd, ifindex, frame, len, secs);
+	r = live_loop(fd, ifindex, frame, len, secs, !prog);
 	if (link >= 0)
 		close(link);
 	close(fd);

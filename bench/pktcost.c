@@ -98,7 +98,6 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
-#include <linux/if_link.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
@@ -112,6 +111,7 @@
 #include "restore.h"
 #include "strbuf.h"
 #include "csum.h"
+#include "xdp_hold.h"
 
 static unsigned int repeat = 20000;
 static unsigned int runs = 8;		/* --runs */
@@ -521,57 +521,36 @@ static double run_once(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 	return o.duration;
 }
 
-/* An XDP program held in the kernel's XDP dispatcher for the runs: attached
- * (generic mode) to a veth of this namespace. A test run of more than
- * one packet otherwise puts the program into the dispatcher and takes it out
- * again, each time rewriting it and waiting for an RCU grace period (~8 ms
- * each on this VM, against ~5 ms for 50 000 packets): held, the runs call it
- * the same way (directly, from the dispatcher) without those waits. At most
- * HOLD_MAX at once (the dispatcher has 48 places, other XDP programs of the
- * machine take some): the others go in and out per run as before (all of them
- * with PKTCOST_HOLD=0 in the environment; PKTCOST_HOLD=N holds N). */
+/* The XDP programs held in the kernel's XDP dispatcher for their runs
+ * (bench/xdp_hold.h): at most HOLD_MAX at once (the dispatcher has 48 places);
+ * the others go in and out per run (all of them with PKTCOST_HOLD=0 in the
+ * environment; PKTCOST_HOLD=N holds N). */
 #define HOLD_MAX	16
 static unsigned int hold_max = HOLD_MAX;
-static unsigned int nheld, nmade;
+static unsigned int nheld;
 
-static int xdp_hold(int fd)
+static void hold(int fd, struct xdp_hold *h)
 {
-	char cmd[80];
-	int idx;
-
+	*h = (struct xdp_hold){ -1, -1 };
 	if (nheld >= hold_max)
-		return 0;
-	snprintf(cmd, sizeof(cmd), "ip link add pkhold%u type veth peer name pkpeer%u", nmade,
-		 nmade);
-	if (system(cmd))
-		die("adding a veth pair");
-	snprintf(cmd, sizeof(cmd), "pkhold%u", nmade++);
-	idx = if_nametoindex(cmd);
-	if (!idx || bpf_xdp_attach(idx, fd, XDP_FLAGS_SKB_MODE, NULL))
-		die("attaching an XDP program to a veth");
-	nheld++;
-	return idx;
+		return;
+	xdp_hold(fd, h);
+	nheld += h->link >= 0;
 }
 
-static void xdp_release(int idx)
+static void unhold(struct xdp_hold *h)
 {
-	char cmd[80], name[IF_NAMESIZE];
-
-	if (!idx)
-		return;
-	if (!if_indextoname(idx, name))
-		die("a held program's veth");
-	snprintf(cmd, sizeof(cmd), "ip link del %s", name);
-	if (system(cmd))
-		die("deleting a veth pair");
-	nheld--;
+	nheld -= h->link >= 0;
+	xdp_unhold(h);
 }
 
 static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 {
-	int held = xdp ? xdp_hold(fd) : 0;
+	struct xdp_hold h = { -1, -1 };
 	double best = 1e18;
 
+	if (xdp)
+		hold(fd, &h);
 	for (unsigned int i = 0; i < runs; i++) {
 		double ns;
 
@@ -581,7 +560,7 @@ static double run(int fd, bool xdp, const __u8 *buf, size_t len, int want)
 		if (ns < best)
 			best = ns;
 	}
-	xdp_release(held);
+	unhold(&h);
 	return best;
 }
 
@@ -821,15 +800,18 @@ static void measure(enum kind k, unsigned int n, bool ct)
  * few hundred milliseconds back-to-back runs take; then the rows, in order. */
 static void run_cells(void)
 {
-	int *held = calloc(ncells + 1, sizeof(*held)), last = -1;
+	struct xdp_hold *held = calloc(ncells + 1, sizeof(*held));
+	int last = -1;
 
 	if (!held)
 		die("calloc");
-	for (size_t j = 0; j < ncells; j++)	/* an instance's cells are adjacent */
+	for (size_t j = 0; j < ncells; j++) {	/* an instance's cells are adjacent */
+		held[j] = (struct xdp_hold){ -1, -1 };
 		if (cells[j].xdp && cells[j].fd != last) {
-			held[j] = xdp_hold(cells[j].fd);
+			hold(cells[j].fd, &held[j]);
 			last = cells[j].fd;
 		}
+	}
 	for (unsigned int i = 0; i < runs; i++) {
 		if (i)
 			usleep(RUN_GAP_US);
@@ -846,7 +828,7 @@ static void run_cells(void)
 		}
 	}
 	for (size_t j = 0; j < ncells; j++)
-		xdp_release(held[j]);
+		unhold(&held[j]);
 	free(held);
 	for (size_t j = 0; j < ncells; j++) {
 		const struct cell *c = &cells[j];

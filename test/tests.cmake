@@ -168,7 +168,7 @@ set_tests_properties(e2e.filter e2e.conntrack e2e.reject e2e.watch e2e.route_mem
 add_test(NAME e2e.ingress COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test/e2e/test_ingress.sh
                                   ${CMAKE_BINARY_DIR})
 # Each test builds its own namespaces (names with its pid) and gives iptables-legacy
-# a lock file of its own: these run beside other tests (scripts/test.sh: ctest -j2).
+# a lock file of its own: these run beside other tests (scripts/test.sh: ctest -j3).
 set_tests_properties(e2e.filter e2e.filter.tc e2e.scale e2e.chains e2e.kernel_diff
                      e2e.kernel_diff6 e2e.kernel_diff.vmaps e2e.kernel_diff6.vmaps
                      e2e.filter6 e2e.filter6.tc

@@ -4,10 +4,11 @@
 set(RB ${CMAKE_CURRENT_SOURCE_DIR}/test/robustness)
 
 # every bad command line / restore file of a table against iptables-legacy:
-# exit status, message, nothing changed (save -c, state bytes, generation)
+# exit status, message, nothing changed (save -c, state bytes, generation).
+# Beside other tests: namespaces, state and iptables-legacy's lock file of its own
 add_test(NAME robustness.bad_input
          COMMAND ${Python3_EXECUTABLE} ${RB}/bad_input.py --bin ${CMAKE_BINARY_DIR})
-set_tests_properties(robustness.bad_input PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+set_tests_properties(robustness.bad_input PROPERTIES TIMEOUT 300)
 
 # two namespaces: rules, counters, conntrack and programs of one are invisible
 # to and unchangeable from the other; state 0700/0600; a non-root user gets

@@ -4,16 +4,29 @@
 # /usr/sbin run, the man pages, completion and units are where Debian wants
 # them, the units are neither enabled nor started; then removed and purged with
 # nothing left behind. The package is purged on exit whatever happens.
-# Needs root; refuses to run where bpf-iptables is installed already.
+#   test_deb.sh SOURCE_DIR               both parts
+#   test_deb.sh SOURCE_DIR --build DIR   the build and what the package holds,
+#                                        the .deb left in DIR (changes nothing
+#                                        on the machine: runs beside other tests)
+#   test_deb.sh SOURCE_DIR --install DIR the install, of DIR's .deb (alone)
+# Needs root; the install refuses to run where bpf-iptables is installed already.
 set -euo pipefail
-src=${1:?usage: test_deb.sh SOURCE_DIR}
+src=${1:?usage: test_deb.sh SOURCE_DIR [--build DIR | --install DIR]}
+part=${2:-both}
+case $part in
+both) work=$(mktemp -d) ;;
+--build|--install) work=${3:?usage: test_deb.sh SOURCE_DIR [--build DIR | --install DIR]}
+	[ "$part" = --install ] || rm -rf "$work"
+	mkdir -p "$work" ;;
+*) echo "usage: test_deb.sh SOURCE_DIR [--build DIR | --install DIR]" >&2; exit 2 ;;
+esac
 pkg=bpf-iptables
-work=$(mktemp -d)
 state=$(mktemp -d)
 ours=
 cleanup() {
 	[ -n "$ours" ] && dpkg --purge "$pkg" >/dev/null 2>&1
-	rm -rf "$work" "$state"
+	[ "$part" = both ] && rm -rf "$work"
+	rm -rf "$state"
 }
 trap cleanup EXIT
 
@@ -24,77 +37,86 @@ installed() { dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -
 
 # this machine's own bpf-iptables (a package or `cmake --install --prefix /usr`)
 # is not ours to replace and purge
-if installed || [ -e /usr/sbin/bpf-iptables ]; then
+if [ "$part" != --build ] && { installed || [ -e /usr/sbin/bpf-iptables ]; }; then
 	echo "SKIP: bpf-iptables is installed on this machine already"
 	exit 77
 fi
 
-# debian/control's Build-Depends are setup.sh's build packages
-deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$src/debian/control" |
-	sed '$d; s/^Build-Depends://; s/([^)]*)//g' | tr ', ' '\n\n' | sed '/^$/d' |
-	grep -v '^debhelper-compat$' | sort)
-setup=$(sed -n '/^BUILD_PKGS=(/,/)/p' "$src/scripts/setup.sh" |
-	sed 's/^BUILD_PKGS=(//; s/)//' | tr ' \t' '\n\n' | sed '/^$/d' |
-	grep -v '^build-essential$' | sort)
-[ "$deps" = "$setup" ] && ok ||
-	fail "Build-Depends [$(echo $deps)] != setup.sh BUILD_PKGS [$(echo $setup)]"
+if [ "$part" != --install ]; then
+	# debian/control's Build-Depends are setup.sh's build packages
+	deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$src/debian/control" |
+		sed '$d; s/^Build-Depends://; s/([^)]*)//g' | tr ', ' '\n\n' | sed '/^$/d' |
+		grep -v '^debhelper-compat$' | sort)
+	setup=$(sed -n '/^BUILD_PKGS=(/,/)/p' "$src/scripts/setup.sh" |
+		sed 's/^BUILD_PKGS=(//; s/)//' | tr ' \t' '\n\n' | sed '/^$/d' |
+		grep -v '^build-essential$' | sort)
+	[ "$deps" = "$setup" ] && ok ||
+		fail "Build-Depends [$(echo $deps)] != setup.sh BUILD_PKGS [$(echo $setup)]"
 
-# build in a copy: the files git knows, and new ones it does not ignore
-mkdir "$work/src"
-if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-	git -C "$src" ls-files -z --cached --others --exclude-standard |
-		tar -C "$src" --null -T - -cf - | tar -C "$work/src" -xf -
-else
-	tar -C "$src" --exclude='./build*' -cf - . | tar -C "$work/src" -xf -
-fi
-t0=$(date +%s)
-# the copy has no ../shared beside it: the unit tests read the conformance data
-# from where the source tree's tests do
-conf=${CONFORMANCE_DIR:-$src/../shared/conformance}
-[ -d "$conf" ] && export BPFIPT_CONFORMANCE_DIR=$(cd "$conf" && pwd)
-if ! (cd "$work/src" && dpkg-buildpackage -us -uc -b -j2) >"$work/build.log" 2>&1; then
-	tail -40 "$work/build.log"
-	echo "FAIL: dpkg-buildpackage (log above)"
-	exit 1
-fi
-echo "dpkg-buildpackage -b -j2: $(($(date +%s) - t0)) s"
-deb=$(ls "$work"/${pkg}_*.deb)
+	# build in a copy: the files git knows, and new ones it does not ignore
+	mkdir "$work/src"
+	if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$src" ls-files -z --cached --others --exclude-standard |
+			tar -C "$src" --null -T - -cf - | tar -C "$work/src" -xf -
+	else
+		tar -C "$src" --exclude='./build*' -cf - . | tar -C "$work/src" -xf -
+	fi
+	t0=$(date +%s)
+	# the copy has no ../shared beside it: the unit tests read the conformance data
+	# from where the source tree's tests do
+	conf=${CONFORMANCE_DIR:-$src/../shared/conformance}
+	[ -d "$conf" ] && export BPFIPT_CONFORMANCE_DIR=$(cd "$conf" && pwd)
+	if ! (cd "$work/src" && dpkg-buildpackage -us -uc -b -j2) >"$work/build.log" 2>&1; then
+		tail -40 "$work/build.log"
+		echo "FAIL: dpkg-buildpackage (log above)"
+		exit 1
+	fi
+	echo "dpkg-buildpackage -b -j2: $(($(date +%s) - t0)) s"
+	deb=$(ls "$work"/${pkg}_*.deb)
 
-# what the package holds
-contents=$(dpkg-deb -c "$deb" | awk '{ print $6 ($7 ? " " $7 " " $8 : "") }')
-for f in ./usr/sbin/bpf-iptables \
-	 "./usr/sbin/bpf-iptables-save -> bpf-iptables" \
-	 "./usr/sbin/bpf-iptables-restore -> bpf-iptables" \
-	 "./usr/sbin/bpf-conntrack -> bpf-iptables" \
-	 "./usr/sbin/bpf-ip6tables -> bpf-iptables" \
-	 "./usr/sbin/bpf-ip6tables-save -> bpf-iptables" \
-	 "./usr/sbin/bpf-ip6tables-restore -> bpf-iptables" \
-	 ./usr/share/man/man8/bpf-iptables.8.gz ./usr/share/man/man8/bpf-iptables-save.8.gz \
-	 ./usr/share/man/man8/bpf-iptables-restore.8.gz ./usr/share/man/man8/bpf-conntrack.8.gz \
-	 ./lib/systemd/system/bpf-iptables.service ./lib/systemd/system/bpf-iptables-save.service \
-	 ./lib/systemd/system/bpf-iptables-log.service ./usr/libexec/bpf-iptables/rules-file \
-	 ./usr/share/bash-completion/completions/bpf-iptables \
-	 "./usr/share/bash-completion/completions/bpf-conntrack -> bpf-iptables" \
-	 ./usr/share/doc/bpf-iptables/copyright ./usr/share/doc/bpf-iptables/README.Debian; do
-	grep -qxF -- "$f" <<<"$contents" && ok || fail "the package lacks $f"
-done
+	# what the package holds
+	contents=$(dpkg-deb -c "$deb" | awk '{ print $6 ($7 ? " " $7 " " $8 : "") }')
+	for f in ./usr/sbin/bpf-iptables \
+		 "./usr/sbin/bpf-iptables-save -> bpf-iptables" \
+		 "./usr/sbin/bpf-iptables-restore -> bpf-iptables" \
+		 "./usr/sbin/bpf-conntrack -> bpf-iptables" \
+		 "./usr/sbin/bpf-ip6tables -> bpf-iptables" \
+		 "./usr/sbin/bpf-ip6tables-save -> bpf-iptables" \
+		 "./usr/sbin/bpf-ip6tables-restore -> bpf-iptables" \
+		 ./usr/share/man/man8/bpf-iptables.8.gz ./usr/share/man/man8/bpf-iptables-save.8.gz \
+		 ./usr/share/man/man8/bpf-iptables-restore.8.gz ./usr/share/man/man8/bpf-conntrack.8.gz \
+		 ./lib/systemd/system/bpf-iptables.service ./lib/systemd/system/bpf-iptables-save.service \
+		 ./lib/systemd/system/bpf-iptables-log.service ./usr/libexec/bpf-iptables/rules-file \
+		 ./usr/share/bash-completion/completions/bpf-iptables \
+		 "./usr/share/bash-completion/completions/bpf-conntrack -> bpf-iptables" \
+		 ./usr/share/doc/bpf-iptables/copyright ./usr/share/doc/bpf-iptables/README.Debian; do
+		grep -qxF -- "$f" <<<"$contents" && ok || fail "the package lacks $f"
+	done
 
-# installing must not enable or start anything
-dpkg-deb -e "$deb" "$work/control"
-if grep -hE 'deb-systemd-invoke +(start|restart|try-restart)|systemctl +(start|restart)' \
-	"$work"/control/{preinst,postinst} 2>/dev/null; then
-	fail "the maintainer scripts start a unit"
-else
-	ok
+	# installing must not enable or start anything
+	dpkg-deb -e "$deb" "$work/control"
+	if grep -hE 'deb-systemd-invoke +(start|restart|try-restart)|systemctl +(start|restart)' \
+		"$work"/control/{preinst,postinst} 2>/dev/null; then
+		fail "the maintainer scripts start a unit"
+	else
+		ok
+	fi
+	# an enable only under "was-enabled" (the administrator's choice, kept on upgrade)
+	if grep -B3 'deb-systemd-helper enable' "$work/control/postinst" | grep -q was-enabled &&
+		[ "$(grep -c 'deb-systemd-helper enable' "$work/control/postinst")" = \
+		  "$(grep -c 'was-enabled' "$work/control/postinst")" ]; then
+		ok
+	else
+		fail "postinst enables a unit"
+	fi
 fi
-# an enable only under "was-enabled" (the administrator's choice, kept on upgrade)
-if grep -B3 'deb-systemd-helper enable' "$work/control/postinst" | grep -q was-enabled &&
-	[ "$(grep -c 'deb-systemd-helper enable' "$work/control/postinst")" = \
-	  "$(grep -c 'was-enabled' "$work/control/postinst")" ]; then
-	ok
-else
-	fail "postinst enables a unit"
+if [ "$part" = --build ]; then
+	rm -rf "$work/src"	# the .deb and the build's log stay
+	echo "$passed passed, $fails failed"
+	[ "$fails" -eq 0 ]
+	exit
 fi
+deb=$(ls "$work"/${pkg}_*.deb) || { echo "FAIL: no package in $work"; exit 1; }
 
 ours=1
 dpkg -i "$deb" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "dpkg -i"; exit 1; }

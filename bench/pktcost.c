@@ -72,11 +72,15 @@
  * memlock of every map of the instance, both generations).
  * --forwarding: the namespace forwards (a router): the chain selector's route
  * lookup then walks the FIB for every packet the route memo does not answer.
+ * The programs have the parts (BPFIPT_FEAT_*) their ruleset needs, as a
+ * namespace's first command loads them (dp_inst_fit()); --all-parts: every part
+ * (a namespace whose rulesets needed them all once), as pktcost did until
+ * 2026-12-02. install_ms: compile, install and the programs' load.
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
  *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
  *                [--packets first,last,none,none-worst,listed,spread] [--hook xdp|tc]
  *                [--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b]
- *                [--head-sizes a,b] [--head RULES] [--tail RULES]
+ *                [--head-sizes a,b] [--head RULES] [--tail RULES] [--all-parts]
  *                (root; a namespace of its own)
  *        pktcost --running   the map bytes of the instance running in this namespace
  *        pktcost --verified  CSV program,verified_insns,xlated_insns of its programs:
@@ -122,6 +126,7 @@ static int family = 4;			/* --family */
 static bool forwarding;			/* --forwarding: the namespace routes */
 static const char *only_packets;	/* --packets: a list of packet names */
 static const char *only_hook;		/* --hook: xdp or tc */
+static bool all_parts;			/* --all-parts: every BPFIPT_FEAT_* */
 static __u8 ifmac[6];
 
 static void die(const char *what)
@@ -712,6 +717,7 @@ static void measure(enum kind k, unsigned int n, bool ct)
 	struct timespec t0;
 	double install_ms;
 	unsigned long long bytes;
+	unsigned int progs;
 	char *text;
 
 	text = ruleset(k, n, ct, pk);
@@ -727,9 +733,12 @@ static void measure(enum kind k, unsigned int n, bool ct)
 		ipt_table_free(&t);
 		return;
 	}
-	if (dp_inst_create(&in, 1u << DP_PROG_XDP | 1u << DP_PROG_TC_IN |
-				(k == HOST ? 1u << DP_PROG_TC_OUT : 0), &err) ||
-	    dp_inst_install(in, cc, NULL, 0, NULL, 0, &err)) {
+	progs = 1u << DP_PROG_XDP | 1u << DP_PROG_TC_IN | (k == HOST ? 1u << DP_PROG_TC_OUT : 0);
+	/* the programs with the parts the ruleset needs, as a namespace's first
+	 * command loads them (--all-parts: with every part, loaded first) */
+	if (dp_inst_create(&in, all_parts ? progs : 0, &err) ||
+	    dp_inst_install(in, cc, NULL, 0, NULL, 0, &err) ||
+	    (!all_parts && dp_inst_fit(in, progs, &err))) {
 		fprintf(stderr, "pktcost: load %s %u: %s\n", kind_name[k], n, err.msg);
 		exit(1);
 	}
@@ -932,7 +941,7 @@ int main(int argc, char **argv)
 		{ "tuple-min", 1, 0, 'T' }, { "host-sizes", 1, 0, 'h' },
 		{ "chain-sizes", 1, 0, 'C' }, { "kube-sizes", 1, 0, 'K' },
 		{ "verified", 0, 0, 'V' }, { "head-sizes", 1, 0, 'E' },
-		{ "head", 1, 0, 'A' }, { "tail", 1, 0, 'Z' }, { 0 } };
+		{ "head", 1, 0, 'A' }, { "tail", 1, 0, 'Z' }, { "all-parts", 0, 0, 'P' }, { 0 } };
 	unsigned int sz[32] = { 10, 100, 1000, 2048, 10000, 100000 }, dz[32] = {
 		10, 100, 1000, 10000, 100000, 1000000 }, hz[32] = { 10, 1000, 100000 }, cz[32], kz[32], ez[32];
 	unsigned int dense_max = 100000;
@@ -958,6 +967,7 @@ int main(int argc, char **argv)
 		case 'n': runs = strtoul(optarg, NULL, 10); if (!runs) runs = 1; break;
 		case 'p': only_packets = optarg; break;
 		case 'H': only_hook = optarg; break;
+		case 'P': all_parts = true; break;
 		case 'R': return running(false);
 		case 'V': return running(true);
 		case 'f':
@@ -972,7 +982,7 @@ int main(int argc, char **argv)
 				"[--dense-max N] [--group-min N] [--tuple-min N] [--no-ct] [--family 6] "
 				"[--forwarding] [--runs N] [--packets none,last] [--hook xdp|tc] "
 				"[--host-sizes a,b] [--chain-sizes a,b] [--kube-sizes a,b] [--head-sizes a,b] "
-				"[--head RULES] [--tail RULES]\n");
+				"[--head RULES] [--tail RULES] [--all-parts]\n");
 			return 2;
 		}
 	}

@@ -5701,6 +5701,22 @@ static int set_iflags(const struct dp_inst *in, __u32 mask, __u32 val, struct ip
 	return 0;
 }
 
+int dp_inst_fit(struct dp_inst *in, unsigned int progs, struct ipt_err *err)
+{
+	struct bpfipt_conf cf;
+	__u32 cur;
+	int r, i;
+
+	for (i = 0; i < DP_PROG_MAX; i++)
+		if (in->prog[i] >= 0)
+			return dp_fail(err, -EEXIST, "the instance has its programs already");
+	if ((r = read_cur(in, &cur, &cf, err)))
+		return r;
+	in->feat = conf_feat(&cf);
+	r = set_iflags(in, BPFIPT_I_FEAT(BPFIPT_FEAT_ALL), BPFIPT_I_FEAT(in->feat), err);
+	return r ? r : inst_load(in, progs, true, err);
+}
+
 /* After the switch: the devices whose XDP program the policy no longer wants
  * are judged at tc again (bpfipt_xdpifs forgets them), then, after a grace
  * period, their XDP goes, and BPFIPT_I_XDP with it when no device judges at XDP

@@ -203,6 +203,11 @@ enum dp_prog {
 /* Load the programs in `progs` (bit 1 << enum dp_prog) and the instance maps,
  * without attaching them anywhere. */
 int dp_inst_create(struct dp_inst **out, unsigned int progs, struct ipt_err *err);
+/* Load the programs in `progs` of an instance made without any (dp_inst_create()
+ * with progs 0, then dp_inst_install()) with the parts its generation needs, as
+ * a namespace's first command loads them (BPFIPT_FEAT_*: what the ruleset uses;
+ * dp_inst_create()'s have every part). */
+int dp_inst_fit(struct dp_inst *in, unsigned int progs, struct ipt_err *err);
 /* The running instance of this namespace; *out = NULL when none. */
 int dp_inst_open(struct dp_inst **out, struct ipt_err *err);
 /* Build a generation from cc and switch to it (see dp_load for seed and carry). */

@@ -1959,6 +1959,37 @@ START_TEST(t_feat_guess)
 }
 END_TEST
 
+/* dp_inst_fit(): an instance made without programs gets them with the parts its
+ * generation needs (pktcost's), and they judge it; a second time is refused. */
+START_TEST(t_inst_fit)
+{
+	static const char *const rules[] = {
+		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
+		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j LOG\n"
+		"-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
+	};
+	const __u32 want[] = { 0, BPFIPT_FEAT_LOG };
+	struct ipt_err err = { 0 };
+	static __u8 buf[256];
+	struct pspec p = PK();
+
+	for (int i = 0; i < 2; i++) {
+		struct cp_compiled *cc = text_compiled(rules[i]);
+		struct dp_inst *in = inst_new(0);
+
+		ck_assert_int_lt(dp_inst_prog_fd(in, DP_PROG_TEST), 0);
+		install(in, cc);
+		ck_assert_msg(dp_inst_fit(in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(dp_prog_feat(dp_inst_prog_fd(in, DP_PROG_TEST)), want[i]);
+		ck_assert_int_eq(classify(in, buf, build(&p, buf, sizeof(buf)), IN, 0, 0, 0), DRP);
+		ck_assert_int_ne(dp_inst_fit(in, 1u << DP_PROG_TEST, &err), 0);
+		ck_assert_ptr_nonnull(strstr(err.msg, "has its programs already"));
+		dp_inst_free(&in);
+		cp_compiled_free(&cc);
+	}
+}
+END_TEST
+
 START_TEST(t_loader_xdp_and_interfaces)
 {
 	struct cp_compiled *drop = icmp_drop(DRP), *ct;
@@ -3337,6 +3368,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_log);
 	tcase_add_test(t, t_log_prefix);
 	tcase_add_test(t, t_feat_guess);
+	tcase_add_test(t, t_inst_fit);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("conntrack");

@@ -224,17 +224,12 @@ static int attach_drop(int ifindex, int *prog)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	union bpf_attr a;
 	int link;
 
 	*prog = load_xdp(ret, 2);
 	if (*prog < 0)
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.link_create.prog_fd = *prog;
-	a.link_create.target_ifindex = ifindex;
-	a.link_create.attach_type = BPF_XDP;
-	link = sys_bpf(BPF_LINK_CREATE, &a);
+	link = xdp_link(*prog, ifindex);
 	if (link < 0) {
 		perror("flood: attaching the drop program");
 		close(*prog);

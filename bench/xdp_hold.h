@@ -32,12 +32,24 @@ struct xdp_hold {
 	int ns;		/* the namespace it is in */
 };
 
+/* XDP program prog_fd attached to device ifindex of this thread's namespace by a
+ * link (detached when it is closed): the link's fd, -1 on a failure. */
+static inline int xdp_link(int prog_fd, int ifindex)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.link_create.prog_fd = prog_fd;
+	a.link_create.target_ifindex = ifindex;
+	a.link_create.attach_type = BPF_XDP;
+	return syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+}
+
 /* Hold program prog_fd; h->link -1 (the runs go on unheld) when it cannot be.
  * The calling thread is back in its namespace on return (or the process exits). */
 static inline void xdp_hold(int prog_fd, struct xdp_hold *h)
 {
 	int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	union bpf_attr a;
 
 	h->link = h->ns = -1;
 	if (self < 0 || unshare(CLONE_NEWNET)) {
@@ -47,11 +59,7 @@ static inline void xdp_hold(int prog_fd, struct xdp_hold *h)
 		return;
 	}
 	h->ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	memset(&a, 0, sizeof(a));
-	a.link_create.prog_fd = prog_fd;
-	a.link_create.target_ifindex = 1;	/* the namespace's loopback device */
-	a.link_create.attach_type = BPF_XDP;
-	h->link = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	h->link = xdp_link(prog_fd, 1);	/* the namespace's loopback device */
 	if (h->link < 0)
 		perror("xdp_hold: attaching the program");
 	if (setns(self, CLONE_NEWNET)) {

@@ -2908,7 +2908,6 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 	const struct bpfipt_conf *conf;
 	__u32 cur, chain, base, cpu, j;
 	__u64 m;
-	int it;
 
 	if (!sc)
 		return -1;
@@ -2923,7 +2922,7 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 		return -1;
 	base = conf->slot_base[chain];
 	cpu = bpf_get_smp_processor_id();
-	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
+	LOOP_UPTO(BPFIPT_FAST_PFX_MAX, break, {
 		if (!m)
 			break;
 		j = ctz64(m) & (BPFIPT_FAST_PFX_MAX - 1);
@@ -2934,7 +2933,7 @@ __noinline int bpfipt_pfx_notes(struct scratch *sc)
 			bpfipt_pfx_note(sc, base + conf->pfx_slot[chain][j]);
 		else
 			count_in(cur, conf, cpu, conf->pfx_ctr[chain][j], &sc->p);
-	}
+	});
 	return 0;
 }
 
@@ -3179,7 +3178,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 {
 	__u32 fast = conf->fast[chain], n = BPFIPT_FAST_PFX_N(fast), ctr, j, fl;
 	__u64 d, todo, off = 0, note = 0, w, nmask;
-	int it, b;
+	int b;
 
 	if (chain >= BPFIPT_NCHAINS)
 		return -1;
@@ -3218,7 +3217,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		if (conf->gfold[chain][1])
 			fold_search(cur, conf, chain, 1, sc, FOLD_FILTER);
 	}
-	for (it = 0; it < BPFIPT_FAST_PFX_MAX; it++) {
+	LOOP_UPTO(BPFIPT_FAST_PFX_MAX, return -1, {
 		/* the chain's arrays addressed again each rule: hoisted, their
 		 * addresses took this frame the stack of the deepest calls */
 		asm volatile("" : "+r"(chain));
@@ -3291,7 +3290,7 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 		 * looked up) */
 		return fast_verdict(cur, conf, ctr != NO_SLOT ? ctr : conf->pfx_ctr[chain][j],
 				    conf->pfx_verdict[chain][j], conf->pfx_rejw[chain][j], sc);
-	}
+	});
 	sc->pnote = note | (conf->pfx_plain[chain] & d & ~off & nmask);
 	if (!(fast & BPFIPT_FAST_PFX_END)) {
 		sc->cursor = conf->pfx_next[chain];

@@ -1423,7 +1423,8 @@ static __u32 conf_feat(const struct bpfipt_conf *cf)
 	       (cf->flags & BPFIPT_C_LOG ? BPFIPT_FEAT_LOG : 0) |
 	       (cf->flags & BPFIPT_C_REJECT ? BPFIPT_FEAT_REJECT : 0) |
 	       (cf->flags & (BPFIPT_C_ONE_PAGE | BPFIPT_C_WINDOWS) ? 0 : BPFIPT_FEAT_PAGES) |
-	       (cf->flags & BPFIPT_C_SLOTS_FIXED ? 0 : BPFIPT_FEAT_SLOTPOOL);
+	       (cf->flags & BPFIPT_C_SLOTS_FIXED ? 0 : BPFIPT_FEAT_SLOTPOOL) |
+	       (cf->policy[BPFIPT_OUTPUT] ? BPFIPT_FEAT_OUTPUT : 0);
 }
 
 /* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */
@@ -1618,12 +1619,12 @@ int dp_describe(struct strbuf *sb)
 					   [IF_SKIP] = "not filtered",
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
 	static const char *const parts[] = { "conntrack", "recent", "windows", "rows", "log",
-					     "reject", "pages", "slots in pages" };
+					     "reject", "pages", "slots in pages", "output" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, k, on = 0;
 
-	_Static_assert(BPFIPT_FEAT_ALL == (1 << 8) - 1, "parts names every feature");
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 9) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
@@ -1841,6 +1842,27 @@ static bool text_has(const char *t, size_t len, const char *w)
 	return false;
 }
 
+/* A line of [t, t + len) names OUTPUT, other than a restore's declaration of
+ * the chain (":OUTPUT ACCEPT [0:0]") or a comment: a rule there (or its
+ * policy, -P, taken for one). */
+static bool names_output(const char *t, size_t len)
+{
+	const char *p = t, *end = t + len, *ls;
+
+	while ((size_t)(end - p) >= 6 && (p = memchr(p, 'O', (size_t)(end - p) - 6 + 1))) {
+		if (!memcmp(p, "OUTPUT", 6)) {
+			for (ls = p; ls > t && ls[-1] != '\n'; ls--)
+				;
+			while (ls < p && (*ls == ' ' || *ls == '\t'))
+				ls++;
+			if (*ls != ':' && *ls != '#')
+				return true;
+		}
+		p++;
+	}
+	return false;
+}
+
 /* The next word of [*p, end) (spaces and a CR skipped): its start, *n its length
  * (0 at the end). */
 static const char *next_word(const char **p, const char *end, size_t *n)
@@ -1951,6 +1973,9 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		feat |= BPFIPT_FEAT_LOG;
 	if (text_has(text, len, "REJECT"))
 		feat |= BPFIPT_FEAT_REJECT;
+	/* a rule in OUTPUT (a host firewall's restore often has none) */
+	if (names_output(text, len))
+		feat |= BPFIPT_FEAT_OUTPUT;
 	/* the lines but a deny list's and runs of GUESS_TUPLE_RUN lines alike (each
 	 * one slot), and the chains a restore declares (":NAME POLICY [p:b]") */
 	while (lines - run <= GUESS_ROWS_LINES && scanned++ < GUESS_SCAN_LINES && p < end) {

@@ -612,7 +612,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		65	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		66	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -749,7 +749,9 @@ enum bpfipt_stat {
 					 * 65: the slots past
 					 *     BPFIPT_SLOTS_FIXED in the
 					 *     pool (sbase), no
-					 *     bpfipt_slots */
+					 *     bpfipt_slots;
+					 * 66: part BPFIPT_FEAT_OUTPUT
+					 *     (bpfipt_inst.flags) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -887,7 +889,10 @@ enum {
 						 * a page (no BPFIPT_C_ONE_PAGE) */
 	BPFIPT_FEAT_SLOTPOOL	= 1 << 7,	/* slot_at() in the pool: more slots than
 						 * BPFIPT_SLOTS_FIXED */
-	BPFIPT_FEAT_ALL		= (1 << 8) - 1,
+	BPFIPT_FEAT_OUTPUT	= 1 << 8,	/* OUTPUT's walk (without: OUTPUT has no
+						 * rule, its policy judges; tc_out then
+						 * verifies in a fraction) */
+	BPFIPT_FEAT_ALL		= (1 << 9) - 1,
 };
 /* userspace: the features every program attached in the namespace has
  * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the

@@ -1898,6 +1898,14 @@ START_TEST(t_feat_guess)
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j NFLOG ", 18), BPFIPT_FEAT_LOG);
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j REJECT ", 19), BPFIPT_FEAT_REJECT);
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j reject ", 19), 0);	/* a chain */
+	/* OUTPUT named by a rule or a policy, not by a restore's declaration of
+	 * the chain or a comment */
+	ck_assert_uint_eq(dp_feat_guess("-I OUTPUT -j DROP ", 18), BPFIPT_FEAT_OUTPUT);
+	ck_assert_uint_eq(dp_feat_guess("-P OUTPUT DROP ", 15), BPFIPT_FEAT_OUTPUT);
+	ck_assert_uint_eq(dp_feat_guess(":OUTPUT DROP [0:0]\n # OUTPUT\n-A INPUT -j ACCEPT\n",
+					48), 0);
+	ck_assert_uint_eq(dp_feat_guess(":OUTPUT DROP [0:0]\n-A OUTPUT -j ACCEPT\n", 39),
+			  BPFIPT_FEAT_OUTPUT);
 	/* a word cut at the end of the input is not there */
 	ck_assert_uint_eq(dp_feat_guess("-m recent", 8), 0);
 	/* 10 000 rules in INPUT: a flat pool; 4 000 rules of 200 user chains too,
@@ -1907,10 +1915,11 @@ START_TEST(t_feat_guess)
 		sb_addf(&sb, "-A INPUT -s 10.%d.%d.0/24 -j DROP\n", i / 256, i % 256);
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len), 0);
 	/* a deny list's lines do not count (its run is one set): 40 000 of them
-	 * need no part; as many rules that also name a protocol do */
+	 * need no part but OUTPUT's walk, where 30 000 of them are; as many
+	 * rules that also name a protocol do */
 	for (i = 0; i < 30000; i++)
 		sb_addf(&sb, "-A OUTPUT -d 11.%d.%d.1 -j ACCEPT\n", i / 256 % 256, i % 256);
-	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len), 0);
+	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len), BPFIPT_FEAT_OUTPUT);
 	sb_reset(&sb);
 	for (i = 0; i < 30000; i++)
 		sb_addf(&sb, "-A INPUT -s 10.%d.%d.0/24 -p %s -j DROP\n", i / 256 % 256, i % 256,
@@ -1963,25 +1972,44 @@ END_TEST
  * generation needs (pktcost's), and they judge it; a second time is refused. */
 START_TEST(t_inst_fit)
 {
+	/* OUTPUT without a rule (its policy DROP): programs without its walk,
+	 * whose policy judges and counts there; with one, they walk it */
 	static const char *const rules[] = {
 		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
 		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j LOG\n"
 		"-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
+		"*filter\n:INPUT ACCEPT [0:0]\n:OUTPUT DROP [0:0]\n"
+		"-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
+		"*filter\n:INPUT ACCEPT [0:0]\n:OUTPUT DROP [0:0]\n"
+		"-A INPUT -p tcp --dport 80 -j DROP\n-A OUTPUT -p tcp --dport 80 -j ACCEPT\nCOMMIT\n",
 	};
-	const __u32 want[] = { 0, BPFIPT_FEAT_LOG };
+	const __u32 want[] = { 0, BPFIPT_FEAT_LOG, 0, BPFIPT_FEAT_OUTPUT };
+	const int chain[] = { IN, IN, OUT, OUT }, verdict[] = { DRP, DRP, DRP, ACC };
+	/* the counters of the packet's rules or policy (rules, then INPUT's,
+	 * FORWARD's and OUTPUT's policies), one packet each */
+	const unsigned int ctr[] = { 1u << 0, 1u << 0 | 1u << 1, 1u << 3, 1u << 1 };
 	struct ipt_err err = { 0 };
 	static __u8 buf[256];
 	struct pspec p = PK();
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		struct cp_compiled *cc = text_compiled(rules[i]);
 		struct dp_inst *in = inst_new(0);
+		__u64 (*c)[2] = NULL;
+		unsigned int n = 0;
 
 		ck_assert_int_lt(dp_inst_prog_fd(in, DP_PROG_TEST), 0);
 		install(in, cc);
 		ck_assert_msg(dp_inst_fit(in, 1u << DP_PROG_TEST, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(dp_prog_feat(dp_inst_prog_fd(in, DP_PROG_TEST)), want[i]);
-		ck_assert_int_eq(classify(in, buf, build(&p, buf, sizeof(buf)), IN, 0, 0, 0), DRP);
+		ck_assert_int_eq(classify(in, buf, build(&p, buf, sizeof(buf)), chain[i], 0, 0, 0),
+				 verdict[i]);
+		counters(in, &c, &n);
+		ck_assert_uint_ge(n, 4);
+		for (unsigned int k = 0; k < n; k++)
+			ck_assert_msg(c[k][0] == ((ctr[i] >> k) & 1), "case %d: counter %u: %llu packets",
+				      i, k, (unsigned long long)c[k][0]);
+		free(c);
 		ck_assert_int_ne(dp_inst_fit(in, 1u << DP_PROG_TEST, &err), 0);
 		ck_assert_ptr_nonnull(strstr(err.msg, "has its programs already"));
 		dp_inst_free(&in);

@@ -381,9 +381,11 @@ def main():
     topo.bpt("bpf-iptables", *ct_rule)
     parts = [ln.split("; parts: ")[-1] for ln in topo.bpt("bpf-iptables", "-V").stdout.splitlines()
              if "; parts: " in ln]
-    # conntrack, and the search of a pool of pages: the filler rules' ~3 000
-    # vectors are more than a page (BPFIPT_PAGE_CHUNKS)
-    rep.check(parts and set(parts) == {"conntrack, pages"}, f"the interfaces' parts: {parts}")
+    # conntrack, the search of a pool of pages (the filler rules' ~3 000
+    # vectors are more than a page, BPFIPT_PAGE_CHUNKS), and OUTPUT's walk
+    # (the rule's chain)
+    rep.check(parts and set(parts) == {"conntrack, pages, output"},
+              f"the interfaces' parts: {parts}")
     topo.bpt("bpf-iptables", "-D", *ct_rule[1:])
     rep.check(ct_table(topo) == table, f"the next -A made another table: {table} -> "
               f"{ct_table(topo)}")

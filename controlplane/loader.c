@@ -1424,7 +1424,8 @@ static __u32 conf_feat(const struct bpfipt_conf *cf)
 	       (cf->flags & BPFIPT_C_REJECT ? BPFIPT_FEAT_REJECT : 0) |
 	       (cf->flags & (BPFIPT_C_ONE_PAGE | BPFIPT_C_WINDOWS) ? 0 : BPFIPT_FEAT_PAGES) |
 	       (cf->flags & BPFIPT_C_SLOTS_FIXED ? 0 : BPFIPT_FEAT_SLOTPOOL) |
-	       (cf->policy[BPFIPT_OUTPUT] ? BPFIPT_FEAT_OUTPUT : 0);
+	       (cf->policy[BPFIPT_OUTPUT] ? BPFIPT_FEAT_OUTPUT : 0) |
+	       (cf->policy[BPFIPT_FORWARD] ? BPFIPT_FEAT_FORWARD : 0);
 }
 
 /* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */
@@ -1619,12 +1620,13 @@ int dp_describe(struct strbuf *sb)
 					   [IF_SKIP] = "not filtered",
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
 	static const char *const parts[] = { "conntrack", "recent", "windows", "rows", "log",
-					     "reject", "pages", "slots in pages", "output" };
+					     "reject", "pages", "slots in pages", "output",
+					     "forward" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, k, on = 0;
 
-	_Static_assert(BPFIPT_FEAT_ALL == (1 << 9) - 1, "parts names every feature");
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 10) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
@@ -1842,15 +1844,16 @@ static bool text_has(const char *t, size_t len, const char *w)
 	return false;
 }
 
-/* A line of [t, t + len) names OUTPUT, other than a restore's declaration of
+/* A line of [t, t + len) names chain c, other than a restore's declaration of
  * the chain (":OUTPUT ACCEPT [0:0]") or a comment: a rule there (or its
  * policy, -P, taken for one). */
-static bool names_output(const char *t, size_t len)
+static bool names_chain(const char *t, size_t len, const char *c)
 {
 	const char *p = t, *end = t + len, *ls;
+	size_t n = strlen(c);
 
-	while ((size_t)(end - p) >= 6 && (p = memchr(p, 'O', (size_t)(end - p) - 6 + 1))) {
-		if (!memcmp(p, "OUTPUT", 6)) {
+	while ((size_t)(end - p) >= n && (p = memchr(p, c[0], (size_t)(end - p) - n + 1))) {
+		if (!memcmp(p, c, n)) {
 			for (ls = p; ls > t && ls[-1] != '\n'; ls--)
 				;
 			while (ls < p && (*ls == ' ' || *ls == '\t'))
@@ -1973,9 +1976,12 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		feat |= BPFIPT_FEAT_LOG;
 	if (text_has(text, len, "REJECT"))
 		feat |= BPFIPT_FEAT_REJECT;
-	/* a rule in OUTPUT (a host firewall's restore often has none) */
-	if (names_output(text, len))
+	/* a rule in OUTPUT, in FORWARD (a host firewall's restore often has
+	 * none) */
+	if (names_chain(text, len, "OUTPUT"))
 		feat |= BPFIPT_FEAT_OUTPUT;
+	if (names_chain(text, len, "FORWARD"))
+		feat |= BPFIPT_FEAT_FORWARD;
 	/* the lines but a deny list's and runs of GUESS_TUPLE_RUN lines alike (each
 	 * one slot), and the chains a restore declares (":NAME POLICY [p:b]") */
 	while (lines - run <= GUESS_ROWS_LINES && scanned++ < GUESS_SCAN_LINES && p < end) {

@@ -3358,11 +3358,13 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	if (chain >= BPFIPT_NCHAINS || conf->nwords > BPFIPT_MAX_WORDS ||
 	    conf->nchunks == 0)
 		goto broken;
-	/* OUTPUT in programs without BPFIPT_FEAT_OUTPUT: it has no rule, its
-	 * policy judges, no walk (the verifier does not follow tc_out's; a test
-	 * of conf->policy here too took tc_in's through it twice, +11k
-	 * instructions) */
-	if (!FEAT(BPFIPT_FEAT_OUTPUT) && chain == BPFIPT_OUTPUT)
+	/* OUTPUT in programs without BPFIPT_FEAT_OUTPUT, FORWARD without
+	 * BPFIPT_FEAT_FORWARD: the chain has no rule, its policy judges, no
+	 * walk (the verifier does not follow tc_out's, nor the ingress programs'
+	 * for FORWARD: -10k instructions; a test of conf->policy here too took
+	 * tc_in's through it twice, +11k) */
+	if ((!FEAT(BPFIPT_FEAT_OUTPUT) && chain == BPFIPT_OUTPUT) ||
+	    (!FEAT(BPFIPT_FEAT_FORWARD) && chain == BPFIPT_FORWARD))
 		return policy_only(cur, conf, chain, sc);
 	look = conf->lookup[chain];
 	sc->cur = cur;

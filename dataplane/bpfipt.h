@@ -750,7 +750,8 @@ enum bpfipt_stat {
 					 *     BPFIPT_SLOTS_FIXED in the
 					 *     pool (sbase), no
 					 *     bpfipt_slots;
-					 * 66: part BPFIPT_FEAT_OUTPUT
+					 * 66: parts BPFIPT_FEAT_OUTPUT,
+					 *     BPFIPT_FEAT_FORWARD
 					 *     (bpfipt_inst.flags) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
@@ -892,7 +893,9 @@ enum {
 	BPFIPT_FEAT_OUTPUT	= 1 << 8,	/* OUTPUT's walk (without: OUTPUT has no
 						 * rule, its policy judges; tc_out then
 						 * verifies in a fraction) */
-	BPFIPT_FEAT_ALL		= (1 << 9) - 1,
+	BPFIPT_FEAT_FORWARD	= 1 << 9,	/* FORWARD's walk (without: FORWARD has
+						 * no rule, its policy judges) */
+	BPFIPT_FEAT_ALL		= (1 << 10) - 1,
 };
 /* userspace: the features every program attached in the namespace has
  * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the

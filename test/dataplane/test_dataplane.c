@@ -1893,7 +1893,8 @@ START_TEST(t_feat_guess)
 	ck_assert_uint_eq(dp_feat_guess(NULL, 0), BPFIPT_FEAT_ALL);
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -s 10.0.0.1 -j DROP ", 29), 0);
 	for (i = 0; i < 2; i++)
-		ck_assert_uint_eq(dp_feat_guess(ct_cmds[i], strlen(ct_cmds[i])), BPFIPT_FEAT_CT);
+		ck_assert_uint_eq(dp_feat_guess(ct_cmds[i], strlen(ct_cmds[i])),
+				  BPFIPT_FEAT_CT | (i ? BPFIPT_FEAT_FORWARD : 0));
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -m recent --set ", 25), BPFIPT_FEAT_RECENT);
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j NFLOG ", 18), BPFIPT_FEAT_LOG);
 	ck_assert_uint_eq(dp_feat_guess("-A INPUT -j REJECT ", 19), BPFIPT_FEAT_REJECT);
@@ -1906,6 +1907,9 @@ START_TEST(t_feat_guess)
 					48), 0);
 	ck_assert_uint_eq(dp_feat_guess(":OUTPUT DROP [0:0]\n-A OUTPUT -j ACCEPT\n", 39),
 			  BPFIPT_FEAT_OUTPUT);
+	ck_assert_uint_eq(dp_feat_guess(":FORWARD DROP [0:0]\n-A FORWARD -j ACCEPT\n", 41),
+			  BPFIPT_FEAT_FORWARD);
+	ck_assert_uint_eq(dp_feat_guess(":FORWARD DROP [0:0]\n", 20), 0);
 	/* a word cut at the end of the input is not there */
 	ck_assert_uint_eq(dp_feat_guess("-m recent", 8), 0);
 	/* 10 000 rules in INPUT: a flat pool; 4 000 rules of 200 user chains too,
@@ -1972,8 +1976,9 @@ END_TEST
  * generation needs (pktcost's), and they judge it; a second time is refused. */
 START_TEST(t_inst_fit)
 {
-	/* OUTPUT without a rule (its policy DROP): programs without its walk,
-	 * whose policy judges and counts there; with one, they walk it */
+	/* OUTPUT, FORWARD without a rule (their policy DROP): programs without
+	 * its walk, whose policy judges and counts there; with one, they walk
+	 * it */
 	static const char *const rules[] = {
 		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
 		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j LOG\n"
@@ -1982,17 +1987,22 @@ START_TEST(t_inst_fit)
 		"-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
 		"*filter\n:INPUT ACCEPT [0:0]\n:OUTPUT DROP [0:0]\n"
 		"-A INPUT -p tcp --dport 80 -j DROP\n-A OUTPUT -p tcp --dport 80 -j ACCEPT\nCOMMIT\n",
+		"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n"
+		"-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
+		"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n"
+		"-A INPUT -p tcp --dport 80 -j DROP\n-A FORWARD -p tcp --dport 80 -j ACCEPT\nCOMMIT\n",
 	};
-	const __u32 want[] = { 0, BPFIPT_FEAT_LOG, 0, BPFIPT_FEAT_OUTPUT };
-	const int chain[] = { IN, IN, OUT, OUT }, verdict[] = { DRP, DRP, DRP, ACC };
+	const __u32 want[] = { 0, BPFIPT_FEAT_LOG, 0, BPFIPT_FEAT_OUTPUT, 0, BPFIPT_FEAT_FORWARD };
+	const int chain[] = { IN, IN, OUT, OUT, FWD, FWD };
+	const int verdict[] = { DRP, DRP, DRP, ACC, DRP, ACC };
 	/* the counters of the packet's rules or policy (rules, then INPUT's,
 	 * FORWARD's and OUTPUT's policies), one packet each */
-	const unsigned int ctr[] = { 1u << 0, 1u << 0 | 1u << 1, 1u << 3, 1u << 1 };
+	const unsigned int ctr[] = { 1u << 0, 1u << 0 | 1u << 1, 1u << 3, 1u << 1, 1u << 2, 1u << 1 };
 	struct ipt_err err = { 0 };
 	static __u8 buf[256];
 	struct pspec p = PK();
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		struct cp_compiled *cc = text_compiled(rules[i]);
 		struct dp_inst *in = inst_new(0);
 		__u64 (*c)[2] = NULL;

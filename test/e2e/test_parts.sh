@@ -6,8 +6,11 @@
 # loaded again with it, in place on every interface, by the first ruleset that
 # needs it. rtr filters what it forwards between cli and srv; `bpf-iptables -V`
 # names each interface's parts, the traffic shows they work:
-#   - a stateless first command: no part on lo, eth0 or eth1;
-#   - a FORWARD policy of DROP with replies let through by --ctstate: the parts
+#   - a stateless first command in INPUT: no part on lo, eth0 or eth1; FORWARD
+#     and OUTPUT, without rules, judged by their policies (counted), no walk;
+#   - a FORWARD policy of DROP: still no part, cli's pings dropped; a rule in
+#     FORWARD: its walk (forward); one in OUTPUT: OUTPUT's (output);
+#   - replies let through by --ctstate: the parts
 #     grow to conntrack everywhere, and cli's pings are answered (the replies
 #     ESTABLISHED), srv's are not (NEW);
 #   - -m recent: cli, once on the list, is dropped;
@@ -33,20 +36,32 @@ check_parts() {		# check_parts WHAT EXPECTED: on lo, eth0 and eth1
 	for d in lo eth0 eth1; do check_eq "$1: $d's parts" "$2" "$(parts $d)"; done
 }
 
-check "a stateless first command" bpt "$RTR" -A FORWARD -s 192.0.2.1 -j DROP
+# policy CHAIN: the packets CHAIN's policy counted
+policy() { bpt "$RTR" -L "$1" -n -v -x | sed -n 's/^Chain .*(policy [A-Z]* \([0-9]*\) packets.*/\1/p'; }
+check "a stateless first command" bpt "$RTR" -A INPUT -s 192.0.2.1 -j DROP
 check_parts "stateless" "none"
 check "cli reaches srv" ping_ok "$CLI" $SRV_IP
+check "rtr reaches srv" ping_ok "$RTR" $SRV_IP
+check "FORWARD's policy counted (cli's ping and its reply)" test "$(policy FORWARD)" -ge 2
+check "OUTPUT's policy counted (rtr's ping)" test "$(policy OUTPUT)" -ge 1
 if [ "${BPF_IPTABLES_INGRESS:-}" = xdp ]; then
 	check "XDP on eth0" sh -c "ip -n $RTR link show eth0 | grep -q 'prog/xdp'"
 fi
 
-# stateless still: the replies are dropped
+# FORWARD's policy, still without its walk; then a rule in it (stateless: the
+# replies are dropped), and one in OUTPUT
 bpt "$RTR" -P FORWARD DROP
-bpt "$RTR" -A FORWARD -s $CLI_IP -j ACCEPT
-check_not "srv's replies dropped without conntrack" ping_ok "$CLI" $SRV_IP
 check_parts "a DROP policy" "none"
+check_not "cli's pings dropped by FORWARD's policy" ping_ok "$CLI" $SRV_IP
+bpt "$RTR" -A FORWARD -s $CLI_IP -j ACCEPT
+check_parts "a rule in FORWARD" "forward"
+check_not "srv's replies dropped without conntrack" ping_ok "$CLI" $SRV_IP
+check "a rule in OUTPUT" bpt "$RTR" -A OUTPUT -p udp --dport 7 -d $SRV_IP -j DROP
+check_parts "a rule in OUTPUT" "output, forward"
+check_eq "rtr's datagram to port 7 dropped" 0 "$(udp_count "$RTR" "$SRV" $SRV_IP 7 1)"
+check_eq "rtr's datagram to port 8 through" 1 "$(udp_count "$RTR" "$SRV" $SRV_IP 8 1)"
 check "conntrack's rule" bpt "$RTR" -A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT
-check_parts "conntrack" "conntrack"
+check_parts "conntrack" "conntrack, output, forward"
 check "cli's pings answered (ESTABLISHED replies)" ping_ok "$CLI" $SRV_IP
 check_not "srv's pings dropped (NEW)" ping_ok "$SRV" $CLI_IP
 if [ "${BPF_IPTABLES_INGRESS:-}" = xdp ]; then
@@ -55,7 +70,7 @@ fi
 
 check "recent's rules" bpt "$RTR" -I FORWARD 1 -m recent --name bad --rcheck -j DROP
 bpt "$RTR" -I FORWARD 1 -p udp --dport 7777 -m recent --name bad --set -j DROP
-check_parts "recent" "conntrack, recent"
+check_parts "recent" "conntrack, recent, output, forward"
 check "cli's pings still answered" ping_ok "$CLI" $SRV_IP
 check_eq "the datagram that lists cli dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 7777 1)"
 check_not "cli on the list: dropped" ping_ok "$CLI" $SRV_IP
@@ -74,10 +89,10 @@ sys.exit(1)' "$2" "$3" 2>/dev/null
 tcp_listen "$SRV" 9
 check "srv's port 9 answers before REJECT" tcp_ok "$CLI" $SRV_IP 9
 check "REJECT's rule" bpt "$RTR" -I FORWARD 1 -p tcp --dport 9 -j REJECT --reject-with tcp-reset
-check_parts "reject" "conntrack, recent, reject"
+check_parts "reject" "conntrack, recent, reject, output, forward"
 check "port 9 refused by a reset" tcp_refused "$CLI" $SRV_IP 9
 check "LOG's rule" bpt "$RTR" -I FORWARD 1 -p udp --dport 5555 -j LOG --log-prefix "parts "
-check_parts "log" "conntrack, recent, log, reject"
+check_parts "log" "conntrack, recent, log, reject, output, forward"
 check_eq "the logged datagram through" 1 "$(udp_count "$CLI" "$SRV" $SRV_IP 5555 1)"
 
 # N rules no group takes (targets alternate), never matching, then the probes
@@ -109,12 +124,12 @@ probes() {
 check "a flat restore" \
 	env BPF_IPTABLES_POOL=flat BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
-check_parts "pages" "conntrack, recent, log, reject, pages"
+check_parts "pages" "conntrack, recent, log, reject, pages, output, forward"
 probes flat
 check "a windowed restore" \
 	env BPF_IPTABLES_POOL=windows BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
-check_parts "windows" "conntrack, recent, windows, log, reject, pages"
+check_parts "windows" "conntrack, recent, windows, log, reject, pages, output, forward"
 probes windowed
 # 17 000 rules: more slots than bpfipt_slotsfx holds (BPFIPT_SLOTS_FIXED), in
 # the pool's pages
@@ -123,10 +138,12 @@ check "a restore of 17 000 rules" \
 	env BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
 rm -f "$rules"
-check_parts "slots in pages" "conntrack, recent, windows, log, reject, pages, slots in pages"
+check_parts "slots in pages" \
+	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward"
 probes "17 000 rules"
 
 check "flush" bpt "$RTR" -F
-check_parts "after a flush" "conntrack, recent, windows, log, reject, pages, slots in pages"
+check_parts "after a flush" \
+	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward"
 check "--unload" bpt "$RTR" --unload
 finish

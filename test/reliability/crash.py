@@ -382,9 +382,9 @@ def main():
     parts = [ln.split("; parts: ")[-1] for ln in topo.bpt("bpf-iptables", "-V").stdout.splitlines()
              if "; parts: " in ln]
     # conntrack, the search of a pool of pages (the filler rules' ~3 000
-    # vectors are more than a page, BPFIPT_PAGE_CHUNKS), and OUTPUT's walk
-    # (the rule's chain)
-    rep.check(parts and set(parts) == {"conntrack, pages, output"},
+    # vectors are more than a page, BPFIPT_PAGE_CHUNKS), OUTPUT's walk (the
+    # rule's chain) and FORWARD's (the filler rules')
+    rep.check(parts and set(parts) == {"conntrack, pages, output, forward"},
               f"the interfaces' parts: {parts}")
     topo.bpt("bpf-iptables", "-D", *ct_rule[1:])
     rep.check(ct_table(topo) == table, f"the next -A made another table: {table} -> "

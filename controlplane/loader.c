@@ -1413,8 +1413,9 @@ static void detach_iface(const struct dp_inst *in, const struct iface *f)
 
 /* ------------------------------------------------------- features ---- */
 
-/* What a generation needs of the programs (BPFIPT_FEAT_*, bpfipt.h). */
-static __u32 conf_feat(const struct bpfipt_conf *cf)
+/* What a generation of family fam (0 IPv4, 1 IPv6) needs of the programs
+ * (BPFIPT_FEAT_*, bpfipt.h). */
+static __u32 conf_feat(const struct bpfipt_conf *cf, unsigned int fam)
 {
 	return (cf->flags & BPFIPT_C_CT ? BPFIPT_FEAT_CT : 0) |
 	       (cf->flags & BPFIPT_C_RECENT ? BPFIPT_FEAT_RECENT : 0) |
@@ -1425,7 +1426,8 @@ static __u32 conf_feat(const struct bpfipt_conf *cf)
 	       (cf->flags & (BPFIPT_C_ONE_PAGE | BPFIPT_C_WINDOWS) ? 0 : BPFIPT_FEAT_PAGES) |
 	       (cf->flags & BPFIPT_C_SLOTS_FIXED ? 0 : BPFIPT_FEAT_SLOTPOOL) |
 	       (cf->policy[BPFIPT_OUTPUT] ? BPFIPT_FEAT_OUTPUT : 0) |
-	       (cf->policy[BPFIPT_FORWARD] ? BPFIPT_FEAT_FORWARD : 0);
+	       (cf->policy[BPFIPT_FORWARD] ? BPFIPT_FEAT_FORWARD : 0) |
+	       (fam ? BPFIPT_FEAT_IP6 : 0);
 }
 
 /* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */
@@ -1621,12 +1623,12 @@ int dp_describe(struct strbuf *sb)
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
 	static const char *const parts[] = { "conntrack", "recent", "windows", "rows", "log",
 					     "reject", "pages", "slots in pages", "output",
-					     "forward" };
+					     "forward", "ipv6" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, k, on = 0;
 
-	_Static_assert(BPFIPT_FEAT_ALL == (1 << 10) - 1, "parts names every feature");
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 11) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
@@ -1982,6 +1984,9 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		feat |= BPFIPT_FEAT_OUTPUT;
 	if (names_chain(text, len, "FORWARD"))
 		feat |= BPFIPT_FEAT_FORWARD;
+	/* bpf-ip6tables */
+	if (ipt_af == AF_INET6)
+		feat |= BPFIPT_FEAT_IP6;
 	/* the lines but a deny list's and runs of GUESS_TUPLE_RUN lines alike (each
 	 * one slot), and the chains a restore declares (":NAME POLICY [p:b]") */
 	while (lines - run <= GUESS_ROWS_LINES && scanned++ < GUESS_SCAN_LINES && p < end) {
@@ -5598,9 +5603,9 @@ static int inst_switch(struct dp_inst *in, const struct cp_compiled *cc,
 	int r;
 
 	/* the programs can run it (dp_load() loads them again where they cannot) */
-	if (conf_feat(&g->conf) & ~in->feat)
+	if (conf_feat(&g->conf, fam) & ~in->feat)
 		return dp_fail(err, -EPROTO, "the programs lack features 0x%x of the ruleset",
-			       conf_feat(&g->conf) & ~in->feat);
+			       conf_feat(&g->conf, fam) & ~in->feat);
 	/* read again: the interfaces' flags may have changed since the stage */
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv))
 		return dp_fail(err, -errno, "cannot read bpfipt_inst");
@@ -5743,7 +5748,7 @@ int dp_inst_fit(struct dp_inst *in, unsigned int progs, struct ipt_err *err)
 			return dp_fail(err, -EEXIST, "the instance has its programs already");
 	if ((r = read_cur(in, &cur, &cf, err)))
 		return r;
-	in->feat = conf_feat(&cf);
+	in->feat = conf_feat(&cf, fam_of(ipt_af));
 	r = set_iflags(in, BPFIPT_I_FEAT(BPFIPT_FEAT_ALL), BPFIPT_I_FEAT(in->feat), err);
 	return r ? r : inst_load(in, progs, true, err);
 }
@@ -5865,7 +5870,7 @@ int dp_load(const struct cp_compiled *cc, const __u64 (*seed)[2], unsigned int n
 		early_inst_join();
 	/* programs that can run it: loaded again (and replaced on the interfaces)
 	 * where they lack a part it needs */
-	if (r || (r = inst_feat(in, v, n, conf_feat(&st.g.conf), fresh, err)))
+	if (r || (r = inst_feat(in, v, n, conf_feat(&st.g.conf, st.fam), fresh, err)))
 		goto out;
 	if (bpf_map_lookup_elem(in->map[IM_INST], &zero, &iv)) {
 		r = dp_fail(err, -errno, "cannot read bpfipt_inst");

@@ -200,6 +200,9 @@ static __always_inline __attribute__((unused)) __u64 loop_spent(void)
  * the global functions that only the other way calls. */
 const volatile __u32 bpfipt_feat = BPFIPT_FEAT_ALL;
 #define FEAT(x) (bpfipt_feat & (x))
+/* An IPv6 packet, in programs that judge IPv6 (BPFIPT_FEAT_IP6; without, none
+ * gets past generation()) */
+#define IS6(p) (FEAT(BPFIPT_FEAT_IP6) && (p)->family == 6)
 
 /* ---------------------------------------------------------------- maps ---- */
 
@@ -692,7 +695,7 @@ ports:
 		parse_inner(l4 + 8, data_end, room - 8, p);
 		break;
 	case IPPROTO_ICMPV6:
-		if (p->family != 6)
+		if (!IS6(p))
 			break;
 		if (!L4_HAS(8))
 			return false;
@@ -2125,7 +2128,7 @@ static __always_inline int extra_ok(__u32 cur, const struct bpfipt_slot *sl, str
 static __always_inline __u32 group_counter(__u32 cur, const struct bpfipt_slot *sl,
 					   const struct pkt *p, struct scratch *sc)
 {
-	if (p->family == 6)
+	if (IS6(p))
 		return bpfipt_ival6_find(sc, sl->ival, !(sl->xflags & BPFIPT_X_GROUP_SRC));
 	return bpfipt_ival_find(cur, sl->ival,
 				bpf_ntohl(sl->xflags & BPFIPT_X_GROUP_SRC ? p->saddr : p->daddr));
@@ -2234,7 +2237,7 @@ static __always_inline __u32 tuple_counter(__u32 cur, __u32 group, __u32 counter
 
 	if ((ports & (BPFIPT_TP_SPORT | BPFIPT_TP_DPORT)) && p->sport > 0xffff)
 		return BPFIPT_IVAL_NONE;
-	if (p->family == 6) {
+	if (IS6(p)) {
 		off = bpfipt_tuple6_find(sc, group, splen, dplen, ports);
 		return off == BPFIPT_IVAL_NONE ? off : counter + off;
 	}
@@ -2543,7 +2546,7 @@ static __always_inline void fold_bits(const struct bpfipt_conf *conf, __u32 chai
 	__u32 set = conf->gfold_set[chain][d & 1];
 	const __be32 *a;
 
-	if (sc->p.family != 6) {
+	if (!IS6(&sc->p)) {
 		bpfipt_gaddr(set, g1, g2, (__u64)bpf_ntohl(d ? sc->p.daddr : sc->p.saddr) << 32, 0,
 			     &sc->tbw, &sc->tbm);
 		return;
@@ -2582,14 +2585,14 @@ static __always_inline void fold_search(__u32 cur, const struct bpfipt_conf *con
 
 	if (sc->gdone & (1u << (d & 1)))
 		return;
-	if (how == FOLD_FILTER && sc->p.family == 6)
+	if (how == FOLD_FILTER && IS6(&sc->p))
 		return;	/* IPv6's filter in bpfipt_fold(): its registers spill here */
 	if (!(sc->gdone & (4u << (d & 1))) && fold_clear(&cur, conf, chain, d, sc)) {
 		c = BPFIPT_IVAL_NONE;
 	} else if (how == FOLD_FILTER) {
 		sc->gdone |= 4u << (d & 1);	/* the filter passed it: not again */
 		return;
-	} else if (sc->p.family == 6)
+	} else if (IS6(&sc->p))
 		c = bpfipt_ival6_find(sc, set, d);
 	else
 		c = ival_find4(cur, conf, set, bpf_ntohl(d ? sc->p.daddr : sc->p.saddr));
@@ -2684,8 +2687,8 @@ static __always_inline int fast_tuple(__u32 cur, const struct bpfipt_conf *conf,
 	const struct bpfipt_tfast *t = &conf->tfast[chain];
 	const struct pkt *p = &sc->p;
 	__u32 fast = conf->fast[chain], ctr = BPFIPT_IVAL_NONE;
-	__be32 s = p->family == 6 ? p->saddr6[BPFIPT_TB_WORD6] : p->saddr;
-	__be32 d = p->family == 6 ? p->daddr6[BPFIPT_TB_WORD6] : p->daddr;
+	__be32 s = IS6(p) ? p->saddr6[BPFIPT_TB_WORD6] : p->saddr;
+	__be32 d = IS6(p) ? p->daddr6[BPFIPT_TB_WORD6] : p->daddr;
 
 	/* outside the keys' bounds: in none of them, without the hash */
 	if (bpf_ntohl(s) - t->lo[BPFIPT_TB_SRC] <= t->span[BPFIPT_TB_SRC] &&
@@ -2741,7 +2744,7 @@ static __always_inline __u32 field_vec(__u32 cur, const struct bpfipt_conf *conf
 
 		if (sc->vhave & (1u << f))
 			return d ? sc->v.dst : sc->v.src;
-		v = p->family == 6 ? bpfipt_ival6_find(sc, conf->addr_set[chain][d], d)
+		v = IS6(p) ? bpfipt_ival6_find(sc, conf->addr_set[chain][d], d)
 				   : bpfipt_ival_find(cur, conf->addr_set[chain][d],
 						      bpf_ntohl(d ? p->daddr : p->saddr));
 		ok = v != BPFIPT_IVAL_NONE;
@@ -3088,8 +3091,8 @@ static __always_inline void pfx_vals(struct scratch *sc)
 {
 	const struct pkt *p = &sc->p;
 
-	sc->pval[BPFIPT_F_SRC] = bpf_ntohl(p->family == 6 ? p->saddr6[BPFIPT_TB_WORD6] : p->saddr);
-	sc->pval[BPFIPT_F_DST] = bpf_ntohl(p->family == 6 ? p->daddr6[BPFIPT_TB_WORD6] : p->daddr);
+	sc->pval[BPFIPT_F_SRC] = bpf_ntohl(IS6(p) ? p->saddr6[BPFIPT_TB_WORD6] : p->saddr);
+	sc->pval[BPFIPT_F_DST] = bpf_ntohl(IS6(p) ? p->daddr6[BPFIPT_TB_WORD6] : p->daddr);
 	sc->pval[BPFIPT_F_IIF] = p->iif;
 	sc->pval[BPFIPT_F_OIF] = p->oif;
 	sc->pval[BPFIPT_F_PROTO] = p->proto & 0xff;
@@ -3418,7 +3421,7 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 	/* One lookup per field that varies in this chain and that the prefix did
 	 * not look up: its vector id. */
 	todo = look & ~sc->vhave;
-	if (p->family == 6) {
+	if (IS6(p)) {
 		/* a cut chain: no protocol, ports, flags nor type; every slot is a
 		 * candidate for them, the -p ones drop it (bpfipt_step()) */
 		if (p->cut) {
@@ -3678,7 +3681,7 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 	__s64 genid = -1, seed;
 	long r;
 
-	if (p->family == 6) {
+	if (IS6(p)) {
 		/* multicast (ff00::/8): local. Link-local and every other destination:
 		 * the routing table's answer, as the kernel's (an address of ours,
 		 * fe80:: ones too, is a local route: INPUT) */
@@ -3730,7 +3733,7 @@ static __always_inline int select_ingress(void *ctx, struct scratch *sc,
 	/* only the route's type and device matter: no neighbour lookup (a routed
 	 * packet whose next hop is unresolved is SUCCESS then, not NO_NEIGH) */
 	r = bpf_fib_lookup(ctx, f, sizeof(*f), BPF_FIB_LOOKUP_SKIP_NEIGH);
-	if (r == BPF_FIB_LKUP_RET_FWD_DISABLED && p->family == 6 && p->iif != LOOPBACK_IFINDEX) {
+	if (r == BPF_FIB_LKUP_RET_FWD_DISABLED && IS6(p) && p->iif != LOOPBACK_IFINDEX) {
 		/* The helper stops at the input device's own forwarding setting, but
 		 * fwd6_off() said the kernel forwards: all.forwarding is on (a router
 		 * whose uplink has forwarding 0 to take router advertisements) or the
@@ -3803,7 +3806,7 @@ static __always_inline int generation(int fam, __u32 *cur, __u32 *iflags,
 	__u32 zero = 0;
 	struct bpfipt_inst *in = bpf_map_lookup_elem(&bpfipt_inst, &zero);
 
-	if (!in || fam < 0)
+	if (!in || fam < 0 || (fam && !FEAT(BPFIPT_FEAT_IP6)))
 		return -1;
 	*cur = *(volatile __u32 *)&in->cur[fam & 1];
 	*iflags = in->flags;

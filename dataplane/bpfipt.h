@@ -895,7 +895,10 @@ enum {
 						 * verifies in a fraction) */
 	BPFIPT_FEAT_FORWARD	= 1 << 9,	/* FORWARD's walk (without: FORWARD has
 						 * no rule, its policy judges) */
-	BPFIPT_FEAT_ALL		= (1 << 10) - 1,
+	BPFIPT_FEAT_IP6		= 1 << 10,	/* IPv6 (without: no IPv6 ruleset, the
+						 * packets pass as a family with nothing
+						 * installed does) */
+	BPFIPT_FEAT_ALL		= (1 << 11) - 1,
 };
 /* userspace: the features every program attached in the namespace has
  * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the

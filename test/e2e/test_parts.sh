@@ -10,6 +10,8 @@
 #     and OUTPUT, without rules, judged by their policies (counted), no walk;
 #   - a FORWARD policy of DROP: still no part, cli's pings dropped; a rule in
 #     FORWARD: its walk (forward); one in OUTPUT: OUTPUT's (output);
+#   - IPv6 passed untouched (no IPv6 ruleset) by programs without it; the
+#     first bpf-ip6tables rule brings it (ipv6) and judges cli's IPv6 pings;
 #   - replies let through by --ctstate: the parts
 #     grow to conntrack everywhere, and cli's pings are answered (the replies
 #     ESTABLISHED), srv's are not (NEW);
@@ -28,6 +30,10 @@ BIN=$(cd "${1:?usage: test_parts.sh BUILD_DIR}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 topo_up
+topo_up6
+# the IPv6 neighbours found first (a fresh topology's first ping -6 can take
+# longer than its second)
+for _ in 1 2 3; do ping6_ok "$CLI" $SRV_IP6 && break; done
 
 # parts DEV: what `bpf-iptables -V` says rtr's DEV runs
 parts() { bpt "$RTR" -V | sed -n "s/^  $1 .*; parts: //p"; }
@@ -37,11 +43,14 @@ check_parts() {		# check_parts WHAT EXPECTED: on lo, eth0 and eth1
 }
 
 # policy CHAIN: the packets CHAIN's policy counted
-policy() { bpt "$RTR" -L "$1" -n -v -x | sed -n 's/^Chain .*(policy [A-Z]* \([0-9]*\) packets.*/\1/p'; }
+policy() {
+	bpt "$RTR" -L "$1" -n -v -x | sed -n 's/^Chain .*(policy [A-Z]* \([0-9]*\) packets.*/\1/p'
+}
 check "a stateless first command" bpt "$RTR" -A INPUT -s 192.0.2.1 -j DROP
 check_parts "stateless" "none"
 check "cli reaches srv" ping_ok "$CLI" $SRV_IP
 check "rtr reaches srv" ping_ok "$RTR" $SRV_IP
+check "cli reaches srv over IPv6 (no IPv6 ruleset)" ping6_ok "$CLI" $SRV_IP6
 check "FORWARD's policy counted (cli's ping and its reply)" test "$(policy FORWARD)" -ge 2
 check "OUTPUT's policy counted (rtr's ping)" test "$(policy OUTPUT)" -ge 1
 if [ "${BPF_IPTABLES_INGRESS:-}" = xdp ]; then
@@ -60,8 +69,14 @@ check "a rule in OUTPUT" bpt "$RTR" -A OUTPUT -p udp --dport 7 -d $SRV_IP -j DRO
 check_parts "a rule in OUTPUT" "output, forward"
 check_eq "rtr's datagram to port 7 dropped" 0 "$(udp_count "$RTR" "$SRV" $SRV_IP 7 1)"
 check_eq "rtr's datagram to port 8 through" 1 "$(udp_count "$RTR" "$SRV" $SRV_IP 8 1)"
+check "cli reaches srv over IPv6 still" ping6_ok "$CLI" $SRV_IP6
+check "an IPv6 rule" \
+	bpt6 "$RTR" -A FORWARD -s $CLI_IP6 -p ipv6-icmp --icmpv6-type echo-request -j DROP
+check_parts "IPv6" "output, forward, ipv6"
+check_not "cli's IPv6 pings dropped" ping6_ok "$CLI" $SRV_IP6
+check "srv's IPv6 pings answered" ping6_ok "$SRV" $CLI_IP6
 check "conntrack's rule" bpt "$RTR" -A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT
-check_parts "conntrack" "conntrack, output, forward"
+check_parts "conntrack" "conntrack, output, forward, ipv6"
 check "cli's pings answered (ESTABLISHED replies)" ping_ok "$CLI" $SRV_IP
 check_not "srv's pings dropped (NEW)" ping_ok "$SRV" $CLI_IP
 if [ "${BPF_IPTABLES_INGRESS:-}" = xdp ]; then
@@ -70,7 +85,7 @@ fi
 
 check "recent's rules" bpt "$RTR" -I FORWARD 1 -m recent --name bad --rcheck -j DROP
 bpt "$RTR" -I FORWARD 1 -p udp --dport 7777 -m recent --name bad --set -j DROP
-check_parts "recent" "conntrack, recent, output, forward"
+check_parts "recent" "conntrack, recent, output, forward, ipv6"
 check "cli's pings still answered" ping_ok "$CLI" $SRV_IP
 check_eq "the datagram that lists cli dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 7777 1)"
 check_not "cli on the list: dropped" ping_ok "$CLI" $SRV_IP
@@ -89,10 +104,10 @@ sys.exit(1)' "$2" "$3" 2>/dev/null
 tcp_listen "$SRV" 9
 check "srv's port 9 answers before REJECT" tcp_ok "$CLI" $SRV_IP 9
 check "REJECT's rule" bpt "$RTR" -I FORWARD 1 -p tcp --dport 9 -j REJECT --reject-with tcp-reset
-check_parts "reject" "conntrack, recent, reject, output, forward"
+check_parts "reject" "conntrack, recent, reject, output, forward, ipv6"
 check "port 9 refused by a reset" tcp_refused "$CLI" $SRV_IP 9
 check "LOG's rule" bpt "$RTR" -I FORWARD 1 -p udp --dport 5555 -j LOG --log-prefix "parts "
-check_parts "log" "conntrack, recent, log, reject, output, forward"
+check_parts "log" "conntrack, recent, log, reject, output, forward, ipv6"
 check_eq "the logged datagram through" 1 "$(udp_count "$CLI" "$SRV" $SRV_IP 5555 1)"
 
 # N rules no group takes (targets alternate), never matching, then the probes
@@ -124,12 +139,14 @@ probes() {
 check "a flat restore" \
 	env BPF_IPTABLES_POOL=flat BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
-check_parts "pages" "conntrack, recent, log, reject, pages, output, forward"
+check_parts "pages" \
+	"conntrack, recent, log, reject, pages, output, forward, ipv6"
 probes flat
 check "a windowed restore" \
 	env BPF_IPTABLES_POOL=windows BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
-check_parts "windows" "conntrack, recent, windows, log, reject, pages, output, forward"
+check_parts "windows" \
+	"conntrack, recent, windows, log, reject, pages, output, forward, ipv6"
 probes windowed
 # 17 000 rules: more slots than bpfipt_slotsfx holds (BPFIPT_SLOTS_FIXED), in
 # the pool's pages
@@ -139,11 +156,11 @@ check "a restore of 17 000 rules" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
 rm -f "$rules"
 check_parts "slots in pages" \
-	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward"
+	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward, ipv6"
 probes "17 000 rules"
 
 check "flush" bpt "$RTR" -F
 check_parts "after a flush" \
-	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward"
+	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward, ipv6"
 check "--unload" bpt "$RTR" --unload
 finish

@@ -3304,12 +3304,12 @@ static __always_inline int fast_prefix(__u32 cur, const struct bpfipt_conf *conf
 }
 
 /* The policy of chain `chain` (generation cur, conf its conf), which has no
- * rule: counted and judged as the walk would, its slot the chain's first. */
+ * rule: counted and judged as the walk would (its slot the chain's first). */
 static __always_inline int policy_only(__u32 cur, const struct bpfipt_conf *conf, __u32 chain,
 				       struct scratch *sc)
 {
 	const struct bpfipt_slot *sl = chain < BPFIPT_NCHAINS ?
-		slot_at(cur, conf, conf->slot_base[chain]) : NULL;
+		slot_at(cur, conf, conf->slot_base[chain] + conf->policy[chain]) : NULL;
 
 	if (!sl) {
 		stat_inc(BPFIPT_ST_INTERNAL);

@@ -751,7 +751,8 @@ enum bpfipt_stat {
 					 *     pool (sbase), no
 					 *     bpfipt_slots;
 					 * 66: parts BPFIPT_FEAT_OUTPUT,
-					 *     BPFIPT_FEAT_FORWARD
+					 *     BPFIPT_FEAT_FORWARD,
+					 *     BPFIPT_FEAT_IP6
 					 *     (bpfipt_inst.flags) */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)

@@ -31,10 +31,11 @@
  * of them at once from the fields' summary rows, and the chunks where no word is
  * shared are not visited.
  *
- * Verifier notes (kernel >= 6.4; every program verifies in ~10k instructions):
+ * Verifier notes (kernel >= 6.4; a namespace's first programs verify in 1k to
+ * 230k instructions, by the parts its rulesets use: bpfipt_feat, FEAT()):
  *  - loops test may_goto (LOOP_UPTO(); open-coded iterators, bpf_for, on a
- *    kernel without it), so nwords up to BPFIPT_MAX_WORDS and BPFIPT_MAX_STEPS
- *    cost no unrolling;
+ *    kernel without it), so nwords up to BPFIPT_MAX_WORDS, BPFIPT_MAX_STEPS
+ *    and the slot prefix's rules cost no unrolling;
  *  - bpfipt_step(), bpfipt_chunk_row() and bpfipt_ival_find() are global
  *    functions, checked once on their own; the walk's state (cursor, depth, stack, verdict) lives in the
  *    per-CPU scratch map, so the step loop carries nothing to converge on;

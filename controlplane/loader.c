@@ -1833,17 +1833,23 @@ static struct dp_inst *early_inst_maps(void)
  * of them 0.15 s of a restore's critical path */
 #define GUESS_SCAN_LINES	(128 * 1024)
 
-static bool text_has(const char *t, size_t len, const char *w)
+/* The first occurrence of w in [from, end), NULL if none. */
+static const char *text_find(const char *from, const char *end, const char *w)
 {
-	const char *p = t, *end = t + len;
+	const char *p = from;
 	size_t n = strlen(w);
 
 	while ((size_t)(end - p) >= n && (p = memchr(p, w[0], (size_t)(end - p) - n + 1))) {
 		if (!memcmp(p, w, n))
-			return true;
+			return p;
 		p++;
 	}
-	return false;
+	return NULL;
+}
+
+static bool text_has(const char *t, size_t len, const char *w)
+{
+	return text_find(t, t + len, w) != NULL;
 }
 
 /* A line of [t, t + len) names chain c, other than a restore's declaration of
@@ -1851,18 +1857,15 @@ static bool text_has(const char *t, size_t len, const char *w)
  * policy, -P, taken for one). */
 static bool names_chain(const char *t, size_t len, const char *c)
 {
-	const char *p = t, *end = t + len, *ls;
-	size_t n = strlen(c);
+	const char *p = t, *ls;
 
-	while ((size_t)(end - p) >= n && (p = memchr(p, c[0], (size_t)(end - p) - n + 1))) {
-		if (!memcmp(p, c, n)) {
-			for (ls = p; ls > t && ls[-1] != '\n'; ls--)
-				;
-			while (ls < p && (*ls == ' ' || *ls == '\t'))
-				ls++;
-			if (*ls != ':' && *ls != '#')
-				return true;
-		}
+	while ((p = text_find(p, t + len, c))) {
+		for (ls = p; ls > t && ls[-1] != '\n'; ls--)
+			;
+		while (ls < p && (*ls == ' ' || *ls == '\t'))
+			ls++;
+		if (*ls != ':' && *ls != '#')
+			return true;
 		p++;
 	}
 	return false;

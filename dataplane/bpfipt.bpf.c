@@ -1431,9 +1431,15 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 	return 0;
 }
 
-/* chunk_find(): candidate words tested before its loop (100k unlike rules,
- * 12 candidate words in 4 chunks a packet: 3 -> -10 ns, 5 -> -19, 8 -> -19) */
+/* chunk_find(), chunk0_seen(): the candidate words tested before the loop,
+ * unrolled. Five where the loop is an iterator, a kfunc call a word (100k
+ * unlike rules, 12 candidate words in 4 chunks a packet: 3 -> -10 ns, 5 -> -19,
+ * 8 -> -19); one where it is may_goto's, which costs no call (100 000 unlike
+ * rules as slots 13 ns less, 10 000 and 2 048 the same, the verifier 2k-17k
+ * instructions less: docs/performance.md, "One candidate word before the
+ * loop"). The verifier follows one of the two. */
 #define BPFIPT_WORDS_AHEAD	5
+#define WORDS_AHEAD(i)		((i) < (bpfipt_may_goto ? 1 : BPFIPT_WORDS_AHEAD))
 
 #define CHUNK_MASK	(64 * BPFIPT_TOP_WORDS - 1)
 _Static_assert(!(64 * BPFIPT_TOP_WORDS & CHUNK_MASK), "CHUNK_MASK");
@@ -1504,9 +1510,8 @@ static __always_inline __u64 from_cursor(struct scratch *sc, __u32 k, __u64 cand
  * internal error. Its candidate words are the packet's csum[k] (rows: taken by
  * bpfipt_chunk_row()) or the AND of the chunk's summary words; with_top (k == 0)
  * also takes the packet's chunk bitmap. The first BPFIPT_WORDS_AHEAD candidate
- * words are tested before the loop, unrolled: most packets' slot is in the first,
- * and the iterator costs a kfunc call a word (each a return thunk on this CPU)
- * where a chunk of a long chain has a few words the vectors share but no bit. */
+ * words (WORDS_AHEAD()) are tested before the loop, unrolled: most packets' slot
+ * is in the first. */
 static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 cur, __u32 k,
 					bool with_top, bool rows, const bool windows,
 					const bool one)
@@ -1552,6 +1557,8 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 cu
 	}
 #pragma unroll
 	for (i = 0; i < BPFIPT_WORDS_AHEAD; i++) {
+		if (!WORDS_AHEAD(i))
+			break;
 		w = ctz64(cand) & (BPFIPT_CHUNK_WORDS - 1);
 		cand &= cand - 1;
 		WORD_BITS(w, x);
@@ -1610,6 +1617,8 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
 
 #pragma unroll
 	for (i = 0; i < BPFIPT_WORDS_AHEAD; i++) {
+		if (!WORDS_AHEAD(i))
+			break;
 		if (!cand) {
 			if (RD(sc->nchunks) == 1)
 				return NO_SLOT;

@@ -76,6 +76,10 @@
  * namespace's first command loads them (dp_inst_fit()); --all-parts: every part
  * (a namespace whose rulesets needed them all once), as pktcost did until
  * 2026-12-02. install_ms: compile, install and the programs' load.
+ * In the environment: PKTCOST_RUNLOG=1 writes every run of every cell to stderr
+ * (a cell's spread beside its best); PKTCOST_REGEN=N measures each ruleset's
+ * none-worst packet under one load of its programs N times, installing it
+ * again between them (regen_levels()); PKTCOST_HOLD (run_cells()).
  * Usage: pktcost [--repeat N] [--sizes a,b,c] [--deny-sizes a,b] [--dense-max N]
  *                [--group-min N] [--tuple-min N] [--no-ct] [--family 6] [--forwarding] [--runs N]
  *                [--packets first,last,none,none-worst,listed,spread] [--hook xdp|tc]
@@ -119,6 +123,7 @@
 
 static unsigned int repeat = 20000;
 static unsigned int runs = 8;		/* --runs */
+static bool runlog;			/* PKTCOST_RUNLOG: every run's ns on stderr */
 static unsigned int group_min;		/* 0: the compiler's default */
 static unsigned int tuple_min;		/* 0: the compiler's default */
 static int ifindex;			/* vA: the packets arrive on it */
@@ -703,6 +708,39 @@ static size_t ncells;
 static struct dp_inst **insts;
 static size_t ninst;
 
+/* PKTCOST_REGEN=N: where a load's level comes from. The XDP program's cost of
+ * the none-worst packet (the best of 15 runs, 20 ms apart) under one load of the
+ * programs, measured N times, the same ruleset installed again between them
+ * (its next generation: the maps written anew, the programs kept); on stderr.
+ * Loads of the same programs differ by more than generations do (docs/
+ * performance.md, "Where a load's level comes from"). */
+static void regen_levels(struct dp_inst *in, const struct cp_compiled *cc, const struct pk *w,
+			 int n)
+{
+	int fd = dp_inst_prog_fd(in, DP_PROG_XDP);
+	struct xdp_hold h = { -1, -1 };
+	struct ipt_err err;
+	__u8 buf[256];
+	size_t len;
+
+	len = packet(buf, w->src, w->dst, w->sport, w->dport);
+	hold(fd, &h);
+	for (int g = 0; g < n; g++) {
+		double best = 1e18, v;
+
+		for (int r = 0; r < 15; r++) {
+			usleep(20000);
+			v = run_once(fd, true, buf, len, XDP_PASS);
+			if (v < best)
+				best = v;
+		}
+		fprintf(stderr, "pktcost: generation %d none-worst xdp %.1f\n", g, best);
+		if (g + 1 < n && dp_inst_install(in, cc, NULL, 0, NULL, 0, &err))
+			die("install again");
+	}
+	unhold(&h);
+}
+
 static void measure(enum kind k, unsigned int n, bool ct)
 {
 	static const struct cp_link links[] = { { 1, "lo" } };
@@ -758,6 +796,8 @@ static void measure(enum kind k, unsigned int n, bool ct)
 	}
 	if (k == HOST)
 		prime(in, &pk[P_FIRST]);
+	if (getenv("PKTCOST_REGEN") && pk[P_WORST].src)
+		regen_levels(in, cc, &pk[P_WORST], atoi(getenv("PKTCOST_REGEN")));
 	{
 		int fds[2] = { dp_inst_prog_fd(in, DP_PROG_XDP), dp_inst_prog_fd(in, DP_PROG_TC_IN) };
 
@@ -832,6 +872,9 @@ static void run_cells(void)
 				ns += run_once(c->fd, c->xdp, c->buf[b], c->len[b], c->want) /
 				      c->nbuf;
 
+			if (runlog)
+				fprintf(stderr, "pktcost: run %u %s,%u,%s,%s %.1f\n", i,
+					kind_name[c->k], c->n, pk_name[c->p], c->xdp ? "xdp" : "tc", ns);
 			if (ns < c->best)
 				c->best = ns;
 		}
@@ -986,6 +1029,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	runlog = getenv("PKTCOST_RUNLOG") != NULL;
 	if (getenv("PKTCOST_HOLD"))
 		hold_max = atoi(getenv("PKTCOST_HOLD"));
 	netns();

@@ -719,7 +719,7 @@ static void regen_levels(struct dp_inst *in, const struct cp_compiled *cc, const
 {
 	int fd = dp_inst_prog_fd(in, DP_PROG_XDP);
 	struct xdp_hold h = { -1, -1 };
-	struct ipt_err err;
+	struct ipt_err err = { 0 };
 	__u8 buf[256];
 	size_t len;
 

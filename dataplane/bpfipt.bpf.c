@@ -1436,7 +1436,7 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
  * unrolled. Five where the loop is an iterator, a kfunc call a word (100k
  * unlike rules, 12 candidate words in 4 chunks a packet: 3 -> -10 ns, 5 -> -19,
  * 8 -> -19); one where it is may_goto's, which costs no call (100 000 unlike
- * rules as slots 13 ns less, 10 000 and 2 048 the same, the verifier 2k-17k
+ * rules as slots 13 ns less, 10 000 and 2 048 the same, the verifier 1k-20k
  * instructions less: docs/performance.md, "One candidate word before the
  * loop"). The verifier follows one of the two. */
 #define BPFIPT_WORDS_AHEAD	5
@@ -2198,9 +2198,10 @@ static __always_inline bool tbit_clear(const __u32 *cur, const struct bpfipt_tup
 /* IPv6: the offset of the packet's tuple in tuple group `group` (from the run's
  * first rule), struct bpfipt_tuple6_key in bpfipt_tuple6, BPFIPT_IVAL_NONE
  * without one (tuple_counter()). Its key in the scratch map (sc->tk6), not
- * a frame: inline where a packet meets a tuple group first (a chain's first
- * slot, the slot prefix), where a call and its return cost ~8 ns on a CPU with
- * Safe RET; elsewhere bpfipt_tuple6_find(), checked once. */
+ * a frame: inline in the slot prefix (pfx_tgrp_find()), where a call and its
+ * return cost ~8 ns on a CPU with Safe RET; elsewhere bpfipt_tuple6_find(),
+ * checked once (inline in fast_tuple() too, it grew the programs' main frame
+ * past what a walk with the summary rows leaves of 512 bytes). */
 static __always_inline __u32 tuple6_find(struct scratch *sc, __u32 group, __u32 splen,
 					 __u32 dplen, __u32 ports)
 {

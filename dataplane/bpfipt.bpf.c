@@ -330,6 +330,23 @@ _Static_assert(BPFIPT_PVALS > BPFIPT_FAST_PFX_PDPORT && !(BPFIPT_PVALS & (BPFIPT
 
 #define ROW_VIDS	16	/* struct scratch's rvid[]: a power of 2 */
 
+/* The walk's page cache (pool_cached()): a slot for the constant vector's page
+ * and for those of the five tuple's fields, -1 for the others */
+#define PGC_N		6
+#define PGC_CVEC	0
+#define PGC_SRC		1
+#define PGC_DST		2
+#define PGC_DPORT	3
+#define PGC_SPORT	4
+#define PGC_PROTO	5
+#define PGC_IIF		(-1)
+#define PGC_OIF		(-1)
+#define PGC_ICMP	(-1)
+#define PGC_TCPFLAGS	(-1)
+#define PGC_LEN		(-1)
+#define PGC_FRAG	(-1)
+#define PGC_CTSTATE	(-1)
+
 struct scratch {
 	struct pkt p;
 	struct walk6 w6;
@@ -420,6 +437,9 @@ struct scratch {
 	/* a windowed pool: the window (BPFIPT_WIN_WORD) of the packet's vector of
 	 * each field, by field, the constant vector's at WIN_CVEC (TOP_AND()) */
 	__u64 wword[BPFIPT_PVALS];
+	__u32 pgi[PGC_N];	/* find_slot(): the pages of its page cache
+				 * (pool_cached()); last, so that the fields above
+				 * keep their cache lines */
 };
 
 enum { SCR_XDP, SCR_TC_IN, SCR_TC_OUT, SCR_TEST, SCR_MAX };	/* L3 variants share */
@@ -1196,6 +1216,32 @@ static __always_inline const __u64 *pool_get(void *pool, __u32 cur, __u32 e, con
 	return one ? bpf_map_lookup_elem(pool, &e) : pool_at(cur, e);
 }
 
+/* Entry e of a paged pool through the walk's page cache: slot j's page
+ * (sc->pgi[j]) kept as pg[j], a pointer in the search's frame; looked up again
+ * only when e is on another page. */
+static __always_inline const __u64 *pool_cached(struct scratch *sc, void **pg, const int j,
+						__u32 cur, __u32 e)
+{
+	__u32 pi = e / BPFIPT_PAGE_CHUNKS, pk;
+	void *p;
+
+	if (pi != RD(sc->pgi[j])) {
+		pk = cur * BPFIPT_PAGES_MAX + (pi & (BPFIPT_PAGES_MAX - 1));
+		p = bpf_map_lookup_elem(&bpfipt_pages, &pk);
+		if (!p)
+			return NULL;
+		pg[j] = p;
+		sc->pgi[j] = pi;
+	}
+	e %= BPFIPT_PAGE_CHUNKS;
+	return bpf_map_lookup_elem(pg[j], &e);
+}
+
+/* pool_get() with the page cache for slot j >= 0 */
+#define POOL_GETC(j, key)							\
+	((j) >= 0 && !one && !windows ? pool_cached(sc, pg, (j), cur, key) :	\
+			   pool_get(pool, cur, key, one))
+
 /* The pool entry of chunk k of field i's vector vid (i: a BPFIPT_F_* or
  * WIN_CVEC; a windowed pool: chunk 0 is entry vid, the others through the
  * window TOP_AND() took). windows is a constant: the walk's flat and windowed
@@ -1234,7 +1280,7 @@ static __always_inline __u32 pool_entry(__u32 cur, bool windows, __u32 nchunks, 
 		p_##field = pc;							\
 		if (RD(sc->look) & (1u << BPFIPT_F_##field)) {			\
 			key = pool_key(sc, BPFIPT_F_##field, RD(vid), k, windows); \
-			p_##field = pool_get(pool, cur, key, one);	\
+			p_##field = POOL_GETC(PGC_##field, key);	\
 			if (!p_##field)						\
 				goto broken;					\
 		}								\
@@ -1277,7 +1323,7 @@ static __always_inline __u32 pool_entry(__u32 cur, bool windows, __u32 nchunks, 
 /* The packet's chunk bitmap (BPFIPT_TOP_WORDS in bpfipt.h): the AND of the
  * bitmaps chunk 0 of each of its vectors carries. Once per packet, and only for
  * vectors of more than one chunk. */
-static __always_inline int top_bitmap(struct scratch *sc, void *pool, __u32 cur,
+static __always_inline int top_bitmap(struct scratch *sc, void *pool, void **pg, __u32 cur,
 				      const bool windows, const bool one)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
@@ -1285,7 +1331,7 @@ static __always_inline int top_bitmap(struct scratch *sc, void *pool, __u32 cur,
 	__u32 k = 0, key = pool_key(sc, WIN_CVEC, RD(sc->cvec), 0, windows);
 	int j;
 
-	pc = pool_get(pool, cur, key, one);
+	pc = POOL_GETC(PGC_CVEC, key);
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
@@ -1378,7 +1424,6 @@ _Static_assert(BPFIPT_F_MAX + 1 <= 5 * ROW_PASS, "ROW_MORE(): passes for every f
 __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 {
 	__u32 cur, left, n = 0;
-	bool last;
 	const __u64 *a, *b, *d;
 	__u64 *c;
 
@@ -1399,21 +1444,28 @@ __noinline int bpfipt_chunk_row(struct scratch *sc, __u32 r)
 	 * when it is the only one */
 	if (ROW_PTRS(0))
 		return -1;
-	last = n <= ROW_PASS;
-	ROW_BLOCKS(({
-		__u64 t_ = 0, x_;
-		_Pragma("unroll")
-		for (u_ = 0; u_ < 8; u_++) {
-			x_ = a[b_ * 8 + u_] & b[b_ * 8 + u_] & d[b_ * 8 + u_];
-			c[b_ * 8 + u_] = x_;
-			if (x_)
-				t_ |= 1u << u_;
-		}
-		if (last)
+	if (n <= ROW_PASS) {
+		/* the only pass: each word's bit of the chunk bitmap taken as it
+		 * is written (the barrier keeps the block's words from being
+		 * live at once: this frame is in the walk's chain of 512 bytes) */
+		ROW_BLOCKS(({
+			__u64 t_ = 0, x_;
+			_Pragma("unroll")
+			for (u_ = 0; u_ < 8; u_++) {
+				x_ = a[b_ * 8 + u_] & b[b_ * 8 + u_] & d[b_ * 8 + u_];
+				c[b_ * 8 + u_] = x_;
+				t_ |= ((x_ | -x_) >> 63) << u_;
+				asm volatile("" : "+r"(t_));
+			}
 			((__u8 *)&sc->top[r])[b_] &= t_;
-	}));
-	if (last)
+		}));
 		return 0;
+	}
+	ROW_BLOCKS(({
+		_Pragma("unroll")
+		for (u_ = b_ * 8; u_ < b_ * 8 + 8; u_++)
+			c[u_] = a[u_] & b[u_] & d[u_];
+	}));
 	/* the others ANDed into it, ROW_PASS at a time */
 	ROW_MORE(1);
 	ROW_MORE(2);
@@ -1513,7 +1565,7 @@ static __always_inline __u64 from_cursor(struct scratch *sc, __u32 k, __u64 cand
  * also takes the packet's chunk bitmap. The first BPFIPT_WORDS_AHEAD candidate
  * words (WORDS_AHEAD()) are tested before the loop, unrolled: most packets' slot
  * is in the first. */
-static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 cur, __u32 k,
+static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, void **pg, __u32 cur, __u32 k,
 					bool with_top, bool rows, const bool windows,
 					const bool one)
 {
@@ -1529,7 +1581,7 @@ static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, __u32 cu
 			return NO_SLOT;
 	}
 	key = pool_key(sc, WIN_CVEC, RD(sc->cvec), k, windows);
-	pc = pool_get(pool, cur, key, one);
+	pc = POOL_GETC(PGC_CVEC, key);
 	if (!pc)
 		goto broken;
 	POOL_PTRS();
@@ -1674,12 +1726,17 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
  * bpfipt_step() (FIND_SLOT()): as a global function it cost two calls a walk
  * with rows (the search, and again after the rows), ~7.5 ns each where returns
  * take the Safe RET thunk; its 13 live pool pointers fit in the step's frame
- * since the tc programs' REJECT is a function of its own (tc_reject()). */
+ * since the tc programs' REJECT is a function of its own (tc_reject()). A
+ * flat pool of pages keeps the page of the constant vector and of the five
+ * tuple's fields from chunk to chunk (pool_cached(): one page lookup a field
+ * and walk, not one a field and chunk); six pointers more in the step's frame,
+ * whose deepest chain is bpfipt_tc_in 144 + bpfipt_step 272 +
+ * bpfipt_recent_mt 80 of the verifier's 512 bytes (bpfipt_chunk_row 48). */
 static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const bool windows,
 				       const bool one)
 {
 	__u32 cur, k, found, pol;
-	void *pool = NULL;
+	void *pool = NULL, *pg[PGC_N], *p0;
 	int r;
 
 	if (!sc)
@@ -1696,14 +1753,23 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 	if (sc->w0 >= sc->nwords || sc->nwords > BPFIPT_MAX_WORDS)
 		return NO_SLOT;
 	cur = sc->cur;
+	k = cur * BPFIPT_PAGES_MAX;
 	if (one) {	/* the pool's one page, once */
-		k = cur * BPFIPT_PAGES_MAX;
 		pool = bpf_map_lookup_elem(&bpfipt_pages, &k);
 		if (!pool)
 			return NO_SLOT - 1;
+	} else if (!windows) {	/* the page cache, all its slots at page 0 */
+		p0 = bpf_map_lookup_elem(&bpfipt_pages, &k);
+		if (!p0)
+			return NO_SLOT - 1;
+#pragma unroll
+		for (r = 0; r < PGC_N; r++) {
+			pg[r] = p0;
+			sc->pgi[r] = 0;
+		}
 	}
 	if (!windows && RD(sc->nchunks) == 1)	/* one chunk: no chunk bitmap to consult */
-		return chunk_find(sc, pool, cur, 0, false, false, false, one);
+		return chunk_find(sc, pool, pg, cur, 0, false, false, false, one);
 	sc->kc = sc->w0 / BPFIPT_CHUNK_WORDS;
 	if (!sc->top_ready) {
 		/* the walk's first step (cursor in chunk 0) of a ruleset of several
@@ -1711,10 +1777,10 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 		 * the packet's and searches the chunk (an empty one finds nothing) */
 		if (sc->kc == 0) {
 			sc->kc = 1;
-			found = chunk_find(sc, pool, cur, 0, true, false, windows, one);
+			found = chunk_find(sc, pool, pg, cur, 0, true, false, windows, one);
 			if (found != NO_SLOT)
 				return found;
-		} else if (top_bitmap(sc, pool, cur, windows, one)) {
+		} else if (top_bitmap(sc, pool, pg, cur, windows, one)) {
 			return NO_SLOT - 1;
 		}
 		/* many candidate chunks left: the rows first (a walk whose first
@@ -1730,7 +1796,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 			if (k < RD(sc->nchunks)) {
 				k &= CHUNK_MASK;
 				sc->kc = k + 1;
-				found = chunk_find(sc, pool, cur, k, false, false, windows, one);
+				found = chunk_find(sc, pool, pg, cur, k, false, false, windows, one);
 				if (found != NO_SLOT)
 					return found;
 			}
@@ -1755,7 +1821,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 		return RD(sc->pw) * 64;
 	k &= CHUNK_MASK;
 	sc->kc = k + 1;
-	found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
+	found = chunk_find(sc, pool, pg, cur, k, false, RD(sc->rows_ready), windows, one);
 	if (found != NO_SLOT)
 		return found;
 	LOOP_UPTO(sc->nchunks - 1, return NO_SLOT - 1, {
@@ -1768,7 +1834,7 @@ static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const b
 		}
 		k &= CHUNK_MASK;
 		sc->kc = k + 1;
-		found = chunk_find(sc, pool, cur, k, false, RD(sc->rows_ready), windows, one);
+		found = chunk_find(sc, pool, pg, cur, k, false, RD(sc->rows_ready), windows, one);
 		if (found != NO_SLOT)
 			break;
 	});

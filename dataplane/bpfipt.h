@@ -612,7 +612,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		66	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		67	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -753,7 +753,9 @@ enum bpfipt_stat {
 					 * 66: parts BPFIPT_FEAT_OUTPUT,
 					 *     BPFIPT_FEAT_FORWARD,
 					 *     BPFIPT_FEAT_IP6
-					 *     (bpfipt_inst.flags) */
+					 *     (bpfipt_inst.flags);
+					 * 67: struct scratch: pgi, the walk's
+					 *     page cache */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu

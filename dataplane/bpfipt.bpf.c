@@ -1565,8 +1565,8 @@ static __always_inline __u64 from_cursor(struct scratch *sc, __u32 k, __u64 cand
  * also takes the packet's chunk bitmap. The first BPFIPT_WORDS_AHEAD candidate
  * words (WORDS_AHEAD()) are tested before the loop, unrolled: most packets' slot
  * is in the first. */
-static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, void **pg, __u32 cur, __u32 k,
-					bool with_top, bool rows, const bool windows,
+static __always_inline __u32 chunk_find(struct scratch *sc, void *pool, void **pg, __u32 cur,
+					__u32 k, bool with_top, bool rows, const bool windows,
 					const bool one)
 {
 	const __u64 *pc, *p_SRC, *p_DST, *p_DPORT, *p_SPORT, *p_PROTO, *p_IIF, *p_OIF,
@@ -1728,8 +1728,9 @@ static __always_inline __u32 chunk0_seen(struct scratch *sc)
  * take the Safe RET thunk; its 13 live pool pointers fit in the step's frame
  * since the tc programs' REJECT is a function of its own (tc_reject()). A
  * flat pool of pages keeps the page of the constant vector and of the five
- * tuple's fields from chunk to chunk (pool_cached(): one page lookup a field
- * and walk, not one a field and chunk); six pointers more in the step's frame,
+ * tuple's fields from chunk to chunk (pool_cached(): a field's page looked up
+ * once a search while its vector's chunks stay on it, not once a chunk);
+ * six pointers more in the step's frame,
  * whose deepest chain is bpfipt_tc_in 144 + bpfipt_step 272 +
  * bpfipt_recent_mt 80 of the verifier's 512 bytes (bpfipt_chunk_row 48). */
 static __always_inline __u32 find_slot(struct scratch *sc, __u32 cursor, const bool windows,

@@ -1413,11 +1413,35 @@ static void detach_iface(const struct dp_inst *in, const struct iface *f)
 
 /* ------------------------------------------------------- features ---- */
 
+/* Chain c of cf has a packet that only the walk judges (BPFIPT_FEAT_WALK):
+ * classify()'s fast paths, in its order, leave one to it. Not a chain without
+ * a rule (its policy judges), nor one whose group slot 0 judges a hit (FAST_HIT)
+ * and a miss (FAST_MISS, or a slot prefix after it that reaches the policy),
+ * nor one whose slot prefix from slot 0 reaches the policy. */
+static bool chain_walks(const struct bpfipt_conf *cf, unsigned int c)
+{
+	__u32 fast = cf->fast[c];
+	bool pfx_whole = BPFIPT_FAST_PFX_N(fast) && (fast & BPFIPT_FAST_PFX_END);
+
+	if (!cf->policy[c])
+		return false;
+	if (fast & (BPFIPT_FAST_TUPLE | BPFIPT_FAST_HIT | BPFIPT_FAST_MISS))
+		return !(fast & BPFIPT_FAST_HIT) || !(fast & BPFIPT_FAST_MISS || pfx_whole);
+	return !pfx_whole;
+}
+
 /* What a generation of family fam (0 IPv4, 1 IPv6) needs of the programs
- * (BPFIPT_FEAT_*, bpfipt.h). */
+ * (BPFIPT_FEAT_*, bpfipt.h). IPv6 walks a packet whose headers it cannot read
+ * to the end (pkt's cut: no ports, no fast path). */
 static __u32 conf_feat(const struct bpfipt_conf *cf, unsigned int fam)
 {
-	return (cf->flags & BPFIPT_C_CT ? BPFIPT_FEAT_CT : 0) |
+	bool walk = fam != 0;
+	unsigned int c;
+	__u32 feat;
+
+	for (c = 0; c < BPFIPT_NCHAINS && !walk; c++)
+		walk = chain_walks(cf, c);
+	feat = (cf->flags & BPFIPT_C_CT ? BPFIPT_FEAT_CT : 0) |
 	       (cf->flags & BPFIPT_C_RECENT ? BPFIPT_FEAT_RECENT : 0) |
 	       (cf->flags & BPFIPT_C_WINDOWS ? BPFIPT_FEAT_WINDOWS : 0) |
 	       (cf->nrows ? BPFIPT_FEAT_ROWS : 0) |
@@ -1428,6 +1452,9 @@ static __u32 conf_feat(const struct bpfipt_conf *cf, unsigned int fam)
 	       (cf->policy[BPFIPT_OUTPUT] ? BPFIPT_FEAT_OUTPUT : 0) |
 	       (cf->policy[BPFIPT_FORWARD] ? BPFIPT_FEAT_FORWARD : 0) |
 	       (fam ? BPFIPT_FEAT_IP6 : 0);
+	/* the walk's own parts (its pool's kinds, its rows): only with it */
+	return walk ? feat | BPFIPT_FEAT_WALK
+		    : feat & ~(BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS);
 }
 
 /* fd in place of XDP program id on f, in one step (mode: its XDP_FLAGS_*_MODE). */
@@ -1623,12 +1650,12 @@ int dp_describe(struct strbuf *sb)
 					   [IF_PORT] = "port of a bridge/bond, judged there" };
 	static const char *const parts[] = { "conntrack", "recent", "windows", "rows", "log",
 					     "reject", "pages", "slots in pages", "output",
-					     "forward", "ipv6" };
+					     "forward", "ipv6", "walk" };
 	struct iface *v = NULL;
 	__u32 h, drv, skb;
 	int n, i, k, on = 0;
 
-	_Static_assert(BPFIPT_FEAT_ALL == (1 << 11) - 1, "parts names every feature");
+	_Static_assert(BPFIPT_FEAT_ALL == (1 << 12) - 1, "parts names every feature");
 	dp_log_init();
 	if (iface_list(&v, &n, NULL))
 		return -1;
@@ -1764,14 +1791,14 @@ static void *early_inst_run(void *arg)
 	}
 	free(v);
 	if (!running && (in = inst_alloc())) {
-		in->feat = early_inst.feat;
+		in->feat = early_inst.feat & BPFIPT_FEAT_ALL;
 		if (inst_create_maps(in, NULL))
 			dp_inst_free(&in);
 	}
 	early_inst_maps_done(in);
 	/* a failure is the install's to report: inst_need() loads again what
-	 * is missing */
-	if (in)
+	 * is missing (and, DP_FEAT_LATER, what its generation needs) */
+	if (in && !(early_inst.feat & DP_FEAT_LATER))
 		inst_load(in, progs, true, NULL);
 	return NULL;
 }
@@ -1832,6 +1859,16 @@ static struct dp_inst *early_inst_maps(void)
 /* Lines looked at, at most: a run's lines cost ~0.15 us each to compare, 1M
  * of them 0.15 s of a restore's critical path */
 #define GUESS_SCAN_LINES	(128 * 1024)
+/* The walk (BPFIPT_FEAT_WALK), half of what the verifier checks of a first
+ * install's bpfipt_tc_in: up to GUESS_PFX_LINES lines but lists and runs of
+ * CP_TUPLE_MIN_TOP lines alike (a deny list, fail2ban's, a host's few rules),
+ * the slot prefix most often takes every chain whole, and the programs are
+ * loaded early without it (a wrong guess loads them again, ~0.1 s); past
+ * GUESS_WALK_LINES (a prefix holds 63 rules), early with it; between, a compile
+ * of a few hundred rules is quick, and the programs are loaded once it has
+ * said which (DP_FEAT_LATER). */
+#define GUESS_PFX_LINES		16
+#define GUESS_WALK_LINES	256
 
 /* The first occurrence of w in [from, end), NULL if none. */
 static const char *text_find(const char *from, const char *end, const char *w)
@@ -1966,7 +2003,7 @@ static bool lines_alike(const char *a, const char *ae, const char *b, const char
 unsigned int dp_feat_guess(const char *text, size_t len)
 {
 	const char *p = text, *end = text + len, *prev = NULL, *prev_end = NULL;
-	size_t lines = 0, chains = 0, run = 0, scanned = 0;
+	size_t lines = 0, chains = 0, run = 0, scanned = 0, plain = 0;
 	unsigned int feat = 0;
 
 	if (!text)
@@ -1991,7 +2028,9 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 	if (ipt_af == AF_INET6)
 		feat |= BPFIPT_FEAT_IP6;
 	/* the lines but a deny list's and runs of GUESS_TUPLE_RUN lines alike (each
-	 * one slot), and the chains a restore declares (":NAME POLICY [p:b]") */
+	 * one slot), and the chains a restore declares (":NAME POLICY [p:b]"); plain,
+	 * the lines but a deny list's and runs of CP_TUPLE_MIN_TOP (the slot
+	 * prefix's groups) */
 	while (lines - run <= GUESS_ROWS_LINES && scanned++ < GUESS_SCAN_LINES && p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		bool list;
@@ -2003,11 +2042,14 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		if (list || !prev || !lines_alike(prev, prev_end, p, nl)) {
 			if (run >= GUESS_TUPLE_RUN)
 				lines -= run;
+			if (run >= CP_TUPLE_MIN_TOP)
+				plain -= run;
 			run = 0;
 		}
 		if (!list) {
 			run++;
 			lines++;
+			plain++;
 		}
 		prev = list ? NULL : p;
 		prev_end = nl;
@@ -2015,6 +2057,8 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 	}
 	if (run >= GUESS_TUPLE_RUN)	/* (a run still going is taken to go on) */
 		lines -= run;
+	if (run >= CP_TUPLE_MIN_TOP)
+		plain -= run;
 	if (lines > GUESS_ONE_CHUNK && (chains > GUESS_WIN_CHAINS || lines > GUESS_WIN_LINES))
 		feat |= BPFIPT_FEAT_WINDOWS;
 	if (lines > GUESS_WIN_LINES)
@@ -2023,6 +2067,11 @@ unsigned int dp_feat_guess(const char *text, size_t len)
 		feat |= BPFIPT_FEAT_SLOTPOOL;
 	if (lines > GUESS_ROWS_LINES)
 		feat |= BPFIPT_FEAT_ROWS;
+	if (feat & (BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_SLOTPOOL |
+		    BPFIPT_FEAT_ROWS | BPFIPT_FEAT_IP6) || plain > GUESS_WALK_LINES)
+		feat |= BPFIPT_FEAT_WALK;	/* IPv6 walks what it cannot read */
+	else if (plain > GUESS_PFX_LINES)
+		feat |= DP_FEAT_LATER;
 	return feat;
 }
 
@@ -2030,7 +2079,7 @@ void dp_prepare_begin(unsigned int feat)
 {
 	early_inst_join();	/* a long-lived caller's last */
 	dp_log_init();
-	early_inst.feat = feat & BPFIPT_FEAT_ALL;
+	early_inst.feat = feat & (BPFIPT_FEAT_ALL | DP_FEAT_LATER);
 	early_inst.started = !pthread_create(&early_inst.th, NULL, early_inst_run, NULL);
 }
 

@@ -153,7 +153,10 @@ void dp_grace_begin(void);
  * before dp_load(). */
 void dp_prepare_begin(unsigned int feat);
 /* The features (BPFIPT_FEAT_*) a change whose input is text (a restore's, or a
- * command's words) may need: a guess, all of them when text is NULL. */
+ * command's words) may need: a guess, all of them when text is NULL; with
+ * DP_FEAT_LATER, one too unsure to load programs by (dp_prepare_begin() makes
+ * the maps, the install loads the programs its generation needs). */
+#define DP_FEAT_LATER	(1u << 31)
 unsigned int dp_feat_guess(const char *text, size_t len);
 
 /* The data plane's own statistics (enum bpfipt_stat), summed over the CPUs;

@@ -3519,6 +3519,15 @@ static __always_inline int classify(__u32 cur, const struct bpfipt_conf *conf, _
 		if (v >= 0)
 			return v;
 	}
+	/* programs without the walk (BPFIPT_FEAT_WALK): the loader saw that the
+	 * paths above judge every packet of every chain that has a rule; a chain
+	 * without one is judged by its policy. The verifier follows no more of
+	 * this function, nor bpfipt_step(): about half of what it checked */
+	if (!FEAT(BPFIPT_FEAT_WALK)) {
+		if (!conf->policy[chain])
+			return policy_only(cur, conf, chain, sc);
+		goto broken;
+	}
 	fold_searches(conf, chain, sc);
 
 	/* One lookup per field that varies in this chain and that the prefix did

@@ -612,7 +612,7 @@ enum bpfipt_stat {
  * when they are big enough (every userspace update of an outer map costs an RCU
  * grace period).
  */
-#define BPFIPT_ABI		67	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
+#define BPFIPT_ABI		68	/* 3: the chunk bitmap (BPFIPT_TOP_WORDS); 4: addrtype, recent;
 					 * 5: address sets (bpfipt_ival) instead of LPM tries;
 					 * 6: IPv6: family generations, bpfipt_lpm6, conntrack
 					 *    keys of 16-byte addresses;
@@ -755,7 +755,8 @@ enum bpfipt_stat {
 					 *     BPFIPT_FEAT_IP6
 					 *     (bpfipt_inst.flags);
 					 * 67: struct scratch: pgi, the walk's
-					 *     page cache */
+					 *     page cache;
+					 * 68: part BPFIPT_FEAT_WALK */
 #define BPFIPT_NFAMILIES	2	/* 0: IPv4, 1: IPv6 */
 #define BPFIPT_NGENS		(2 * BPFIPT_NFAMILIES)
 #define BPFIPT_NO_VEC		0xffffffffu
@@ -901,7 +902,13 @@ enum {
 	BPFIPT_FEAT_IP6		= 1 << 10,	/* IPv6 (without: no IPv6 ruleset, the
 						 * packets pass as a family with nothing
 						 * installed does) */
-	BPFIPT_FEAT_ALL		= (1 << 11) - 1,
+	BPFIPT_FEAT_WALK	= 1 << 11,	/* the walk of the slots (bpfipt_step()):
+						 * without, every chain with a rule is
+						 * judged whole by its fast paths
+						 * (bpfipt_conf.fast: a group slot 0 that
+						 * judges a hit and a miss, a slot prefix
+						 * that reaches the policy) */
+	BPFIPT_FEAT_ALL		= (1 << 12) - 1,
 };
 /* userspace: the features every program attached in the namespace has
  * (BPFIPT_FEAT_*), in bpfipt_inst.flags; written with the switch, after the

@@ -1930,7 +1930,7 @@ START_TEST(t_feat_guess)
 			i % 2 ? "tcp" : "udp");
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
 			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS |
-				  BPFIPT_FEAT_SLOTPOOL);
+				  BPFIPT_FEAT_SLOTPOOL | BPFIPT_FEAT_WALK);
 	/* a run of 4 096 lines alike but for their addresses and exact ports is
 	 * one slot (a tuple group): 100 000 mixed rules need no part; runs of
 	 * 4 000, the same lines with port ranges or with prefixes of two lengths
@@ -1945,7 +1945,7 @@ START_TEST(t_feat_guess)
 				kind == 1 && i / 4000 % 2 ? "ACCEPT" : "DROP");
 		sb_adds(&sb, "-A INPUT -s 10.1.0.2/32 -p udp -m udp --dport 9000 -j ACCEPT\nCOMMIT\n");
 		ck_assert_msg(dp_feat_guess(sb_str(&sb), sb.len) ==
-			      (kind ? BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES : 0u),
+			      (kind ? BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_WALK : 0u),
 			      "kind %d: %#x", kind, dp_feat_guess(sb_str(&sb), sb.len));
 	}
 	for (int chains = 200; chains <= 300; chains += 100) {
@@ -1955,19 +1955,43 @@ START_TEST(t_feat_guess)
 		for (i = 0; i < 4000; i++)
 			sb_addf(&sb, "-A C%d -j RETURN\n", i % chains);
 		ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
-				  chains > 256 ? BPFIPT_FEAT_WINDOWS : 0);
+				  BPFIPT_FEAT_WALK | (chains > 256 ? BPFIPT_FEAT_WINDOWS : 0));
 	}
 	/* 12 000 lines: a pool of several pages; 30 000: the summary rows and the
 	 * slots in the pool too */
 	for (i = 0; i < 8000; i++)
 		sb_addf(&sb, "-A C%d -j RETURN\n", i % 300);
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
-			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES);
+			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_WALK);
 	for (i = 0; i < 18000; i++)
 		sb_addf(&sb, "-A C%d -j RETURN\n", i % 300);
 	ck_assert_uint_eq(dp_feat_guess(sb_str(&sb), sb.len),
 			  BPFIPT_FEAT_WINDOWS | BPFIPT_FEAT_PAGES | BPFIPT_FEAT_ROWS |
-				  BPFIPT_FEAT_SLOTPOOL);
+				  BPFIPT_FEAT_SLOTPOOL | BPFIPT_FEAT_WALK);
+	/* the walk: not for 16 lines but lists and runs of 8 lines alike (a few
+	 * plain rules before a run of 8, which the slot prefix searches: fail2ban's
+	 * jump and jail); loaded once the compile has said, for 17 to 256 such
+	 * lines; early, past them */
+	for (int k = 0; k < 4; k++) {
+		int n = (const int[]){ 16, 17, 256, 257 }[k];
+
+		sb_reset(&sb);
+		for (i = 0; i < n; i++)
+			sb_addf(&sb, "-A INPUT -p tcp --dport %d -j %s\n", i, i % 2 ? "ACCEPT" : "DROP");
+		for (i = 0; i < 8; i++)
+			sb_addf(&sb, "-A INPUT -s 10.0.%d.0/24 -p udp --dport %d -j DROP\n", i, i);
+		for (i = 0; i < 100; i++)
+			sb_addf(&sb, "-A f2b -s 10.1.0.%d -j REJECT\n", i);
+		ck_assert_msg(dp_feat_guess(sb_str(&sb), sb.len) ==
+			      (BPFIPT_FEAT_REJECT | (n == 16 ? 0 : n <= 256 ? DP_FEAT_LATER
+								  : BPFIPT_FEAT_WALK)),
+			      "%d lines: %#x", n, dp_feat_guess(sb_str(&sb), sb.len));
+	}
+	/* IPv6 walks the packets it cannot read to their end */
+	ipt_af = AF_INET6;
+	ck_assert_uint_eq(dp_feat_guess("-A INPUT -s ::1 -j DROP ", 24),
+			  BPFIPT_FEAT_IP6 | BPFIPT_FEAT_WALK);
+	ipt_af = AF_INET;
 	sb_free(&sb);
 }
 END_TEST
@@ -1978,7 +2002,8 @@ START_TEST(t_inst_fit)
 {
 	/* OUTPUT, FORWARD without a rule (their policy DROP): programs without
 	 * its walk, whose policy judges and counts there; with one, they walk
-	 * it */
+	 * it (the slot prefix; BPFIPT_FEAT_WALK, the walk of the slots, only
+	 * where the prefix does not hold a chain whole) */
 	static const char *const rules[] = {
 		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
 		"*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j LOG\n"
@@ -1991,18 +2016,27 @@ START_TEST(t_inst_fit)
 		"-A INPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
 		"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n"
 		"-A INPUT -p tcp --dport 80 -j DROP\n-A FORWARD -p tcp --dport 80 -j ACCEPT\nCOMMIT\n",
+		/* INPUT without a rule in programs without the walk: its policy */
+		"*filter\n:INPUT DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		"-A OUTPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
+		/* a rule of five fields, which the slot prefix does not hold: the
+		 * walk */
+		"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n-A FORWARD -s 10.0.0.1 "
+		"-d 10.0.0.2 ! -i lo -p tcp --sport 40000 --dport 80 -j ACCEPT\nCOMMIT\n",
 	};
-	const __u32 want[] = { 0, BPFIPT_FEAT_LOG, 0, BPFIPT_FEAT_OUTPUT, 0, BPFIPT_FEAT_FORWARD };
-	const int chain[] = { IN, IN, OUT, OUT, FWD, FWD };
-	const int verdict[] = { DRP, DRP, DRP, ACC, DRP, ACC };
+	const __u32 want[] = { 0, BPFIPT_FEAT_LOG, 0, BPFIPT_FEAT_OUTPUT, 0, BPFIPT_FEAT_FORWARD,
+			       BPFIPT_FEAT_OUTPUT, BPFIPT_FEAT_FORWARD | BPFIPT_FEAT_WALK };
+	const int chain[] = { IN, IN, OUT, OUT, FWD, FWD, IN, FWD };
+	const int verdict[] = { DRP, DRP, DRP, ACC, DRP, ACC, DRP, ACC };
 	/* the counters of the packet's rules or policy (rules, then INPUT's,
 	 * FORWARD's and OUTPUT's policies), one packet each */
-	const unsigned int ctr[] = { 1u << 0, 1u << 0 | 1u << 1, 1u << 3, 1u << 1, 1u << 2, 1u << 1 };
+	const unsigned int ctr[] = { 1u << 0, 1u << 0 | 1u << 1, 1u << 3, 1u << 1, 1u << 2, 1u << 1,
+				     1u << 1, 1u << 0 };
 	struct ipt_err err = { 0 };
 	static __u8 buf[256];
 	struct pspec p = PK();
 
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 8; i++) {
 		struct cp_compiled *cc = text_compiled(rules[i]);
 		struct dp_inst *in = inst_new(0);
 		__u64 (*c)[2] = NULL;

@@ -31,7 +31,7 @@ check_eq "BPF_IPTABLES_VERIFIER_LOG: a log per program loaded" \
 	"bpfipt_tc_in.log bpfipt_tc_out.log" "$(cd "$vlog" && echo *.log)"
 split=$("$(dirname "$0")/../../bench/vlog.py" "$vlog/bpfipt_tc_in.log")
 check "... bench/vlog.py splits it by function" \
-	grep -Eq "^ +[0-9]+ +[0-9.]+%  bpfipt_step$" <<<"$split"
+	grep -Eq "^ +[0-9]+ +[0-9.]+%  bpfipt_fast_prefix$" <<<"$split"
 check "... and finds the kernel's count" grep -Eq "^processed [0-9]+ insns" <<<"$split"
 rm -rf "$vlog"
 # the first command verifies its programs side by side, each in a BPF object of

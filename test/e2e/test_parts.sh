@@ -7,9 +7,12 @@
 # needs it. rtr filters what it forwards between cli and srv; `bpf-iptables -V`
 # names each interface's parts, the traffic shows they work:
 #   - a stateless first command in INPUT: no part on lo, eth0 or eth1; FORWARD
-#     and OUTPUT, without rules, judged by their policies (counted), no walk;
+#     and OUTPUT, without rules, judged by their policies (counted), and INPUT's
+#     rule by the slot prefix: no walk of the slots;
 #   - a FORWARD policy of DROP: still no part, cli's pings dropped; a rule in
-#     FORWARD: its walk (forward); one in OUTPUT: OUTPUT's (output);
+#     FORWARD: its walk (forward); one in OUTPUT: OUTPUT's (output), each
+#     judged by the slot prefix; a rule of five fields, which the prefix does
+#     not hold: the walk of the slots (walk), judging cli's datagrams;
 #   - IPv6 passed untouched (no IPv6 ruleset) by programs without it; the
 #     first bpf-ip6tables rule brings it (ipv6) and judges cli's IPv6 pings;
 #   - replies let through by --ctstate: the parts
@@ -69,14 +72,22 @@ check "a rule in OUTPUT" bpt "$RTR" -A OUTPUT -p udp --dport 7 -d $SRV_IP -j DRO
 check_parts "a rule in OUTPUT" "output, forward"
 check_eq "rtr's datagram to port 7 dropped" 0 "$(udp_count "$RTR" "$SRV" $SRV_IP 7 1)"
 check_eq "rtr's datagram to port 8 through" 1 "$(udp_count "$RTR" "$SRV" $SRV_IP 8 1)"
+check_eq "cli's datagram to port 9 through (FORWARD's rule)" 1 \
+	"$(udp_count "$CLI" "$SRV" $SRV_IP 9 1)"
+# a rule of five fields, more than the slot prefix holds: the walk
+check "a rule of five fields" \
+	bpt "$RTR" -I FORWARD 1 -s $CLI_IP -d $SRV_IP -i eth0 -o eth1 -p udp --dport 9 -j DROP
+check_parts "the walk" "output, forward, walk"
+check_eq "cli's datagram to port 9 dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 9 1)"
+check_eq "cli's datagram to port 10 through" 1 "$(udp_count "$CLI" "$SRV" $SRV_IP 10 1)"
 check "cli reaches srv over IPv6 still" ping6_ok "$CLI" $SRV_IP6
 check "an IPv6 rule" \
 	bpt6 "$RTR" -A FORWARD -s $CLI_IP6 -p ipv6-icmp --icmpv6-type echo-request -j DROP
-check_parts "IPv6" "output, forward, ipv6"
+check_parts "IPv6" "output, forward, ipv6, walk"
 check_not "cli's IPv6 pings dropped" ping6_ok "$CLI" $SRV_IP6
 check "srv's IPv6 pings answered" ping6_ok "$SRV" $CLI_IP6
 check "conntrack's rule" bpt "$RTR" -A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT
-check_parts "conntrack" "conntrack, output, forward, ipv6"
+check_parts "conntrack" "conntrack, output, forward, ipv6, walk"
 check "cli's pings answered (ESTABLISHED replies)" ping_ok "$CLI" $SRV_IP
 check_not "srv's pings dropped (NEW)" ping_ok "$SRV" $CLI_IP
 if [ "${BPF_IPTABLES_INGRESS:-}" = xdp ]; then
@@ -85,7 +96,7 @@ fi
 
 check "recent's rules" bpt "$RTR" -I FORWARD 1 -m recent --name bad --rcheck -j DROP
 bpt "$RTR" -I FORWARD 1 -p udp --dport 7777 -m recent --name bad --set -j DROP
-check_parts "recent" "conntrack, recent, output, forward, ipv6"
+check_parts "recent" "conntrack, recent, output, forward, ipv6, walk"
 check "cli's pings still answered" ping_ok "$CLI" $SRV_IP
 check_eq "the datagram that lists cli dropped" 0 "$(udp_count "$CLI" "$SRV" $SRV_IP 7777 1)"
 check_not "cli on the list: dropped" ping_ok "$CLI" $SRV_IP
@@ -104,10 +115,10 @@ sys.exit(1)' "$2" "$3" 2>/dev/null
 tcp_listen "$SRV" 9
 check "srv's port 9 answers before REJECT" tcp_ok "$CLI" $SRV_IP 9
 check "REJECT's rule" bpt "$RTR" -I FORWARD 1 -p tcp --dport 9 -j REJECT --reject-with tcp-reset
-check_parts "reject" "conntrack, recent, reject, output, forward, ipv6"
+check_parts "reject" "conntrack, recent, reject, output, forward, ipv6, walk"
 check "port 9 refused by a reset" tcp_refused "$CLI" $SRV_IP 9
 check "LOG's rule" bpt "$RTR" -I FORWARD 1 -p udp --dport 5555 -j LOG --log-prefix "parts "
-check_parts "log" "conntrack, recent, log, reject, output, forward, ipv6"
+check_parts "log" "conntrack, recent, log, reject, output, forward, ipv6, walk"
 check_eq "the logged datagram through" 1 "$(udp_count "$CLI" "$SRV" $SRV_IP 5555 1)"
 
 # N rules no group takes (targets alternate), never matching, then the probes
@@ -140,13 +151,13 @@ check "a flat restore" \
 	env BPF_IPTABLES_POOL=flat BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
 check_parts "pages" \
-	"conntrack, recent, log, reject, pages, output, forward, ipv6"
+	"conntrack, recent, log, reject, pages, output, forward, ipv6, walk"
 probes flat
 check "a windowed restore" \
 	env BPF_IPTABLES_POOL=windows BPF_IPTABLES_STATE_DIR="$STATE_ROOT/$RTR" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
 check_parts "windows" \
-	"conntrack, recent, windows, log, reject, pages, output, forward, ipv6"
+	"conntrack, recent, windows, log, reject, pages, output, forward, ipv6, walk"
 probes windowed
 # 17 000 rules: more slots than bpfipt_slotsfx holds (BPFIPT_SLOTS_FIXED), in
 # the pool's pages
@@ -156,11 +167,11 @@ check "a restore of 17 000 rules" \
 	ip netns exec "$RTR" "$BIN/bpf-iptables-restore" "$rules"
 rm -f "$rules"
 check_parts "slots in pages" \
-	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward, ipv6"
+	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward, ipv6, walk"
 probes "17 000 rules"
 
 check "flush" bpt "$RTR" -F
 check_parts "after a flush" \
-	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward, ipv6"
+	"conntrack, recent, windows, log, reject, pages, slots in pages, output, forward, ipv6, walk"
 check "--unload" bpt "$RTR" --unload
 finish

@@ -440,6 +440,8 @@ if dr:
     P("one CPU can drop, without the veth and two CPUs' scheduling, which cap the xdp sender.")
     P("xdp-drop-floor: a program that only returns XDP_DROP; with the inject sender the")
     P("generator's own cost, with the xdp sender the most rtr's veth hands any XDP program.")
+    P("Each row: the best of three floods (`--quick`: one), its sent rate, and that rate times")
+    P("the share of the three floods' frames the row dropped.")
     P("")
     table(["where", "sender", "sent pkt/s", "dropped pkt/s"],
           [[r["where"], r.get("sender", "raw"), fmt(num(r["sent_pps"])), fmt(num(r["dropped_pps"]))]

@@ -379,6 +379,7 @@ if [[ " $ONLY " == *" drop "* ]]; then
 	header "$OUT/drop.csv"
 	echo "where,sender,sent_pps,dropped_pps" >> "$OUT/drop.csv"
 	mac=$(ip -n "$RTR" -br link show eth0 | awk '{ print $3 }')
+	DROP_RUNS=$((QUICK ? 1 : 3))
 	for sender in raw xdp inject; do
 	for where in xdp-drop-floor none iptables-input iptables-raw-prerouting \
 		     nft-netdev-ingress bpf-iptables-tc bpf-iptables-xdp bpf-iptables-xdp-generic; do
@@ -389,7 +390,8 @@ if [[ " $ONLY " == *" drop "* ]]; then
 		case $where in
 		xdp-drop-floor) if [ "$sender" = xdp ]; then
 			# attached until the flood is over (SECS + 3 s at most); "attached" once it is
-			coproc HOLD { exec ip netns exec "$RTR" "$BIN/flood" hold eth0 $((${SECS%.*} + 3)); }
+			coproc HOLD { exec ip netns exec "$RTR" "$BIN/flood" hold eth0 \
+				$((DROP_RUNS * ${SECS%.*} + 3)); }
 			hold=$HOLD_PID
 			read -r -t 5 _ <&"${HOLD[0]}" ||
 				{ log "  $where: no drop program on rtr's eth0"; exit 1; }
@@ -406,6 +408,11 @@ if [[ " $ONLY " == *" drop "* ]]; then
 			"$BIN/bpf-iptables" -A INPUT $rule ;;
 		esac
 		[ "$sender" = xdp ] && napi_cpu1
+		# the best of DROP_RUNS runs (this machine's neighbours come and go,
+		# and a sender's rate with them; --quick: 1); every frame of them is
+		# counted against the rule's counter, so a row's dropped rate is the
+		# best run's sent rate times the share of all its frames dropped
+		: > "$WORK/send"
 		if [ "$sender" = inject ]; then
 			prog=
 			[ "$where" = bpf-iptables-xdp ] && prog=$(ip -n "$RTR" -d link show eth0 |
@@ -413,20 +420,19 @@ if [[ " $ONLY " == *" drop "* ]]; then
 			[ "$where" = bpf-iptables-xdp ] && [ -z "$prog" ] &&
 				{ log "  $where: no XDP program on rtr's eth0"; exit 1; }
 			[ "$where" = xdp-drop-floor ] && prog=drop
-			# the best of 3 runs (this machine's neighbours come and go; --quick:
-			# 1); every frame of them is counted against the rule's counter
-			: > "$WORK/send"
-			for i in $(seq $((QUICK ? 1 : 3))); do
+			for i in $(seq $DROP_RUNS); do
 				ip netns exec "$RTR" taskset -c 1 "$BIN/flood" inject eth0 "$mac" \
 					"$CLI_IP" "$RTR_IP1" 9999 "$SECS" $prog >> "$WORK/send"
 			done
-			awk '{ n += $2; r = $2 / $5; if (r > b) { b = r } }
-			     END { printf "sent %d err 0 %.6f\n", n, n / b }' "$WORK/send" > "$WORK/send1"
-			mv "$WORK/send1" "$WORK/send"
 		else
-			ip netns exec "$CLI" taskset -c 0 "$BIN/flood" "$sender" eth0 "$mac" \
-				"$CLI_IP" "$RTR_IP1" 9999 "$SECS" > "$WORK/send"
+			for i in $(seq $DROP_RUNS); do
+				ip netns exec "$CLI" taskset -c 0 "$BIN/flood" "$sender" eth0 "$mac" \
+					"$CLI_IP" "$RTR_IP1" 9999 "$SECS" >> "$WORK/send"
+			done
 		fi
+		awk '{ n += $2; r = $2 / $5; if (r > b) { b = r } }
+		     END { printf "sent %d err 0 %.6f\n", n, n / b }' "$WORK/send" > "$WORK/send1"
+		mv "$WORK/send1" "$WORK/send"
 		read -r _ sent _ _ t < "$WORK/send"
 		case $where in
 		iptables-input) d=$(ip netns exec "$RTR" iptables-legacy -vxnL INPUT | awk 'NR == 3 { print $1 }') ;;

@@ -389,7 +389,8 @@ if [[ " $ONLY " == *" drop "* ]]; then
 		rule="-p udp --dport 9999 -j DROP" hold=
 		case $where in
 		xdp-drop-floor) if [ "$sender" = xdp ]; then
-			# attached until the flood is over (SECS + 3 s at most); "attached" once it is
+			# attached until the floods are over (DROP_RUNS x SECS + 3 s at most);
+			# "attached" once it is
 			coproc HOLD { exec ip netns exec "$RTR" "$BIN/flood" hold eth0 \
 				$((DROP_RUNS * ${SECS%.*} + 3)); }
 			hold=$HOLD_PID
